@@ -1,0 +1,1 @@
+//! session-lock: let several AI coding sessions share one git working tree.
