@@ -1,0 +1,197 @@
+//! Durable files: atomic replace, create-if-absent, append-only JSON lines with torn-tail repair.
+//!
+//! Atomic replace writes a temp file in the same directory, syncs it, renames it over the target
+//! and syncs the directory, so a reader sees the old file or the new one, never half of either.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::path::Path;
+
+fn parent_of(path: &Path) -> &Path {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
+}
+
+/// Syncs a directory so a rename or create inside it survives a crash. A no-op where the
+/// platform cannot open directories (Windows).
+pub fn sync_dir(dir: &Path) -> io::Result<()> {
+    #[cfg(unix)]
+    {
+        File::open(dir)?.sync_all()?;
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = dir;
+    }
+    Ok(())
+}
+
+fn temp_with(path: &Path, bytes: &[u8]) -> io::Result<tempfile::NamedTempFile> {
+    let dir = parent_of(path);
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".tmp-")
+        .suffix(".part")
+        .tempfile_in(dir)?;
+    tmp.write_all(bytes)?;
+    tmp.as_file().sync_all()?;
+    Ok(tmp)
+}
+
+/// Replaces `path` with `bytes` atomically and durably.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let tmp = temp_with(path, bytes)?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    sync_dir(parent_of(path))
+}
+
+/// Creates `path` with `bytes` only if it does not exist yet; the content appears whole or not
+/// at all. Returns `false` (and changes nothing) when the file already exists.
+pub fn create_new(path: &Path, bytes: &[u8]) -> io::Result<bool> {
+    let tmp = temp_with(path, bytes)?;
+    match tmp.persist_noclobber(path) {
+        Ok(_) => {
+            sync_dir(parent_of(path))?;
+            Ok(true)
+        }
+        Err(e) if e.error.kind() == io::ErrorKind::AlreadyExists => Ok(false),
+        Err(e) => Err(e.error),
+    }
+}
+
+/// Appends one line (a `\n` is added) to an append-only ledger; with `sync`, the data is on disk
+/// when this returns. Callers serialize appends with a file lock when several writers exist.
+pub fn append_line(path: &Path, line: &str, sync: bool) -> io::Result<()> {
+    let mut file = OpenOptions::new().create(true).append(true).open(path)?;
+    let mut buf = Vec::with_capacity(line.len() + 1);
+    buf.extend_from_slice(line.as_bytes());
+    buf.push(b'\n');
+    file.write_all(&buf)?;
+    if sync {
+        file.sync_data()?;
+    }
+    Ok(())
+}
+
+/// What reading a JSON-lines ledger found.
+#[derive(Debug, Default)]
+pub struct Lines {
+    /// Every complete line that parsed, in order.
+    pub records: Vec<serde_json::Value>,
+    /// Complete lines that did not parse (1-based line numbers), kept out of `records`.
+    pub bad_lines: Vec<usize>,
+    /// A last line without its newline was found (a torn append) and left out.
+    pub torn_tail: bool,
+}
+
+/// Reads a JSON-lines ledger. A missing file is empty. A torn last line (no trailing newline) is
+/// left out; with `repair`, the file is also truncated back to its last complete line (callers
+/// hold the ledger's lock when they repair).
+pub fn read_lines(path: &Path, repair: bool) -> io::Result<Lines> {
+    let mut file = match OpenOptions::new().read(true).write(repair).open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Lines::default()),
+        Err(e) => return Err(e),
+    };
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)?;
+    let mut out = Lines::default();
+    let complete = match bytes.iter().rposition(|b| *b == b'\n') {
+        Some(i) => i + 1,
+        None => 0,
+    };
+    if complete < bytes.len() {
+        out.torn_tail = true;
+        if repair {
+            file.set_len(complete as u64)?;
+            file.seek(SeekFrom::End(0))?;
+            file.sync_data()?;
+        }
+    }
+    for (i, line) in bytes[..complete].split(|b| *b == b'\n').enumerate() {
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        match serde_json::from_slice::<serde_json::Value>(line) {
+            Ok(v) => out.records.push(v),
+            Err(_) => out.bad_lines.push(i + 1),
+        }
+    }
+    Ok(out)
+}
+
+/// Rewrites a ledger with `records` (compaction): a new file renamed over the old one.
+pub fn rewrite_lines(path: &Path, records: &[serde_json::Value]) -> io::Result<()> {
+    let mut text = String::new();
+    for r in records {
+        text.push_str(&r.to_string());
+        text.push('\n');
+    }
+    write_atomic(path, text.as_bytes())
+}
+
+/// Reads a whole small file to a string, `None` when it does not exist.
+pub fn read_optional(path: &Path) -> io::Result<Option<String>> {
+    match fs::read_to_string(path) {
+        Ok(s) => Ok(Some(s)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn write_atomic_replaces_whole_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.json");
+        write_atomic(&p, b"first").unwrap();
+        write_atomic(&p, b"second").unwrap();
+        assert_eq!(fs::read_to_string(&p).unwrap(), "second");
+        let leftovers: Vec<_> = fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(leftovers.len(), 1, "temp files left behind");
+    }
+
+    #[test]
+    fn create_new_never_clobbers() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("x.lock");
+        assert!(create_new(&p, b"one").unwrap());
+        assert!(!create_new(&p, b"two").unwrap());
+        assert_eq!(fs::read_to_string(&p).unwrap(), "one");
+    }
+
+    #[test]
+    fn torn_tail_is_left_out_and_repaired() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("l.jsonl");
+        append_line(&p, &json!({"op":"queued","id":1}).to_string(), true).unwrap();
+        append_line(&p, "not json", false).unwrap();
+        fs::OpenOptions::new()
+            .append(true)
+            .open(&p)
+            .unwrap()
+            .write_all(b"{\"op\":\"deliv")
+            .unwrap();
+        let seen = read_lines(&p, false).unwrap();
+        assert_eq!(seen.records.len(), 1);
+        assert_eq!(seen.bad_lines, vec![2]);
+        assert!(seen.torn_tail);
+        let repaired = read_lines(&p, true).unwrap();
+        assert!(repaired.torn_tail);
+        assert!(!read_lines(&p, false).unwrap().torn_tail);
+        append_line(&p, &json!({"op":"delivered","id":1}).to_string(), true).unwrap();
+        assert_eq!(read_lines(&p, false).unwrap().records.len(), 2);
+    }
+
+    #[test]
+    fn missing_ledger_is_empty() {
+        let dir = tempfile::tempdir().unwrap();
+        let seen = read_lines(&dir.path().join("none.jsonl"), true).unwrap();
+        assert!(seen.records.is_empty() && !seen.torn_tail);
+    }
+}

@@ -1,0 +1,239 @@
+//! `session-lock/config.json` (optional, committed): the app-specific parts of the protocol.
+//! Every key has the protocol's default, so a repo without the file behaves as the protocol
+//! describes. Unknown keys and wrong types are errors that name the key.
+
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// Where the guard puts its decision.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum DecisionForm {
+    /// `{"hookSpecificOutput":{"permissionDecision":"deny",…}}` on stdout, exit 0. The model sees
+    /// only the reason.
+    #[default]
+    Json,
+    /// The reason on stderr, exit 2 (the client also shows the model the hook's command line).
+    Exit2,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default, rename_all = "camelCase")]
+pub struct Config {
+    /// A lock whose heartbeat is older than this stops protecting its files and can be claimed.
+    pub heartbeat_stale_minutes: u64,
+    /// `status --wait` counts a lock this stale as finished (end of round).
+    pub round_stale_minutes: u64,
+    /// `wait-milestone` without `--stream` refuses waits longer than this.
+    pub wait_limit_minutes: u64,
+    /// The guard rewrites a lock's heartbeat at most this often.
+    pub heartbeat_throttle_seconds: u64,
+    /// How often waiting tools look again.
+    pub poll_seconds: u64,
+    /// Where plans live, repo-relative.
+    pub plan_glob: String,
+    /// Commands `release` runs from the repo root; each must exit 0.
+    pub release_checks: Vec<String>,
+    /// Claude Code tools that write the file named in their input.
+    pub write_tools: Vec<String>,
+    /// MCP tools (the part after `mcp__<server>__`) that write files like Edit does.
+    pub mcp_write_tools: Vec<String>,
+    /// Frozen for every stream but their owner while any lock is live.
+    pub protected_paths: Vec<String>,
+    /// How the guard reports a block.
+    pub decision: DecisionForm,
+    /// Compare paths ignoring case; default: true on Windows and macOS.
+    pub case_insensitive_paths: Option<bool>,
+    /// An external live-sessions file (`{pid, sessions:[{sessionId,cwd}]}`) the git rules also
+    /// consult; `SESSION_LOCK_LIVE_FILE` overrides.
+    pub live_sessions_file: Option<String>,
+    /// What `scripts/run.sh` / `run.bat` run to rebuild the app after a round.
+    pub rebuild_command: String,
+    /// What `scripts/run.sh` / `run.bat` run to (re)start the app.
+    pub restart_command: String,
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect();
+        Config {
+            heartbeat_stale_minutes: 30,
+            round_stale_minutes: 60,
+            wait_limit_minutes: 25,
+            heartbeat_throttle_seconds: 30,
+            poll_seconds: 5,
+            plan_glob: "plans/*-ms-*-*/plan.md".into(),
+            release_checks: s(&[
+                "npx tsc --noEmit -p tsconfig.node.json",
+                "npx tsc --noEmit -p tsconfig.web.json",
+            ]),
+            write_tools: s(&["Edit", "Write", "MultiEdit", "NotebookEdit"]),
+            mcp_write_tools: s(&["write_project_file", "write_plugin_source"]),
+            protected_paths: s(&[
+                "session-lock/**",
+                "scripts/session-lock/**",
+                ".claude/settings.json",
+            ]),
+            decision: DecisionForm::Json,
+            case_insensitive_paths: None,
+            live_sessions_file: None,
+            rebuild_command: "npm run build".into(),
+            restart_command: "npx electron .".into(),
+        }
+    }
+}
+
+/// Why the config could not be used.
+#[derive(Debug)]
+pub enum ConfigError {
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    Invalid {
+        path: PathBuf,
+        key: String,
+        reason: String,
+    },
+}
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ConfigError::Io { path, source } => {
+                write!(f, "cannot read {}: {source}", path.display())
+            }
+            ConfigError::Invalid { path, key, reason } if key.is_empty() || key == "." => {
+                write!(f, "{}: {reason}", path.display())
+            }
+            ConfigError::Invalid { path, key, reason } => {
+                write!(f, "{}: key '{key}': {reason}", path.display())
+            }
+        }
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+/// The config file's place in a repo.
+pub fn path_in(root: &Path) -> PathBuf {
+    root.join("session-lock").join("config.json")
+}
+
+impl Config {
+    /// Parses config text; `path` is for messages.
+    pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
+        let de = &mut serde_json::Deserializer::from_str(text);
+        let cfg: Config = serde_path_to_error::deserialize(de).map_err(|e| {
+            let key = e.path().to_string();
+            let mut reason = e.into_inner().to_string();
+            if let Some(i) = reason.find(", expected one of") {
+                reason.truncate(i);
+            }
+            ConfigError::Invalid {
+                path: path.to_path_buf(),
+                key,
+                reason,
+            }
+        })?;
+        cfg.validate(path)?;
+        Ok(cfg)
+    }
+
+    fn validate(&self, path: &Path) -> Result<(), ConfigError> {
+        let bad = |key: &str, reason: &str| ConfigError::Invalid {
+            path: path.to_path_buf(),
+            key: key.into(),
+            reason: reason.into(),
+        };
+        for (key, v) in [
+            ("heartbeatStaleMinutes", self.heartbeat_stale_minutes),
+            ("roundStaleMinutes", self.round_stale_minutes),
+            ("pollSeconds", self.poll_seconds),
+        ] {
+            if v == 0 {
+                return Err(bad(key, "must be at least 1"));
+            }
+        }
+        if let Err(e) = crate::globs::Owns::new(&self.protected_paths, false) {
+            return Err(bad("protectedPaths", &e.to_string()));
+        }
+        if self.plan_glob.trim().is_empty() {
+            return Err(bad("planGlob", "must not be empty"));
+        }
+        Ok(())
+    }
+
+    /// The repo's config, or the defaults when the file does not exist.
+    pub fn load(root: &Path) -> Result<Config, ConfigError> {
+        let path = path_in(root);
+        match std::fs::read_to_string(&path) {
+            Ok(text) => Config::parse(&text, &path),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Config::default()),
+            Err(source) => Err(ConfigError::Io { path, source }),
+        }
+    }
+
+    pub fn case_insensitive(&self) -> bool {
+        self.case_insensitive_paths
+            .unwrap_or_else(crate::paths::default_case_insensitive)
+    }
+
+    pub fn heartbeat_stale_ms(&self) -> u64 {
+        self.heartbeat_stale_minutes * 60_000
+    }
+
+    pub fn round_stale_ms(&self) -> u64 {
+        self.round_stale_minutes * 60_000
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Config, String> {
+        Config::parse(text, Path::new("session-lock/config.json")).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn defaults_are_the_protocols() {
+        let c = parse("{}").unwrap();
+        assert_eq!(c.heartbeat_stale_minutes, 30);
+        assert_eq!(c.round_stale_minutes, 60);
+        assert_eq!(c.wait_limit_minutes, 25);
+        assert_eq!(c.release_checks.len(), 2);
+        assert_eq!(c.plan_glob, "plans/*-ms-*-*/plan.md");
+        assert_eq!(c.decision, DecisionForm::Json);
+    }
+
+    #[test]
+    fn errors_name_the_key() {
+        let e = parse(r#"{"heartbeatStale": 3}"#).unwrap_err();
+        assert!(
+            e.contains("heartbeatStale") && e.contains("unknown field"),
+            "{e}"
+        );
+        let e = parse(r#"{"roundStaleMinutes": "soon"}"#).unwrap_err();
+        assert!(e.contains("key 'roundStaleMinutes'"), "{e}");
+        let e = parse(r#"{"releaseChecks": [1]}"#).unwrap_err();
+        assert!(e.contains("releaseChecks[0]"), "{e}");
+        let e = parse(r#"{"decision": "maybe"}"#).unwrap_err();
+        assert!(e.contains("decision"), "{e}");
+        let e = parse(r#"{"pollSeconds": 0}"#).unwrap_err();
+        assert!(e.contains("pollSeconds"), "{e}");
+        let e = parse("{").unwrap_err();
+        assert!(e.contains("config.json"), "{e}");
+    }
+
+    #[test]
+    fn overrides_apply() {
+        let c = parse(
+            r#"{"releaseChecks": ["true"], "decision": "exit2", "caseInsensitivePaths": true}"#,
+        )
+        .unwrap();
+        assert_eq!(c.release_checks, vec!["true"]);
+        assert_eq!(c.decision, DecisionForm::Exit2);
+        assert!(c.case_insensitive());
+    }
+}

@@ -1,0 +1,101 @@
+//! The only place the suite takes OS file locks (std `File::lock`, released by the OS when the
+//! holder dies). clippy.toml routes every other use here.
+#![allow(clippy::disallowed_methods)]
+
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// An exclusive lock on a file, held until dropped.
+#[derive(Debug)]
+pub struct FileLock {
+    file: File,
+    path: PathBuf,
+}
+
+fn open(path: &Path) -> io::Result<File> {
+    OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
+}
+
+impl FileLock {
+    /// Blocks until the lock is ours.
+    pub fn exclusive(path: &Path) -> io::Result<FileLock> {
+        let file = open(path)?;
+        file.lock()?;
+        Ok(FileLock {
+            file,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// Takes the lock if it is free now; `None` when someone else holds it.
+    pub fn try_exclusive(path: &Path) -> io::Result<Option<FileLock>> {
+        let file = open(path)?;
+        match file.try_lock() {
+            Ok(()) => Ok(Some(FileLock {
+                file,
+                path: path.to_path_buf(),
+            })),
+            Err(std::fs::TryLockError::WouldBlock) => Ok(None),
+            Err(std::fs::TryLockError::Error(e)) => Err(e),
+        }
+    }
+
+    /// Polls for the lock until `limit` passes; `None` when it stayed taken. Short limits keep
+    /// the guard from ever hanging on a stuck holder.
+    pub fn exclusive_within(path: &Path, limit: Duration) -> io::Result<Option<FileLock>> {
+        let start = Instant::now();
+        let mut pause = Duration::from_millis(1);
+        loop {
+            if let Some(lock) = FileLock::try_exclusive(path)? {
+                return Ok(Some(lock));
+            }
+            if start.elapsed() >= limit {
+                return Ok(None);
+            }
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(Duration::from_millis(25));
+        }
+    }
+
+    /// The locked file, to read or write what the lock guards (e.g. the build holder record).
+    pub fn file(&self) -> &File {
+        &self.file
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for FileLock {
+    fn drop(&mut self) {
+        let _ = self.file.unlock();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn second_taker_waits_then_gets_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("x.lock");
+        let first = FileLock::exclusive(&p).unwrap();
+        assert!(FileLock::try_exclusive(&p).unwrap().is_none());
+        assert!(
+            FileLock::exclusive_within(&p, Duration::from_millis(30))
+                .unwrap()
+                .is_none()
+        );
+        drop(first);
+        assert!(FileLock::try_exclusive(&p).unwrap().is_some());
+    }
+}

@@ -1,0 +1,148 @@
+//! `owns` patterns → one matcher. `*` stays inside a path segment, `**` crosses segments, a
+//! leading `!` excludes, and an exclusion wins whatever the order (`electron/**` +
+//! `!electron/store.ts` owns all of electron but store.ts). A pattern ending in `/` owns the
+//! whole folder.
+
+use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
+
+/// A pattern that does not compile, with the pattern itself.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GlobError {
+    pub pattern: String,
+    pub reason: String,
+}
+
+impl std::fmt::Display for GlobError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "bad owns pattern '{}': {}", self.pattern, self.reason)
+    }
+}
+
+impl std::error::Error for GlobError {}
+
+/// The compiled `owns` of one stream.
+#[derive(Clone, Debug)]
+pub struct Owns {
+    include: GlobSet,
+    exclude: GlobSet,
+    empty: bool,
+}
+
+fn compile(pattern: &str, ci: bool) -> Result<Glob, GlobError> {
+    let mut p = pattern.trim().replace('\\', "/");
+    while let Some(rest) = p.strip_prefix("./") {
+        p = rest.to_string();
+    }
+    if p.ends_with('/') {
+        p.push_str("**");
+    }
+    GlobBuilder::new(&p)
+        .literal_separator(true)
+        .case_insensitive(ci)
+        .backslash_escape(false)
+        .build()
+        .map_err(|e| GlobError {
+            pattern: pattern.to_string(),
+            reason: e.kind().to_string(),
+        })
+}
+
+impl Owns {
+    /// Compiles patterns; `case_insensitive` for filesystems that ignore case.
+    pub fn new<S: AsRef<str>>(patterns: &[S], case_insensitive: bool) -> Result<Owns, GlobError> {
+        let mut inc = GlobSetBuilder::new();
+        let mut exc = GlobSetBuilder::new();
+        let mut n_inc = 0;
+        for raw in patterns {
+            let raw = raw.as_ref();
+            if raw.trim().is_empty() {
+                return Err(GlobError {
+                    pattern: raw.to_string(),
+                    reason: "empty pattern".into(),
+                });
+            }
+            match raw.trim().strip_prefix('!') {
+                Some(neg) => {
+                    exc.add(compile(neg, case_insensitive)?);
+                }
+                None => {
+                    inc.add(compile(raw, case_insensitive)?);
+                    n_inc += 1;
+                }
+            }
+        }
+        let build = |b: GlobSetBuilder| {
+            b.build().map_err(|e| GlobError {
+                pattern: patterns
+                    .iter()
+                    .map(|p| p.as_ref())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                reason: e.to_string(),
+            })
+        };
+        Ok(Owns {
+            include: build(inc)?,
+            exclude: build(exc)?,
+            empty: n_inc == 0,
+        })
+    }
+
+    /// True when the repo-relative POSIX path is owned.
+    pub fn is_match(&self, rel: &str) -> bool {
+        !self.empty && self.include.is_match(rel) && !self.exclude.is_match(rel)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn owns(p: &[&str]) -> Owns {
+        Owns::new(p, false).unwrap()
+    }
+
+    #[test]
+    fn star_stays_in_segment_and_globstar_crosses() {
+        let o = owns(&["src/*.ts", "docs/**"]);
+        assert!(o.is_match("src/a.ts"));
+        assert!(!o.is_match("src/api/a.ts"));
+        assert!(o.is_match("docs/a/b/c.md"));
+        assert!(o.is_match("docs/x"));
+        assert!(!o.is_match("docsx/a"));
+    }
+
+    #[test]
+    fn exclusion_wins_in_any_order() {
+        for pats in [
+            ["electron/**", "!electron/store.ts"],
+            ["!electron/store.ts", "electron/**"],
+        ] {
+            let o = owns(&pats);
+            assert!(o.is_match("electron/main.ts"));
+            assert!(!o.is_match("electron/store.ts"));
+        }
+        let o = owns(&["src/**", "!src/gen/**"]);
+        assert!(!o.is_match("src/gen/deep/x.ts"));
+        assert!(o.is_match("src/genx.ts"));
+    }
+
+    #[test]
+    fn folder_patterns_and_case() {
+        let o = owns(&["src/api/"]);
+        assert!(o.is_match("src/api/x.ts") && o.is_match("src/api/d/y.ts"));
+        assert!(!o.is_match("src/apix/y.ts"));
+        let ci = Owns::new(&["Src/API/**"], true).unwrap();
+        assert!(ci.is_match("src/api/x.ts"));
+        assert!(!owns(&["Src/API/**"]).is_match("src/api/x.ts"));
+    }
+
+    #[test]
+    fn only_exclusions_own_nothing_and_bad_patterns_name_themselves() {
+        assert!(!owns(&["!a/**"]).is_match("b/c"));
+        assert!(!owns(&[] as &[&str]).is_match("a"));
+        let err = Owns::new(&["src/[x"], false).unwrap_err();
+        assert_eq!(err.pattern, "src/[x");
+        assert!(err.to_string().contains("src/[x"));
+    }
+}

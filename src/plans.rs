@@ -1,0 +1,415 @@
+//! Plans declare the streams: `plans/<prefix>-ms-NN-<name>/plan.md` whose frontmatter lists the
+//! files the stream owns.
+//!
+//! ```text
+//! ---
+//! stream: api            # optional; default: the folder part after `ms-NN-`
+//! owns:
+//!   - src/api/**
+//!   - "!src/api/legacy.ts"
+//! ---
+//! ```
+//! `owns: [a, b]` on one line works too. Other keys are left alone. A malformed plan is an error
+//! naming the file and line, never a silent empty `owns`.
+
+use globset::GlobBuilder;
+use std::path::{Path, PathBuf};
+
+/// One stream as its plan declares it.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Stream {
+    pub name: String,
+    pub milestone: u32,
+    pub owns: Vec<String>,
+    /// The plan file, repo-relative POSIX.
+    pub plan: String,
+}
+
+/// Why a plan could not be read.
+#[derive(Debug)]
+pub enum PlanError {
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    Malformed {
+        path: String,
+        line: usize,
+        reason: String,
+    },
+    BadGlob {
+        glob: String,
+        reason: String,
+    },
+    Duplicate {
+        stream: String,
+        first: String,
+        second: String,
+    },
+}
+
+impl std::fmt::Display for PlanError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PlanError::Io { path, source } => write!(f, "cannot read {}: {source}", path.display()),
+            PlanError::Malformed { path, line, reason } => write!(f, "{path}:{line}: {reason}"),
+            PlanError::BadGlob { glob, reason } => write!(f, "bad planGlob '{glob}': {reason}"),
+            PlanError::Duplicate {
+                stream,
+                first,
+                second,
+            } => {
+                write!(
+                    f,
+                    "stream '{stream}' is declared twice: {first} and {second}"
+                )
+            }
+        }
+    }
+}
+
+impl std::error::Error for PlanError {}
+
+/// Is this a usable stream name? Letters, digits, `.`, `_`, `-`; 1–64 long; no leading `.`/`-`.
+pub fn valid_stream_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && !name.starts_with(['.', '-'])
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
+}
+
+/// `2026-ms-03-api` → (3, "api").
+pub fn parse_folder(folder: &str) -> Option<(u32, String)> {
+    let mut search = 0;
+    while let Some(pos) = folder[search..].find("-ms-") {
+        let start = search + pos + 4;
+        let rest = &folder[start..];
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        if digits > 0 && rest[digits..].starts_with('-') && rest.len() > digits + 1 {
+            let nn = rest[..digits].parse().ok()?;
+            return Some((nn, rest[digits + 1..].to_string()));
+        }
+        search = start;
+    }
+    None
+}
+
+fn unquote(v: &str) -> &str {
+    let v = v.trim();
+    for q in ['"', '\''] {
+        if v.len() >= 2 && v.starts_with(q) && v.ends_with(q) {
+            return &v[1..v.len() - 1];
+        }
+    }
+    v
+}
+
+fn strip_comment(v: &str) -> &str {
+    let t = v.trim();
+    if let Some(q) = t.chars().next().filter(|c| *c == '"' || *c == '\'') {
+        return match t[1..].find(q) {
+            Some(end) => &t[..end + 2],
+            None => t,
+        };
+    }
+    match t.find(" #") {
+        Some(i) => t[..i].trim_end(),
+        None => t,
+    }
+}
+
+/// Parses one plan's text. `path` is only for messages.
+pub fn parse_plan(text: &str, path: &str, folder: &str) -> Result<Stream, PlanError> {
+    let bad = |line: usize, reason: String| PlanError::Malformed {
+        path: path.to_string(),
+        line,
+        reason,
+    };
+    let (milestone, folder_stream) = parse_folder(folder).ok_or_else(|| {
+        bad(
+            1,
+            format!("folder '{folder}' does not match <prefix>-ms-NN-<name>"),
+        )
+    })?;
+    let mut lines = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| (i + 1, l.trim_end_matches('\r')));
+    match lines.next() {
+        Some((_, l)) if l.trim() == "---" => {}
+        _ => {
+            return Err(bad(
+                1,
+                "no frontmatter: the file must start with '---'".into(),
+            ));
+        }
+    }
+    let mut stream: Option<String> = None;
+    let mut owns: Option<Vec<String>> = None;
+    let mut in_owns = false;
+    let mut closed = false;
+    let mut owns_line = 0;
+    for (n, line) in lines.by_ref() {
+        if line.trim() == "---" {
+            closed = true;
+            break;
+        }
+        let trimmed = line.trim();
+        if trimmed.is_empty() || trimmed.starts_with('#') {
+            continue;
+        }
+        if let Some(item) =
+            trimmed
+                .strip_prefix("- ")
+                .or(if trimmed == "-" { Some("") } else { None })
+        {
+            if in_owns {
+                let item = unquote(strip_comment(item));
+                if item.is_empty() {
+                    return Err(bad(n, "empty item in owns".into()));
+                }
+                owns.get_or_insert_with(Vec::new).push(item.to_string());
+            }
+            continue;
+        }
+        if line.starts_with([' ', '\t']) {
+            if in_owns {
+                return Err(bad(
+                    n,
+                    format!("expected '- <pattern>' under owns, found '{trimmed}'"),
+                ));
+            }
+            continue;
+        }
+        in_owns = false;
+        let Some((key, value)) = trimmed.split_once(':') else {
+            return Err(bad(n, format!("expected 'key: value', found '{trimmed}'")));
+        };
+        let value = strip_comment(value);
+        match key.trim() {
+            "owns" => {
+                if owns.is_some() {
+                    return Err(bad(n, "owns is given twice".into()));
+                }
+                owns_line = n;
+                if value.is_empty() {
+                    in_owns = true;
+                    owns = Some(Vec::new());
+                } else if let Some(inner) =
+                    value.strip_prefix('[').and_then(|v| v.strip_suffix(']'))
+                {
+                    let items: Vec<String> = inner
+                        .split(',')
+                        .map(|s| unquote(s).to_string())
+                        .filter(|s| !s.is_empty())
+                        .collect();
+                    owns = Some(items);
+                } else {
+                    return Err(bad(n, format!("owns must be a list, found '{value}'")));
+                }
+            }
+            "stream" => {
+                let name = unquote(value);
+                if !valid_stream_name(name) {
+                    return Err(bad(
+                        n,
+                        format!("stream name '{name}' is not valid (letters, digits, . _ -)"),
+                    ));
+                }
+                stream = Some(name.to_string());
+            }
+            _ => {}
+        }
+    }
+    if !closed {
+        return Err(bad(1, "frontmatter is not closed with '---'".into()));
+    }
+    let owns = match owns {
+        None => return Err(bad(1, "frontmatter has no 'owns:' list".into())),
+        Some(o) if o.is_empty() => return Err(bad(owns_line, "owns is empty".into())),
+        Some(o) => o,
+    };
+    if let Err(e) = crate::globs::Owns::new(&owns, false) {
+        return Err(bad(owns_line, e.to_string()));
+    }
+    let name = stream.unwrap_or(folder_stream);
+    if !valid_stream_name(&name) {
+        return Err(bad(
+            1,
+            format!("stream name '{name}' from the folder is not valid"),
+        ));
+    }
+    Ok(Stream {
+        name,
+        milestone,
+        owns,
+        plan: path.to_string(),
+    })
+}
+
+/// Every plan under `root` matching `plan_glob` (repo-relative, e.g. `plans/*-ms-*-*/plan.md`),
+/// sorted by milestone then name. Any malformed plan is an error.
+pub fn load(root: &Path, plan_glob: &str) -> Result<Vec<Stream>, PlanError> {
+    let matcher = GlobBuilder::new(plan_glob)
+        .literal_separator(true)
+        .build()
+        .map_err(|e| PlanError::BadGlob {
+            glob: plan_glob.into(),
+            reason: e.kind().to_string(),
+        })?
+        .compile_matcher();
+    let parts: Vec<&str> = plan_glob.split('/').collect();
+    let fixed: Vec<&str> = parts
+        .iter()
+        .take_while(|p| !p.contains(['*', '?', '[', '{']))
+        .copied()
+        .collect();
+    let base = root.join(fixed.join("/"));
+    let depth = if plan_glob.contains("**") {
+        16
+    } else {
+        parts.len() - fixed.len()
+    };
+    if !base.is_dir() {
+        return Ok(Vec::new());
+    }
+    let mut out: Vec<Stream> = Vec::new();
+    for entry in walkdir::WalkDir::new(&base)
+        .min_depth(1)
+        .max_depth(depth)
+        .sort_by_file_name()
+    {
+        let entry = entry.map_err(|e| PlanError::Io {
+            path: e
+                .path()
+                .map(Path::to_path_buf)
+                .unwrap_or_else(|| base.clone()),
+            source: e.into(),
+        })?;
+        if !entry.file_type().is_file() {
+            continue;
+        }
+        let rel = match entry.path().strip_prefix(root) {
+            Ok(r) => r.to_string_lossy().replace('\\', "/"),
+            Err(_) => continue,
+        };
+        if !matcher.is_match(&rel) {
+            continue;
+        }
+        let folder = entry
+            .path()
+            .parent()
+            .and_then(|p| p.file_name())
+            .map(|f| f.to_string_lossy().to_string())
+            .unwrap_or_default();
+        let text = std::fs::read_to_string(entry.path()).map_err(|source| PlanError::Io {
+            path: entry.path().to_path_buf(),
+            source,
+        })?;
+        let stream = parse_plan(&text, &rel, &folder)?;
+        if let Some(first) = out.iter().find(|s| s.name == stream.name) {
+            return Err(PlanError::Duplicate {
+                stream: stream.name,
+                first: first.plan.clone(),
+                second: rel,
+            });
+        }
+        out.push(stream);
+    }
+    out.sort_by(|a, b| (a.milestone, &a.name).cmp(&(b.milestone, &b.name)));
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const OK: &str = "---\ntitle: API work\nowns:\n  - src/api/**\n  - \"!src/api/legacy.ts\"  \n  - 'docs/api.md' # ours\n---\n# Plan\n";
+
+    #[test]
+    fn reads_owns_and_names_stream_from_folder() {
+        let s = parse_plan(OK, "plans/2026-ms-03-api/plan.md", "2026-ms-03-api").unwrap();
+        assert_eq!(s.name, "api");
+        assert_eq!(s.milestone, 3);
+        assert_eq!(
+            s.owns,
+            vec!["src/api/**", "!src/api/legacy.ts", "docs/api.md"]
+        );
+    }
+
+    #[test]
+    fn stream_key_and_inline_list() {
+        let text = "---\nstream: backend\nowns: [electron/**, \"!electron/store.ts\"]\n---\n";
+        let s = parse_plan(text, "p", "x-ms-01-be").unwrap();
+        assert_eq!(s.name, "backend");
+        assert_eq!(s.owns, vec!["electron/**", "!electron/store.ts"]);
+    }
+
+    #[test]
+    fn malformed_plans_name_file_and_line() {
+        let cases = [
+            ("no frontmatter\n", 1, "no frontmatter"),
+            ("---\nowns:\n  - a/**\n", 1, "not closed"),
+            ("---\ntitle: x\n---\n", 1, "no 'owns:'"),
+            ("---\nowns:\n---\n", 2, "owns is empty"),
+            ("---\nowns: src/**\n---\n", 2, "must be a list"),
+            (
+                "---\nowns:\n  - a/**\n  b/**\n---\n",
+                4,
+                "expected '- <pattern>'",
+            ),
+            ("---\nowns:\n  - src/[x\n---\n", 2, "src/[x"),
+            ("---\nstream: bad name\nowns: [a]\n---\n", 2, "not valid"),
+            (
+                "---\njunk line\nowns: [a]\n---\n",
+                2,
+                "expected 'key: value'",
+            ),
+        ];
+        for (text, line, frag) in cases {
+            let err = parse_plan(text, "plans/x-ms-01-a/plan.md", "x-ms-01-a").unwrap_err();
+            let msg = err.to_string();
+            assert!(
+                msg.starts_with(&format!("plans/x-ms-01-a/plan.md:{line}:")),
+                "{msg}"
+            );
+            assert!(msg.contains(frag), "{msg} lacks {frag}");
+        }
+        assert!(parse_plan(OK, "p", "no-milestone-here").is_err());
+    }
+
+    #[test]
+    fn folder_names() {
+        assert_eq!(parse_folder("2026-ms-03-api"), Some((3, "api".into())));
+        assert_eq!(
+            parse_folder("round2-ms-12-ui-polish"),
+            Some((12, "ui-polish".into()))
+        );
+        assert_eq!(parse_folder("x-ms-ab-c"), None);
+        assert_eq!(parse_folder("x-ms-01-"), None);
+    }
+
+    #[test]
+    fn load_walks_the_glob_and_sorts() {
+        let dir = tempfile::tempdir().unwrap();
+        for (folder, owns) in [("r-ms-02-ui", "src/ui/**"), ("r-ms-01-api", "src/api/**")] {
+            let d = dir.path().join("plans").join(folder);
+            std::fs::create_dir_all(&d).unwrap();
+            std::fs::write(d.join("plan.md"), format!("---\nowns:\n  - {owns}\n---\n")).unwrap();
+        }
+        std::fs::create_dir_all(dir.path().join("plans/notes")).unwrap();
+        std::fs::write(dir.path().join("plans/notes/plan.md"), "not a plan").unwrap();
+        let s = load(dir.path(), "plans/*-ms-*-*/plan.md").unwrap();
+        let names: Vec<_> = s.iter().map(|s| (s.milestone, s.name.as_str())).collect();
+        assert_eq!(names, vec![(1, "api"), (2, "ui")]);
+        assert_eq!(s[0].plan, "plans/r-ms-01-api/plan.md");
+        assert!(
+            load(&dir.path().join("nope"), "plans/*-ms-*-*/plan.md")
+                .unwrap()
+                .is_empty()
+        );
+    }
+}

@@ -1,0 +1,120 @@
+//! Who is running: Claude Code's own registry of live sessions, the suite's registry (kept by
+//! the guard), and an optional external live-sessions file. Used by the git rules ("does anyone
+//! else work in this tree?"), by `status`, and by messaging.
+
+pub mod claude;
+pub mod external;
+pub mod registry;
+
+use std::path::{Path, PathBuf};
+
+/// The per-user state folder: `SESSION_LOCK_HOME`, else the platform's user state dir
+/// (`$XDG_STATE_HOME/session-lock`, `~/.local/state/session-lock`, `%LOCALAPPDATA%\session-lock`,
+/// `~/Library/Application Support/session-lock`).
+pub fn state_home() -> Option<PathBuf> {
+    if let Some(v) = std::env::var_os("SESSION_LOCK_HOME").filter(|v| !v.is_empty()) {
+        return Some(PathBuf::from(v));
+    }
+    if cfg!(windows) {
+        return std::env::var_os("LOCALAPPDATA").map(|d| PathBuf::from(d).join("session-lock"));
+    }
+    let home = home_dir()?;
+    if cfg!(target_os = "macos") {
+        return Some(home.join("Library/Application Support/session-lock"));
+    }
+    if let Some(x) = std::env::var_os("XDG_STATE_HOME").filter(|v| !v.is_empty()) {
+        return Some(PathBuf::from(x).join("session-lock"));
+    }
+    Some(home.join(".local/state/session-lock"))
+}
+
+/// The user's home folder (`HOME`, or `USERPROFILE` on Windows).
+pub fn home_dir() -> Option<PathBuf> {
+    let var = if cfg!(windows) { "USERPROFILE" } else { "HOME" };
+    std::env::var_os(var)
+        .or_else(|| std::env::var_os("HOME"))
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+}
+
+/// One live session somebody reported.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LiveSession {
+    pub session_id: String,
+    pub cwd: String,
+    pub pid: Option<u32>,
+    /// Which source saw it: `claude`, `suite` or `external`.
+    pub source: &'static str,
+}
+
+/// The answer to "does anyone else work in this tree?".
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Presence {
+    /// A source could not be trusted; the reason says which and why. Git rules block.
+    Unknown(String),
+    /// Nobody but the caller.
+    Alone,
+    /// These others.
+    Others(Vec<LiveSession>),
+}
+
+/// True when `cwd` is `root` or below it (path components, case rules of the platform).
+pub fn within(root: &Path, cwd: &str, case_insensitive: bool) -> bool {
+    let paths = crate::paths::RepoPaths::new(root, case_insensitive);
+    !matches!(paths.locate(cwd, cwd), crate::paths::RepoPath::Outside)
+}
+
+/// Asks every source who works in the tree at `root`, besides `my_session`.
+pub fn presence(
+    root: &Path,
+    my_session: &str,
+    external_file: Option<&Path>,
+    case_insensitive: bool,
+) -> Presence {
+    if my_session.is_empty() {
+        return Presence::Unknown("the hook payload carries no session_id".into());
+    }
+    let mut others: Vec<LiveSession> = Vec::new();
+    let mut seen_me = false;
+    let mut consider = |s: LiveSession, seen_me: &mut bool| {
+        if s.session_id == my_session {
+            *seen_me = true;
+        } else if within(root, &s.cwd, case_insensitive)
+            && !others.iter().any(|o| o.session_id == s.session_id)
+        {
+            others.push(s);
+        }
+    };
+    for s in claude::live_sessions() {
+        consider(s, &mut seen_me);
+    }
+    if let Some(home) = state_home() {
+        for s in registry::live_sessions(&home) {
+            consider(s, &mut seen_me);
+        }
+    }
+    if let Some(file) = external_file {
+        match external::read(file) {
+            Ok(list) => {
+                for s in list {
+                    consider(s, &mut seen_me);
+                }
+            }
+            Err(reason) => return Presence::Unknown(reason),
+        }
+        // The external file lists only its app's sessions; a terminal session is not in it,
+        // and that is fine: the registries above saw it.
+    }
+    if !seen_me {
+        return Presence::Unknown(format!(
+            "no session registry lists this session ({}), so the others cannot be told apart from it",
+            crate::state::short_id(my_session)
+        ));
+    }
+    if others.is_empty() {
+        Presence::Alone
+    } else {
+        Presence::Others(others)
+    }
+}

@@ -1,0 +1,419 @@
+//! The repo's `session-lock/` folder: who holds which stream, who is done, the round's history.
+//!
+//! ```text
+//! session-lock/
+//!   PROTOCOL.md, config.json   committed (the only files git keeps here)
+//!   <stream>.lock              JSON LockRecord, written by the guard when a session claims
+//!   <stream>.done              JSON DoneRecord, written by `release` after its gate
+//!   build.lock                 OS lock held by `build-renderer` while it builds
+//!   .state.lock                OS lock serializing every read-modify-write of this folder
+//!   milestones/ms-NN.done      written when the last stream of milestone NN is released
+//!   history/<timestamp>/       one folder per finished round (the archive step)
+//! ```
+
+use crate::filelock::FileLock;
+use crate::{atomic, time};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// The folder name inside the repo.
+pub const DIR: &str = "session-lock";
+
+/// What a `<stream>.lock` holds.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct LockRecord {
+    pub stream: String,
+    pub session_id: String,
+    pub owns: Vec<String>,
+    pub plan: String,
+    pub milestone: u32,
+    pub claimed_at: String,
+    pub heartbeat_at: String,
+    pub round: u32,
+    pub cwd: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_pid: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_start: Option<String>,
+}
+
+/// What a `<stream>.done` holds.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct DoneRecord {
+    pub stream: String,
+    pub session_id: String,
+    pub released_at: String,
+    #[serde(default)]
+    pub head: String,
+}
+
+/// A stream's state in the round.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StreamState {
+    Unclaimed,
+    Active,
+    Stale,
+    Done,
+}
+
+impl StreamState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StreamState::Unclaimed => "unclaimed",
+            StreamState::Active => "active",
+            StreamState::Stale => "stale",
+            StreamState::Done => "done",
+        }
+    }
+}
+
+/// A lock file that could not be read, with the file.
+#[derive(Debug)]
+pub struct BadLock {
+    pub path: PathBuf,
+    pub reason: String,
+}
+
+impl std::fmt::Display for BadLock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.path.display(), self.reason)
+    }
+}
+
+impl std::error::Error for BadLock {}
+
+/// A lock as read from disk, with what the round knows about it.
+#[derive(Clone, Debug)]
+pub struct Held {
+    pub record: LockRecord,
+    pub done: bool,
+    pub heartbeat_ms: u64,
+}
+
+impl Held {
+    pub fn age_ms(&self, now: u64) -> u64 {
+        now.saturating_sub(self.heartbeat_ms)
+    }
+
+    /// Live: not done and the heartbeat is younger than the staleness limit. A live lock
+    /// protects its files and its stream.
+    pub fn is_live(&self, now: u64, stale_ms: u64) -> bool {
+        !self.done && self.age_ms(now) < stale_ms
+    }
+
+    pub fn state(&self, now: u64, stale_ms: u64) -> StreamState {
+        if self.done {
+            StreamState::Done
+        } else if self.age_ms(now) < stale_ms {
+            StreamState::Active
+        } else {
+            StreamState::Stale
+        }
+    }
+
+    /// The client process that claimed it is known to be gone (a crash, or the session ended
+    /// without releasing). The lock still protects its files until it goes stale, so a resumed
+    /// session keeps them.
+    pub fn orphaned(&self) -> bool {
+        match self.record.client_pid {
+            Some(pid) => !crate::liveness::is_alive(pid, self.record.client_start.as_deref()),
+            None => false,
+        }
+    }
+}
+
+/// First 8 characters of a session id, for tables and messages.
+pub fn short_id(id: &str) -> &str {
+    id.get(..8).unwrap_or(id)
+}
+
+/// Paths of the `session-lock/` folder of one repo.
+#[derive(Clone, Debug)]
+pub struct Layout {
+    pub root: PathBuf,
+    pub dir: PathBuf,
+}
+
+impl Layout {
+    pub fn new(root: &Path) -> Layout {
+        Layout {
+            root: root.to_path_buf(),
+            dir: root.join(DIR),
+        }
+    }
+
+    pub fn lock_path(&self, stream: &str) -> PathBuf {
+        self.dir.join(format!("{stream}.lock"))
+    }
+
+    pub fn done_path(&self, stream: &str) -> PathBuf {
+        self.dir.join(format!("{stream}.done"))
+    }
+
+    pub fn build_lock(&self) -> PathBuf {
+        self.dir.join("build.lock")
+    }
+
+    pub fn milestones(&self) -> PathBuf {
+        self.dir.join("milestones")
+    }
+
+    pub fn milestone_done(&self, nn: u32) -> PathBuf {
+        self.milestones().join(format!("ms-{nn:02}.done"))
+    }
+
+    pub fn history(&self) -> PathBuf {
+        self.dir.join("history")
+    }
+
+    /// Creates the folder if needed.
+    pub fn ensure(&self) -> std::io::Result<()> {
+        std::fs::create_dir_all(&self.dir)
+    }
+
+    /// Serializes read-modify-write of this folder. Waits at most `limit` (the guard passes a
+    /// short one so it never hangs); `None` when it could not get the lock in time.
+    pub fn lock_state(&self, limit: Duration) -> std::io::Result<Option<FileLock>> {
+        self.ensure()?;
+        FileLock::exclusive_within(&self.dir.join(".state.lock"), limit)
+    }
+
+    /// Reads one stream's lock; `Ok(None)` when there is none.
+    pub fn read_lock(&self, stream: &str) -> Result<Option<Held>, BadLock> {
+        let path = self.lock_path(stream);
+        let text = match atomic::read_optional(&path) {
+            Ok(Some(t)) => t,
+            Ok(None) => return Ok(None),
+            Err(e) => {
+                return Err(BadLock {
+                    path,
+                    reason: e.to_string(),
+                });
+            }
+        };
+        self.parse_lock(&path, &text).map(Some)
+    }
+
+    fn parse_lock(&self, path: &Path, text: &str) -> Result<Held, BadLock> {
+        let record: LockRecord = serde_json::from_str(text).map_err(|e| BadLock {
+            path: path.to_path_buf(),
+            reason: format!("not a lock record: {e}"),
+        })?;
+        let heartbeat_ms = time::parse_iso(&record.heartbeat_at).ok_or_else(|| BadLock {
+            path: path.to_path_buf(),
+            reason: format!(
+                "heartbeatAt '{}' is not a UTC timestamp",
+                record.heartbeat_at
+            ),
+        })?;
+        let done = self.done_path(&record.stream).exists();
+        Ok(Held {
+            record,
+            done,
+            heartbeat_ms,
+        })
+    }
+
+    /// Every `*.lock` but `build.lock`, sorted by stream; broken files come back as errors so
+    /// callers decide (the guard skips them with a note, `status` reports them).
+    pub fn read_locks(&self) -> (Vec<Held>, Vec<BadLock>) {
+        let mut good = Vec::new();
+        let mut bad = Vec::new();
+        let Ok(entries) = std::fs::read_dir(&self.dir) else {
+            return (good, bad);
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().to_string();
+            let Some(stream) = name.strip_suffix(".lock") else {
+                continue;
+            };
+            if stream == "build" || stream.is_empty() || name.starts_with('.') {
+                continue;
+            }
+            let path = entry.path();
+            match std::fs::read_to_string(&path) {
+                Ok(text) => match self.parse_lock(&path, &text) {
+                    Ok(h) if h.record.stream == stream => good.push(h),
+                    Ok(h) => bad.push(BadLock {
+                        path,
+                        reason: format!("names stream '{}', not '{stream}'", h.record.stream),
+                    }),
+                    Err(e) => bad.push(e),
+                },
+                Err(e) => bad.push(BadLock {
+                    path,
+                    reason: e.to_string(),
+                }),
+            }
+        }
+        good.sort_by(|a, b| a.record.stream.cmp(&b.record.stream));
+        (good, bad)
+    }
+
+    pub fn write_lock(&self, record: &LockRecord) -> std::io::Result<()> {
+        self.ensure()?;
+        let text = serde_json::to_string_pretty(record).map_err(std::io::Error::other)?;
+        atomic::write_atomic(&self.lock_path(&record.stream), text.as_bytes())
+    }
+
+    /// Creates the lock only if none exists; `false` when one does.
+    pub fn create_lock(&self, record: &LockRecord) -> std::io::Result<bool> {
+        self.ensure()?;
+        let text = serde_json::to_string_pretty(record).map_err(std::io::Error::other)?;
+        atomic::create_new(&self.lock_path(&record.stream), text.as_bytes())
+    }
+
+    pub fn write_done(&self, done: &DoneRecord) -> std::io::Result<()> {
+        let text = serde_json::to_string_pretty(done).map_err(std::io::Error::other)?;
+        atomic::write_atomic(&self.done_path(&done.stream), text.as_bytes())
+    }
+
+    /// The round number: how many rounds `history/` holds.
+    pub fn round(&self) -> u32 {
+        std::fs::read_dir(self.history())
+            .map(|it| it.flatten().filter(|e| e.path().is_dir()).count() as u32)
+            .unwrap_or(0)
+    }
+
+    /// Moves `*.lock` (not build.lock), `*.done` and `milestones/` into
+    /// `history/<timestamp>/`. Returns that folder, or `None` when there was nothing to move.
+    pub fn archive(&self, now_ms: u64) -> std::io::Result<Option<PathBuf>> {
+        let mut moving: Vec<PathBuf> = Vec::new();
+        if let Ok(entries) = std::fs::read_dir(&self.dir) {
+            for e in entries.flatten() {
+                let name = e.file_name().to_string_lossy().to_string();
+                let is_round_file =
+                    (name.ends_with(".lock") && name != "build.lock" && !name.starts_with('.'))
+                        || name.ends_with(".done");
+                if is_round_file || (name == "milestones" && e.path().is_dir()) {
+                    moving.push(e.path());
+                }
+            }
+        }
+        if moving.is_empty() {
+            return Ok(None);
+        }
+        let base = time::compact(now_ms);
+        let mut target = self.history().join(&base);
+        let mut n = 2;
+        while target.exists() {
+            target = self.history().join(format!("{base}-{n}"));
+            n += 1;
+        }
+        std::fs::create_dir_all(&target)?;
+        for from in moving {
+            if let Some(name) = from.file_name() {
+                std::fs::rename(&from, target.join(name))?;
+            }
+        }
+        atomic::sync_dir(&self.dir)?;
+        Ok(Some(target))
+    }
+}
+
+/// The repo root for a session: `CLAUDE_PROJECT_DIR` when set, else the git top level above
+/// `cwd` (found by looking for `.git`, without running git).
+pub fn repo_root(cwd: &Path, project_dir: Option<&str>) -> Option<PathBuf> {
+    if let Some(dir) = project_dir.filter(|d| !d.is_empty()) {
+        return Some(PathBuf::from(dir));
+    }
+    git_top(cwd)
+}
+
+/// The nearest folder at or above `start` holding `.git` (a folder, or a file for worktrees).
+pub fn git_top(start: &Path) -> Option<PathBuf> {
+    let mut cur = Some(start);
+    while let Some(dir) = cur {
+        if dir.join(".git").exists() {
+            return Some(dir.to_path_buf());
+        }
+        cur = dir.parent();
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(stream: &str, heartbeat_ms: u64) -> LockRecord {
+        LockRecord {
+            stream: stream.into(),
+            session_id: "3f2a9c1e-0000-4000-8000-000000000000".into(),
+            owns: vec!["src/api/**".into()],
+            plan: "plans/r-ms-01-api/plan.md".into(),
+            milestone: 1,
+            claimed_at: time::iso(heartbeat_ms),
+            heartbeat_at: time::iso(heartbeat_ms),
+            round: 0,
+            cwd: "/r".into(),
+            client_pid: None,
+            client_start: None,
+        }
+    }
+
+    #[test]
+    fn lock_states_follow_heartbeat_and_done() {
+        let dir = tempfile::tempdir().unwrap();
+        let l = Layout::new(dir.path());
+        let now = time::now_ms();
+        assert!(l.create_lock(&record("api", now)).unwrap());
+        assert!(!l.create_lock(&record("api", now)).unwrap());
+        let held = l.read_lock("api").unwrap().unwrap();
+        assert_eq!(held.state(now, 30 * 60_000), StreamState::Active);
+        assert_eq!(
+            held.state(now + 31 * 60_000, 30 * 60_000),
+            StreamState::Stale
+        );
+        l.write_done(&DoneRecord {
+            stream: "api".into(),
+            session_id: held.record.session_id.clone(),
+            released_at: time::iso(now),
+            head: String::new(),
+        })
+        .unwrap();
+        assert_eq!(
+            l.read_lock("api").unwrap().unwrap().state(now, 1),
+            StreamState::Done
+        );
+    }
+
+    #[test]
+    fn broken_locks_are_reported_with_their_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let l = Layout::new(dir.path());
+        l.ensure().unwrap();
+        std::fs::write(l.lock_path("ui"), "{not json").unwrap();
+        std::fs::write(l.build_lock(), "").unwrap();
+        l.write_lock(&record("api", time::now_ms())).unwrap();
+        let (good, bad) = l.read_locks();
+        assert_eq!(good.len(), 1);
+        assert_eq!(bad.len(), 1);
+        assert!(bad[0].to_string().contains("ui.lock"), "{}", bad[0]);
+        assert!(l.read_lock("ui").is_err());
+    }
+
+    #[test]
+    fn archive_moves_the_round_and_counts_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let l = Layout::new(dir.path());
+        let now = time::now_ms();
+        l.write_lock(&record("api", now)).unwrap();
+        std::fs::create_dir_all(l.milestones()).unwrap();
+        std::fs::write(l.milestone_done(1), "{}").unwrap();
+        std::fs::write(l.build_lock(), "").unwrap();
+        assert_eq!(l.round(), 0);
+        let to = l.archive(now).unwrap().unwrap();
+        assert!(to.join("api.lock").exists() && to.join("milestones/ms-01.done").exists());
+        assert!(l.build_lock().exists(), "build.lock stays");
+        assert_eq!(l.round(), 1);
+        assert!(l.archive(now).unwrap().is_none());
+        l.write_lock(&record("api", now)).unwrap();
+        l.archive(now).unwrap().unwrap();
+        assert_eq!(l.round(), 2, "same second gets its own folder");
+    }
+}
