@@ -1,0 +1,84 @@
+//! guard: the Claude Code hook. See `guard --help`.
+
+use clap::{Parser, Subcommand};
+use session_lock::hook::{self, Outcome, lifecycle::Env};
+use std::io::{Read, Write};
+use std::time::Duration;
+
+/// How long one hook run may take before the guard gives up and allows.
+const DEADLINE: Duration = Duration::from_secs(5);
+
+#[derive(Parser)]
+#[command(
+    name = "guard",
+    version,
+    about = "The session-lock hook for Claude Code: records claims, keeps heartbeats, blocks writes to files another live stream owns, and blocks commands that would break other sessions.",
+    long_about = "Wired in .claude/settings.json for PreToolUse, PostToolUse, SessionStart, SessionEnd, UserPromptSubmit and Stop (see `guard install`). It reads the hook payload on stdin. A block is a JSON decision on stdout with exit 0 (or, with \"decision\": \"exit2\" in session-lock/config.json, the reason on stderr and exit 2). Any failure of the guard itself allows the tool call, with a one-line note on stderr.",
+    after_help = "Exit codes (hook mode): 0 allow, or block through the JSON decision on stdout; 2 block (exit2 form only). Nothing else."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand)]
+enum Command {}
+
+fn hook_mode() -> Outcome {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let result = std::panic::catch_unwind(|| {
+            let mut bytes = Vec::new();
+            let limit = (hook::MAX_PAYLOAD + 1) as u64;
+            if let Err(e) = std::io::stdin().take(limit).read_to_end(&mut bytes) {
+                return Outcome::allow_with_note(format!("cannot read stdin: {e}"));
+            }
+            hook::run(&bytes, &Env::from_process())
+        });
+        let out = result.unwrap_or_else(|panic| {
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".into());
+            Outcome::allow_with_note(format!("internal error ({what}); allowing"))
+        });
+        let _ = tx.send(out);
+    });
+    rx.recv_timeout(DEADLINE).unwrap_or_else(|_| {
+        Outcome::allow_with_note(format!(
+            "no answer within {}s; allowing",
+            DEADLINE.as_secs()
+        ))
+    })
+}
+
+fn emit(out: &Outcome) -> std::process::ExitCode {
+    if !out.stdout.is_empty() {
+        let mut so = std::io::stdout().lock();
+        let _ = so.write_all(out.stdout.as_bytes());
+        let _ = so.flush();
+    }
+    if !out.stderr.is_empty() {
+        let _ = std::io::stderr().write_all(out.stderr.as_bytes());
+    }
+    std::process::ExitCode::from(if out.code == 2 { 2 } else { 0 })
+}
+
+fn main() -> std::process::ExitCode {
+    // Silent panics: a backtrace costs time and says nothing to the client.
+    std::panic::set_hook(Box::new(|_| {}));
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return std::process::ExitCode::from(if e.use_stderr() { 1 } else { 0 });
+        }
+    };
+    match cli.command {
+        None => {
+            let out = hook_mode();
+            emit(&out)
+        }
+    }
+}
