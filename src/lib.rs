@@ -14,3 +14,4 @@ pub mod plans; // plans/*-ms-NN-*/plan.md frontmatter → streams
 pub mod sessions; // who is running: the client's registry, the suite's, an external file
 pub mod state; // the repo's session-lock/ folder: locks, done markers, history
 pub mod time; // UTC timestamps; the only clock reads // guard's pipeline: payload → decision → output
+pub mod tools; // one module per tool: build_renderer, reload_plugin, …
