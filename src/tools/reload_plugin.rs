@@ -572,8 +572,12 @@ pub fn run(opts: &Options) -> anyhow::Result<Code> {
         (Ok(_), None) => Step::new("outside-writes", StepStatus::Skipped, "not run"),
     };
     changes.duration_ms = started.elapsed().as_millis() as u64;
-    if changes.status == StepStatus::Ok {
-        progress.line(&format!("[outside-writes] {}", changes.detail));
+    if changes.status == StepStatus::Ok && !report.outside_writes.is_empty() {
+        progress.line(&format!(
+            "[outside-writes] {} file(s) outside {}/ changed while typecheck and emit ran (other sessions' work may be among them):",
+            report.outside_writes.len(),
+            plan.plugin_folder
+        ));
         for path in &report.outside_writes {
             progress.line(&format!("  {path}"));
         }
