@@ -22,7 +22,48 @@ struct Cli {
 }
 
 #[derive(Subcommand)]
-enum Command {}
+enum Command {
+    /// Wire the guard into a repo: hook entries in .claude/settings.json (others kept), the
+    /// .gitignore lines and session-lock/PROTOCOL.md. Running it twice changes nothing.
+    Install {
+        /// The repo to wire (default: the git top level of the current folder).
+        repo: Option<std::path::PathBuf>,
+        /// The guard program the hooks run (default: this guard binary).
+        #[arg(long, value_name = "PATH")]
+        guard: Option<std::path::PathBuf>,
+        /// Hook timeout in seconds (the client's default is 600).
+        #[arg(long, default_value_t = 10)]
+        timeout: u64,
+        /// Print what changed as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn install(
+    repo: Option<std::path::PathBuf>,
+    guard: Option<std::path::PathBuf>,
+    timeout: u64,
+    json: bool,
+) -> anyhow::Result<session_lock::exit::Code> {
+    let repo = session_lock::tools::repo_root(repo.as_deref())?;
+    let guard = match guard {
+        Some(g) => g,
+        None => std::env::current_exe()?,
+    };
+    let report = session_lock::install::install(&repo, &guard, timeout)?;
+    if json {
+        session_lock::cli::print_json(&report)?;
+    } else if report.changed.is_empty() {
+        println!("{}: already wired, nothing changed", repo.display());
+    } else {
+        for f in &report.changed {
+            println!("wrote {f}");
+        }
+        println!("hooks run: {}", guard.display());
+    }
+    Ok(session_lock::exit::Code::Success)
+}
 
 fn hook_mode() -> Outcome {
     let (tx, rx) = std::sync::mpsc::channel();
@@ -80,5 +121,11 @@ fn main() -> std::process::ExitCode {
             let out = hook_mode();
             emit(&out)
         }
+        Some(Command::Install {
+            repo,
+            guard,
+            timeout,
+            json,
+        }) => session_lock::cli::finish("guard install", install(repo, guard, timeout, json)),
     }
 }
