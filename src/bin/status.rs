@@ -22,6 +22,9 @@ struct Args {
     /// Move this round's files into session-lock/history/<timestamp>/ (after --wait, if given).
     #[arg(long)]
     archive: bool,
+    /// Print one key of the effective config (defaults applied), e.g. rebuildCommand.
+    #[arg(long, value_name = "KEY", conflicts_with_all = ["wait", "archive"])]
+    config_value: Option<String>,
     #[command(flatten)]
     common: cli::Common,
 }
@@ -36,6 +39,7 @@ fn main() -> std::process::ExitCode {
             wait: a.wait,
             timeout: a.timeout,
             archive: a.archive,
+            config_value: a.config_value.as_deref(),
         }),
     )
 }

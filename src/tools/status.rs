@@ -17,6 +17,8 @@ pub struct Args<'a> {
     pub wait: bool,
     pub timeout: Option<u64>,
     pub archive: bool,
+    /// Print one key of the effective config (for scripts) and nothing else.
+    pub config_value: Option<&'a str>,
 }
 
 /// One row of the table.
@@ -154,8 +156,22 @@ fn describe_pending(rows: &[&Row]) -> String {
         .join(", ")
 }
 
+/// One key of the effective config as scripts read it: strings bare, anything else as JSON.
+pub fn config_value(cfg: &Config, key: &str) -> anyhow::Result<String> {
+    let all = serde_json::to_value(cfg)?;
+    match all.get(key) {
+        Some(serde_json::Value::String(s)) => Ok(s.clone()),
+        Some(v) => Ok(v.to_string()),
+        None => Err(fail(Code::Usage, format!("--config-value: no config key '{key}'"))),
+    }
+}
+
 pub fn run(a: Args) -> anyhow::Result<Code> {
     let (root, cfg, layout) = open(a.repo)?;
+    if let Some(key) = a.config_value {
+        println!("{}", config_value(&cfg, key)?);
+        return Ok(Code::Success);
+    }
     if a.wait {
         let start = Instant::now();
         let limit = a.timeout.map(Duration::from_secs);
