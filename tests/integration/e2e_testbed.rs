@@ -1,14 +1,18 @@
-//! The end-to-end test bed proves itself: the fake Messages API on its own
-//! (plain HTTP, no CLI needed).
+//! The end-to-end test bed proves itself: first the fake Messages API on its
+//! own (plain HTTP, no CLI needed), then the real Claude Code CLI round-tripping
+//! through it (needs the CLI; see `support::claude`).
 
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use crate::support::claude::{Home, new_uuid, require_claude, run_all, write_executable};
 use crate::support::fake_model::{
     Block, EXHAUSTED_TEXT, FakeModel, MessagesRequest, RequestKind, SIDE_TEXT, Turn,
 };
 use crate::support::http::{Client, Framing, Response};
+use crate::support::repo::GitRepo;
 
 const SECS_10: Duration = Duration::from_secs(10);
 
@@ -306,5 +310,303 @@ fn fake_model_stops_promptly_while_a_reply_is_delayed() {
     assert!(
         outcome.is_err(),
         "the delayed request is cut off, not answered: {outcome:?}"
+    );
+}
+
+// ---------------------------------------------------------------------------
+// The real CLI through the fake model
+// ---------------------------------------------------------------------------
+
+fn is_uuid(s: &str) -> bool {
+    let parts: Vec<&str> = s.split('-').collect();
+    parts.iter().map(|p| p.len()).eq([8, 4, 4, 4, 12])
+        && parts
+            .iter()
+            .all(|p| p.chars().all(|c| c.is_ascii_hexdigit()))
+}
+
+#[test]
+fn cli_plain_text_turn_returns_result_and_session_id() {
+    let claude = require_claude!();
+    let repo = GitRepo::new();
+    let model = FakeModel::start(vec![Turn::text("Hello from the fake model.")]);
+    let session_id = new_uuid();
+
+    let run = claude
+        .session(repo.path(), &model, "say hello, test bed")
+        .session_id(&session_id)
+        .run();
+
+    run.assert_success();
+    assert_eq!(run.result_text(), Some("Hello from the fake model."));
+    assert_eq!(run.session_id(), Some(session_id.as_str()));
+    assert!(is_uuid(&session_id));
+    let result = run.result().expect("a result event");
+    assert!(
+        result["total_cost_usd"].as_f64() > Some(0.0),
+        "usage gives a cost: {result}"
+    );
+    let init = run.init().expect("an init event");
+    assert_eq!(init["cwd"], repo.path().to_string_lossy().as_ref());
+    assert_eq!(init["permissionMode"], "bypassPermissions");
+
+    let requests = model.requests();
+    assert_eq!(requests.len(), 1, "one model request for one text turn");
+    assert!(
+        requests[0]
+            .user_texts()
+            .iter()
+            .any(|t| t.contains("say hello, test bed")),
+        "the prompt reached the model: {:?}",
+        requests[0].user_texts()
+    );
+    assert_eq!(requests[0]["stream"], true);
+    let header = model.log()[0]
+        .header("x-claude-code-session-id")
+        .map(str::to_string);
+    assert_eq!(header.as_deref(), Some(session_id.as_str()));
+    assert!(
+        run.home().join(".claude").is_dir(),
+        "the CLI used the temporary HOME"
+    );
+}
+
+#[test]
+fn cli_bash_tool_output_reaches_the_next_request() {
+    let claude = require_claude!();
+    let repo = GitRepo::new();
+    let model = FakeModel::start(vec![
+        Turn::tool_use(
+            "Bash",
+            json!({"command": "echo hi-from-tool", "description": "echo a marker"}),
+        ),
+        Turn::text("saw it"),
+    ]);
+
+    let run = claude.session(repo.path(), &model, "run the echo").run();
+
+    run.assert_success();
+    assert_eq!(run.result_text(), Some("saw it"));
+    let requests = model.requests();
+    assert_eq!(
+        requests.len(),
+        2,
+        "the tool result goes back in a second request"
+    );
+    let results = requests[1].last_tool_results();
+    assert_eq!(results.len(), 1, "{results:?}");
+    assert_eq!(results[0].content.trim(), "hi-from-tool");
+    assert!(!results[0].is_error);
+    let served = model.tool_uses();
+    assert_eq!(served[0].name, "Bash");
+    assert_eq!(results[0].tool_use_id, served[0].id);
+    assert_eq!(model.tool_result(&served[0].id), Some(results[0].clone()));
+}
+
+#[test]
+fn cli_pretooluse_hook_from_project_settings_denies_a_write() {
+    let claude = require_claude!();
+    let repo = GitRepo::new();
+    let hooks = tempfile::tempdir().expect("hook dir");
+    let payload_log = hooks.path().join("payload.json");
+    let hook = hooks.path().join("deny-write.sh");
+    write_executable(
+        &hook,
+        &format!(
+            "#!/bin/sh\ncat > '{}'\nprintf '%s\\n' '{}'\n",
+            payload_log.display(),
+            json!({"hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "permissionDecision": "deny",
+                "permissionDecisionReason": "TESTBED-DENY: writes are blocked here"}})
+        ),
+    );
+    repo.write_claude_settings(&json!({"hooks": {"PreToolUse": [{
+        "matcher": "Write",
+        "hooks": [{"type": "command", "command": hook, "timeout": 10}]}]}}));
+    let target = repo.join("blocked.txt");
+    let model = FakeModel::start(vec![
+        Turn::tool_use(
+            "Write",
+            json!({"file_path": target, "content": "should not exist\n"}),
+        ),
+        Turn::text("understood"),
+    ]);
+
+    let run = claude.session(repo.path(), &model, "write a file").run();
+
+    run.assert_success();
+    assert!(
+        !target.exists(),
+        "the denied Write did not create {}",
+        target.display()
+    );
+    let results = model.last_tool_results();
+    assert_eq!(results.len(), 1, "{results:?}");
+    assert!(results[0].is_error, "{results:?}");
+    assert_eq!(
+        results[0].content,
+        "PreToolUse:Write hook error: TESTBED-DENY: writes are blocked here"
+    );
+    let payload: Value = std::fs::read_to_string(&payload_log)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .expect("the hook logged its stdin payload");
+    assert_eq!(payload["hook_event_name"], "PreToolUse");
+    assert_eq!(payload["tool_name"], "Write");
+    assert_eq!(
+        payload["tool_input"]["file_path"],
+        target.to_string_lossy().as_ref()
+    );
+    assert_eq!(payload["session_id"], run.session_id().unwrap_or("?"));
+}
+
+#[test]
+fn cli_two_sessions_at_once_each_see_their_own_model() {
+    let claude = require_claude!();
+    let (repo_a, repo_b) = (GitRepo::new(), GitRepo::new());
+    let model_a = FakeModel::start(vec![
+        Turn::tool_use(
+            "Bash",
+            json!({"command": "echo from-a", "description": "a"}),
+        ),
+        Turn::text("answer A"),
+    ]);
+    let model_b = FakeModel::start(vec![
+        Turn::tool_use(
+            "Bash",
+            json!({"command": "echo from-b", "description": "b"}),
+        ),
+        Turn::text("answer B"),
+    ]);
+
+    let runs = run_all(vec![
+        claude.session(repo_a.path(), &model_a, "prompt for session A"),
+        claude.session(repo_b.path(), &model_b, "prompt for session B"),
+    ]);
+
+    for run in &runs {
+        run.assert_success();
+    }
+    assert_eq!(runs[0].result_text(), Some("answer A"));
+    assert_eq!(runs[1].result_text(), Some("answer B"));
+    assert_ne!(runs[0].session_id(), runs[1].session_id());
+    for (model, own, other, output) in [
+        (&model_a, "session A", "session B", "from-a"),
+        (&model_b, "session B", "session A", "from-b"),
+    ] {
+        let requests = model.requests();
+        assert_eq!(requests.len(), 2);
+        let first = requests[0].user_texts().join("\n");
+        assert!(first.contains(&format!("prompt for {own}")), "{first}");
+        assert!(!first.contains(&format!("prompt for {other}")), "{first}");
+        assert_eq!(model.last_tool_results()[0].content.trim(), output);
+    }
+}
+
+#[test]
+fn cli_api_error_gives_an_error_result() {
+    let claude = require_claude!();
+    let repo = GitRepo::new();
+    let model = FakeModel::start(vec![Turn::error(401, "invalid x-api-key").repeat(5)]);
+
+    let run = claude
+        .session(repo.path(), &model, "this will fail")
+        .max_retries(0)
+        .run();
+
+    assert!(!run.timed_out, "{}", run.describe("the run hung"));
+    assert_eq!(run.exit_code(), Some(1), "{}", run.describe("exit code"));
+    assert_eq!(run.is_error(), Some(true), "{}", run.describe("is_error"));
+    let result = run.result().expect("a result event");
+    assert_eq!(result["api_error_status"], 401);
+    assert_eq!(
+        model.requests().len(),
+        1,
+        "no retry with CLAUDE_CODE_MAX_RETRIES=0"
+    );
+}
+
+#[test]
+fn cli_run_that_outlives_its_timeout_is_killed() {
+    let claude = require_claude!();
+    let repo = GitRepo::new();
+    let long_text = "slow ".repeat(200); // 125 deltas of 8 chars: over 25 s
+    let model = FakeModel::start(vec![
+        Turn::text(long_text).trickle(Duration::from_millis(200)),
+    ]);
+
+    let session = claude.session(repo.path(), &model, "stream slowly").spawn();
+    let pid = session.pid();
+    assert!(
+        model.wait_for_requests(1, Duration::from_secs(30)),
+        "the CLI asked the model"
+    );
+    let run = session.wait_timeout(Duration::from_millis(500));
+
+    assert!(run.timed_out, "{}", run.describe("expected a timeout"));
+    assert!(run.result().is_none(), "a killed run has no result");
+    assert!(
+        !Path::new(&format!("/proc/{pid}")).exists(),
+        "the CLI process {pid} is gone and reaped"
+    );
+    assert!(
+        run.duration < Duration::from_secs(20),
+        "killed at once: {:?}",
+        run.duration
+    );
+}
+
+#[test]
+fn cli_sessions_sharing_a_home_register_side_by_side() {
+    let claude = require_claude!();
+    let home = Home::new();
+    let (repo_a, repo_b) = (GitRepo::new(), GitRepo::new());
+    let slow = || {
+        FakeModel::start(vec![
+            Turn::tool_use("Bash", json!({"command": "sleep 2", "description": "wait"})),
+            Turn::text("ok"),
+        ])
+    };
+    let (model_a, model_b) = (slow(), slow());
+
+    let a = claude
+        .session(repo_a.path(), &model_a, "a")
+        .home(&home)
+        .name("peer-a")
+        .spawn();
+    let b = claude
+        .session(repo_b.path(), &model_b, "b")
+        .home(&home)
+        .name("peer-b")
+        .spawn();
+    assert!(model_a.wait_for_requests(1, SECS_10) && model_b.wait_for_requests(1, SECS_10));
+    let registered = |pid: u32| home.sessions_dir().join(format!("{pid}.json"));
+    let deadline = Instant::now() + SECS_10;
+    while !(registered(a.pid()).exists() && registered(b.pid()).exists())
+        && Instant::now() < deadline
+    {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let entry_b: Value = std::fs::read_to_string(registered(b.pid()))
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .expect("session B registered in the shared HOME");
+    assert!(
+        registered(a.pid()).exists(),
+        "session A registered in the shared HOME"
+    );
+    assert_eq!(entry_b["name"], "peer-b");
+    assert_eq!(entry_b["cwd"], repo_b.path().to_string_lossy().as_ref());
+
+    let (a, b) = (a.wait(), b.wait());
+    a.assert_success();
+    b.assert_success();
+    assert_eq!(a.home(), home.path());
+    let transcript = home.transcript(repo_b.path(), b.session_id().unwrap_or("?"));
+    assert!(
+        transcript.is_file(),
+        "transcript at {}",
+        transcript.display()
     );
 }
