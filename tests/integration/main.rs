@@ -1,6 +1,6 @@
 //! The integration test binary (the only one: `autotests = false`).
 //!
-//! Each area is a module file beside this one; shared helpers live in
+//! Each area is a module file beside this one; shared test support lives in
 //! `support/` (temporary git repositories, a fake Anthropic Messages API, real
 //! Claude Code CLI sessions). Tests reach the suite's tools only through
 //! `env!("CARGO_BIN_EXE_<name>")`. Tests that drive the real CLI find it through

@@ -9,7 +9,7 @@
 //!   read their output.
 //! - [`http`]: the minimal HTTP/1.1 server layer under the fake model.
 
-// A library for many test modules: not every module uses every helper.
+// A library for many test modules: not every module uses every item.
 #![allow(dead_code)]
 
 pub mod claude;
