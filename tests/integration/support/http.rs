@@ -35,10 +35,7 @@ impl Request {
 
     /// The first header with this (case-insensitive) name.
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+        find_header(&self.headers, name)
     }
 }
 
@@ -72,24 +69,7 @@ impl Connection {
         let (method, target) = (method.to_string(), target.to_string());
         let http10 = version == Some("HTTP/1.0");
 
-        let mut headers = Vec::new();
-        let mut header_bytes = 0;
-        loop {
-            let line = self
-                .read_line()?
-                .ok_or_else(|| invalid("connection closed inside the header block".into()))?;
-            if line.is_empty() {
-                break;
-            }
-            header_bytes += line.len();
-            if header_bytes > MAX_HEADER_BYTES {
-                return Err(invalid("header block too large".into()));
-            }
-            let (name, value) = line
-                .split_once(':')
-                .ok_or_else(|| invalid(format!("bad header line {line:?}")))?;
-            headers.push((name.trim().to_ascii_lowercase(), value.trim().to_string()));
-        }
+        let headers = self.read_headers()?;
 
         let mut request = Request {
             method,
@@ -134,6 +114,28 @@ impl Connection {
     /// The writing half, for replies.
     pub fn writer(&mut self) -> &mut TcpStream {
         &mut self.writer
+    }
+
+    /// Header lines up to the blank line, names lowercased.
+    fn read_headers(&mut self) -> io::Result<Vec<(String, String)>> {
+        let mut headers = Vec::new();
+        let mut header_bytes = 0;
+        loop {
+            let line = self
+                .read_line()?
+                .ok_or_else(|| invalid("connection closed inside the header block".into()))?;
+            if line.is_empty() {
+                return Ok(headers);
+            }
+            header_bytes += line.len();
+            if header_bytes > MAX_HEADER_BYTES {
+                return Err(invalid("header block too large".into()));
+            }
+            let (name, value) = line
+                .split_once(':')
+                .ok_or_else(|| invalid(format!("bad header line {line:?}")))?;
+            headers.push((name.trim().to_ascii_lowercase(), value.trim().to_string()));
+        }
     }
 
     fn read_chunked_body(&mut self) -> io::Result<Vec<u8>> {
@@ -198,10 +200,7 @@ pub fn write_response(
     body: &[u8],
     head_only: bool,
 ) -> io::Result<()> {
-    let mut head = format!("HTTP/1.1 {status} {}\r\n", reason(status));
-    for (name, value) in headers {
-        head.push_str(&format!("{name}: {value}\r\n"));
-    }
+    let mut head = reply_head(status, headers);
     head.push_str(&format!("content-length: {}\r\n\r\n", body.len()));
     out.write_all(head.as_bytes())?;
     if !head_only {
@@ -221,10 +220,7 @@ impl<'a, W: Write> ChunkedResponse<'a, W> {
         status: u16,
         headers: &[(&str, &str)],
     ) -> io::Result<ChunkedResponse<'a, W>> {
-        let mut head = format!("HTTP/1.1 {status} {}\r\n", reason(status));
-        for (name, value) in headers {
-            head.push_str(&format!("{name}: {value}\r\n"));
-        }
+        let mut head = reply_head(status, headers);
         head.push_str("transfer-encoding: chunked\r\n\r\n");
         out.write_all(head.as_bytes())?;
         out.flush()?;
@@ -248,6 +244,23 @@ impl<'a, W: Write> ChunkedResponse<'a, W> {
         self.out.write_all(b"0\r\n\r\n")?;
         self.out.flush()
     }
+}
+
+/// The value of the first header called `name` (case-insensitive).
+pub fn find_header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    headers
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case(name))
+        .map(|(_, v)| v.as_str())
+}
+
+/// The status line and headers of a reply, without the blank line.
+fn reply_head(status: u16, headers: &[(&str, &str)]) -> String {
+    let mut head = format!("HTTP/1.1 {status} {}\r\n", reason(status));
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head
 }
 
 fn reason(status: u16) -> &'static str {
@@ -282,10 +295,7 @@ pub struct Response {
 
 impl Response {
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+        find_header(&self.headers, name)
     }
 
     pub fn text(&self) -> String {
@@ -357,15 +367,7 @@ impl Client {
             .nth(1)
             .and_then(|s| s.parse().ok())
             .ok_or_else(|| invalid(format!("bad status line {status_line:?}")))?;
-        let mut headers = Vec::new();
-        while let Some(line) = self.conn.read_line()? {
-            if line.is_empty() {
-                break;
-            }
-            if let Some((name, value)) = line.split_once(':') {
-                headers.push((name.trim().to_ascii_lowercase(), value.trim().to_string()));
-            }
-        }
+        let headers = self.conn.read_headers()?;
         let mut response = Response {
             status,
             headers,

@@ -130,6 +130,12 @@ struct State {
     toolless_as_side: bool,
 }
 
+impl State {
+    fn model_requests(&self) -> impl Iterator<Item = &LoggedRequest> {
+        self.log.iter().filter(|r| r.kind == RequestKind::Model)
+    }
+}
+
 impl Shared {
     fn lock(&self) -> MutexGuard<'_, State> {
         // A panicking test thread must not make every later call panic too.
@@ -182,13 +188,8 @@ impl FakeModel {
 
     /// Bodies of the model requests ([`RequestKind::Model`]), oldest first.
     pub fn requests(&self) -> Vec<Value> {
-        self.shared
-            .lock()
-            .log
-            .iter()
-            .filter(|r| r.kind == RequestKind::Model)
-            .map(|r| r.body.clone())
-            .collect()
+        let state = self.shared.lock();
+        state.model_requests().map(|r| r.body.clone()).collect()
     }
 
     /// The newest model request body.
@@ -207,20 +208,9 @@ impl FakeModel {
         let (state, _) = self
             .shared
             .changed
-            .wait_timeout_while(state, timeout, |s| {
-                s.log
-                    .iter()
-                    .filter(|r| r.kind == RequestKind::Model)
-                    .count()
-                    < n
-            })
+            .wait_timeout_while(state, timeout, |s| s.model_requests().count() < n)
             .unwrap_or_else(|e| e.into_inner());
-        state
-            .log
-            .iter()
-            .filter(|r| r.kind == RequestKind::Model)
-            .count()
-            >= n
+        state.model_requests().count() >= n
     }
 
     /// Every tool call served so far, with its id, oldest first.

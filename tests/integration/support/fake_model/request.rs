@@ -4,6 +4,8 @@ use std::time::Instant;
 
 use serde_json::Value;
 
+use crate::support::http::find_header;
+
 /// What a logged request was.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RequestKind {
@@ -37,10 +39,7 @@ pub struct LoggedRequest {
 
 impl LoggedRequest {
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+        find_header(&self.headers, name)
     }
 }
 
