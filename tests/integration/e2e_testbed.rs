@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::support::claude::{Home, new_uuid, require_claude, run_all, write_executable};
+use crate::support::claude::{Claude, Home, new_uuid, require_claude, run_all, write_executable};
 use crate::support::fake_model::{
     Block, EXHAUSTED_TEXT, FakeModel, MessagesRequest, RequestKind, SIDE_TEXT, Turn,
 };
@@ -582,12 +582,9 @@ fn cli_sessions_sharing_a_home_register_side_by_side() {
         .spawn();
     assert!(model_a.wait_for_requests(1, SECS_10) && model_b.wait_for_requests(1, SECS_10));
     let registered = |pid: u32| home.sessions_dir().join(format!("{pid}.json"));
-    let deadline = Instant::now() + SECS_10;
-    while !(registered(a.pid()).exists() && registered(b.pid()).exists())
-        && Instant::now() < deadline
-    {
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    wait_until(SECS_10, || {
+        registered(a.pid()).exists() && registered(b.pid()).exists()
+    });
     let entry_b: Value = std::fs::read_to_string(registered(b.pid()))
         .ok()
         .and_then(|t| serde_json::from_str(&t).ok())
@@ -608,5 +605,111 @@ fn cli_sessions_sharing_a_home_register_side_by_side() {
         transcript.is_file(),
         "transcript at {}",
         transcript.display()
+    );
+}
+
+/// Polls `done` until it holds or `timeout` passes; whether it held.
+fn wait_until(timeout: Duration, done: impl Fn() -> bool) -> bool {
+    let deadline = Instant::now() + timeout;
+    while !done() {
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    true
+}
+
+/// Processes whose command line contains `marker`.
+fn processes_with(marker: &str) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|raw| String::from_utf8_lossy(&raw).contains(marker))
+        })
+        .collect()
+}
+
+#[test]
+fn runner_kills_what_a_stubborn_cli_leaves_in_other_sessions() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let marker = format!("testbed-marker-{}", new_uuid());
+    let stub = dir.path().join("claude");
+    // Ignores SIGTERM and starts a child in a session of its own, as the CLI
+    // does for tools and hooks.
+    write_executable(
+        &stub,
+        &format!(
+            "#!/bin/sh\ntrap '' TERM\nsetsid sh -c 'sleep 300; : {marker}' &\n\
+             echo '{{\"type\":\"system\",\"subtype\":\"init\"}}'\nwhile :; do sleep 1; done\n"
+        ),
+    );
+    let repo = GitRepo::new();
+    let model = FakeModel::start(vec![]);
+
+    let session = Claude::from_bin(&stub)
+        .session(repo.path(), &model, "x")
+        .spawn();
+    let init = session.wait_for_event(SECS_10, |e| e["subtype"] == "init");
+    assert!(init.is_some(), "the stub started");
+    assert!(
+        wait_until(SECS_10, || !processes_with(&marker).is_empty()),
+        "the stub's child started"
+    );
+    let run = session.wait_timeout(Duration::ZERO);
+
+    assert!(run.timed_out);
+    assert_eq!(
+        run.signal(),
+        Some(9),
+        "SIGTERM was ignored, SIGKILL was not"
+    );
+    wait_until(Duration::from_secs(5), || {
+        processes_with(&marker).is_empty()
+    });
+    assert_eq!(
+        processes_with(&marker),
+        Vec::<u32>::new(),
+        "the child was killed too"
+    );
+}
+
+#[test]
+fn cli_timed_out_during_a_tool_call_leaves_no_process_behind() {
+    let claude = require_claude!();
+    let repo = GitRepo::new();
+    let marker = format!("testbed-marker-{}", new_uuid());
+    // The tool starts a command of its own that would outlive a plain kill.
+    let command = format!("sh -c 'sleep 300; : {marker}'");
+    let model = FakeModel::start(vec![
+        Turn::tool_use("Bash", json!({"command": command, "description": "hang"})),
+        Turn::text("unreachable"),
+    ]);
+
+    let session = claude
+        .session(repo.path(), &model, "hang in a tool")
+        .spawn();
+    assert!(
+        model.wait_for_requests(1, Duration::from_secs(30)),
+        "the CLI asked the model"
+    );
+    assert!(
+        wait_until(SECS_10, || !processes_with(&marker).is_empty()),
+        "the tool's command started"
+    );
+    let run = session.wait_timeout(Duration::ZERO);
+
+    assert!(run.timed_out, "{}", run.describe("expected a timeout"));
+    wait_until(Duration::from_secs(5), || {
+        processes_with(&marker).is_empty()
+    });
+    assert_eq!(
+        processes_with(&marker),
+        Vec::<u32>::new(),
+        "nothing of the run is left"
     );
 }

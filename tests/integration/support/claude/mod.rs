@@ -129,6 +129,11 @@ impl Claude {
         }
     }
 
+    /// A stand-in executable in the CLI's place (to test the runner itself).
+    pub fn from_bin(bin: impl Into<PathBuf>) -> Claude {
+        Claude { bin: bin.into() }
+    }
+
     pub fn bin(&self) -> &Path {
         &self.bin
     }

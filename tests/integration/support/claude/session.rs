@@ -391,14 +391,26 @@ impl Session {
     }
 
     /// SIGTERM to the group, SIGKILL after a grace period; the exit status.
+    /// Tool and hook processes run in sessions of their own, outside the
+    /// group: those still alive once the CLI is gone are killed with their
+    /// own groups.
     fn kill_group(&mut self) -> Option<ExitStatus> {
         let pid = self.rustix_pid().ok()?;
+        let family = descendants(self.pid);
         let _ = kill_process_group(pid, Signal::TERM);
-        if let Some(status) = self.poll_until(Instant::now() + TERM_GRACE) {
-            return Some(status);
+        let mut status = self.poll_until(Instant::now() + TERM_GRACE);
+        if status.is_none() {
+            let _ = kill_process_group(pid, Signal::KILL);
+            status = self.child.as_mut()?.wait().ok();
         }
-        let _ = kill_process_group(pid, Signal::KILL);
-        self.child.as_mut()?.wait().ok()
+        for pid in family
+            .into_iter()
+            .filter_map(|p| i32::try_from(p).ok().and_then(Pid::from_raw))
+        {
+            let _ = kill_process_group(pid, Signal::KILL);
+            let _ = kill_process(pid, Signal::KILL);
+        }
+        status
     }
 
     /// The output once both pipes closed (or a grace period passed).
@@ -420,4 +432,36 @@ impl Drop for Session {
             let _ = self.kill_group();
         }
     }
+}
+
+/// Every living descendant of `root`, from `/proc` (empty where it cannot be read).
+fn descendants(root: u32) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    // (pid, parent pid) of every process; the command name in `stat` may hold
+    // spaces and parentheses, so the fields are read after its last ')'.
+    let parents: Vec<(u32, u32)> = entries
+        .filter_map(|entry| {
+            let pid: u32 = entry.ok()?.file_name().to_str()?.parse().ok()?;
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            let after_name = &stat[stat.rfind(')')? + 1..];
+            let ppid = after_name.split_whitespace().nth(1)?.parse().ok()?;
+            Some((pid, ppid))
+        })
+        .collect();
+    let mut family = vec![root];
+    let mut next = 0;
+    while next < family.len() {
+        let parent = family[next];
+        family.extend(
+            parents
+                .iter()
+                .filter(|(_, pp)| *pp == parent)
+                .map(|(p, _)| *p),
+        );
+        next += 1;
+    }
+    family.remove(0);
+    family
 }
