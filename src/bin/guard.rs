@@ -66,31 +66,32 @@ fn install(
 }
 
 fn hook_mode() -> Outcome {
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let result = std::panic::catch_unwind(|| {
-            let mut bytes = Vec::new();
-            let limit = (hook::MAX_PAYLOAD + 1) as u64;
-            if let Err(e) = std::io::stdin().take(limit).read_to_end(&mut bytes) {
-                return Outcome::allow_with_note(format!("cannot read stdin: {e}"));
-            }
-            hook::run(&bytes, &Env::from_process())
-        });
-        let out = result.unwrap_or_else(|panic| {
-            let what = panic
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown panic".into());
-            Outcome::allow_with_note(format!("internal error ({what}); allowing"))
-        });
-        let _ = tx.send(out);
-    });
-    rx.recv_timeout(DEADLINE).unwrap_or_else(|_| {
-        Outcome::allow_with_note(format!(
+    // A watchdog, not a worker: the work stays on the main thread (no second malloc arena, no
+    // big stack), and if it ever runs past the deadline the watchdog allows and exits.
+    let _ = std::thread::Builder::new().stack_size(64 * 1024).spawn(|| {
+        std::thread::sleep(DEADLINE);
+        let out = Outcome::allow_with_note(format!(
             "no answer within {}s; allowing",
             DEADLINE.as_secs()
-        ))
+        ));
+        let _ = emit(&out);
+        std::process::exit(0);
+    });
+    let result = std::panic::catch_unwind(|| {
+        let mut bytes = Vec::new();
+        let limit = (hook::MAX_PAYLOAD + 1) as u64;
+        if let Err(e) = std::io::stdin().take(limit).read_to_end(&mut bytes) {
+            return Outcome::allow_with_note(format!("cannot read stdin: {e}"));
+        }
+        hook::run(&bytes, &Env::from_process())
+    });
+    result.unwrap_or_else(|panic| {
+        let what = panic
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown panic".into());
+        Outcome::allow_with_note(format!("internal error ({what}); allowing"))
     })
 }
 

@@ -272,9 +272,10 @@ pub fn check_write(
     }
     let ci = ctx.paths.case_insensitive();
     let owns_of = |h: &Held| Owns::new(&h.record.owns, ci).ok();
+    let may_own = |h: &Held, rel: &str| !crate::globs::cannot_match(&h.record.owns, rel, ci);
     let mine_covers = |rel: &str| {
         live.iter()
-            .filter(|h| h.record.session_id == p.session_id)
+            .filter(|h| h.record.session_id == p.session_id && may_own(h, rel))
             .any(|h| owns_of(h).is_some_and(|o| o.is_match(rel)))
     };
     let in_binary_dir = env
@@ -286,6 +287,7 @@ pub fn check_write(
         RepoPath::Root | RepoPath::Outside => None,
     };
     let protected = match &rel {
+        Some(rel) if crate::globs::cannot_match(&ctx.config.protected_paths, rel, ci) => false,
         Some(rel) => Owns::new(&ctx.config.protected_paths, ci)
             .map(|o| o.is_match(rel))
             .unwrap_or(false),
@@ -302,7 +304,10 @@ pub fn check_write(
     if mine_covers(&rel) {
         return Ok(());
     }
-    for h in live.iter().filter(|h| h.record.session_id != p.session_id) {
+    for h in live
+        .iter()
+        .filter(|h| h.record.session_id != p.session_id && may_own(h, &rel))
+    {
         if owns_of(h).is_some_and(|o| o.is_match(&rel)) {
             return Err(format!(
                 "session-lock: {rel} is owned by stream '{}' ({}). Edit only files your own stream owns; for a change here ask that stream's session, or wait for it: wait-milestone {} --stream <yours>",

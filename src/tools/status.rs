@@ -162,7 +162,10 @@ pub fn config_value(cfg: &Config, key: &str) -> anyhow::Result<String> {
     match all.get(key) {
         Some(serde_json::Value::String(s)) => Ok(s.clone()),
         Some(v) => Ok(v.to_string()),
-        None => Err(fail(Code::Usage, format!("--config-value: no config key '{key}'"))),
+        None => Err(fail(
+            Code::Usage,
+            format!("--config-value: no config key '{key}'"),
+        )),
     }
 }
 
