@@ -10,7 +10,10 @@
 //! - `e2e_testbed`: proves the bed itself: the fake model's protocol, and the
 //!   real CLI's round trips through it (text, tools, hooks, parallel sessions,
 //!   API errors, timeouts).
+//! - `guard_props`: property tests of the guard binary (arbitrary bytes, JSON and
+//!   payloads: exit 0 or 2, no hang, nothing on stdout but one decision).
 
 mod support;
 
 mod e2e_testbed;
+mod guard_props;
