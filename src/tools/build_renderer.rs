@@ -18,11 +18,12 @@
 use crate::exit::{Code, fail};
 use crate::filelock::FileLock;
 use crate::state::{Layout, short_id};
+use crate::tools::{caller_session, repo_root, shell};
 use crate::{atomic, config::Config, liveness, time};
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
@@ -64,9 +65,7 @@ pub struct Party {
 impl Party {
     fn me(layout: &Layout, command: &str) -> Party {
         let pid = std::process::id();
-        let session_id = std::env::var("CLAUDE_CODE_SESSION_ID")
-            .ok()
-            .filter(|s| !s.is_empty());
+        let session_id = caller_session();
         let stream = session_id.as_deref().and_then(|id| stream_of(layout, id));
         Party {
             pid,
@@ -150,47 +149,6 @@ pub fn finish(result: anyhow::Result<Finished>) -> std::process::ExitCode {
         }
         Ok(Finished::Code(code)) => crate::cli::finish(TOOL, Ok(code)),
         Err(e) => crate::cli::finish(TOOL, Err(e)),
-    }
-}
-
-/// The repo to act on: `--repo`, else `CLAUDE_PROJECT_DIR`, else the git top of the current dir.
-pub fn resolve_root(repo: Option<&Path>) -> anyhow::Result<PathBuf> {
-    if let Some(dir) = repo {
-        if !dir.is_dir() {
-            return Err(fail(
-                Code::Usage,
-                format!("--repo {}: not a folder", dir.display()),
-            ));
-        }
-        return Ok(dir.to_path_buf());
-    }
-    let cwd = std::env::current_dir().context("cannot read the current folder")?;
-    let project = std::env::var("CLAUDE_PROJECT_DIR").ok();
-    crate::state::repo_root(&cwd, project.as_deref()).ok_or_else(|| {
-        fail(
-            Code::Usage,
-            format!(
-                "{} is not inside a git repository; pass --repo DIR",
-                cwd.display()
-            ),
-        )
-    })
-}
-
-/// A command line run through the platform shell (`sh -c`, `cmd /C`).
-pub fn shell(command: &str) -> Command {
-    #[cfg(windows)]
-    {
-        use std::os::windows::process::CommandExt;
-        let mut c = Command::new("cmd");
-        c.arg("/C").raw_arg(command);
-        c
-    }
-    #[cfg(not(windows))]
-    {
-        let mut c = Command::new("sh");
-        c.arg("-c").arg(command);
-        c
     }
 }
 
@@ -431,7 +389,7 @@ struct Summary<'a> {
 
 /// Runs `build-renderer`.
 pub fn run(opts: &Options) -> anyhow::Result<Finished> {
-    let root = resolve_root(opts.repo.as_deref())?;
+    let root = repo_root(opts.repo.as_deref())?;
     let layout = Layout::new(&root);
     if opts.status {
         let s = status(&layout);

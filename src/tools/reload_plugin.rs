@@ -16,7 +16,8 @@
 
 use crate::config::{Config, ReloadPluginConfig};
 use crate::exit::{Code, fail};
-use crate::tools::build_renderer::{resolve_root, seconds, shell};
+use crate::tools::build_renderer::seconds;
+use crate::tools::{repo_root, shell};
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -478,7 +479,7 @@ impl Progress {
 
 /// Runs `reload-plugin`.
 pub fn run(opts: &Options) -> anyhow::Result<Code> {
-    let root = resolve_root(opts.repo.as_deref())?;
+    let root = repo_root(opts.repo.as_deref())?;
     let config = Config::load(&root).map_err(|e| fail(Code::Usage, e.to_string()))?;
     let env_bridge = std::env::var(BRIDGE_ENV).ok();
     let progress = Progress { json: opts.json };

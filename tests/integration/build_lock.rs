@@ -2,50 +2,17 @@
 //! a holder that dies releases it, and the exit status is the build's own.
 #![cfg(unix)]
 
+use crate::support::repo::GitRepo;
 use serde_json::Value;
 use std::os::unix::process::CommandExt;
-use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-/// A temporary git repository (canonical path).
-pub struct Repo {
-    _dir: tempfile::TempDir,
-    pub path: PathBuf,
-}
-
-impl Repo {
-    pub fn new() -> Repo {
-        let dir = tempfile::Builder::new()
-            .prefix("sl-build-")
-            .tempdir()
-            .expect("temp dir");
-        let path = dir.path().canonicalize().expect("canonical temp dir");
-        let out = Command::new("git")
-            .args(["init", "--quiet"])
-            .current_dir(&path)
-            .output()
-            .expect("git init");
-        assert!(out.status.success(), "git init failed");
-        Repo { _dir: dir, path }
-    }
-
-    pub fn write(&self, rel: &str, text: &str) {
-        let p = self.path.join(rel);
-        std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
-        std::fs::write(p, text).expect("write");
-    }
-
-    pub fn read(&self, rel: &str) -> String {
-        std::fs::read_to_string(self.path.join(rel)).unwrap_or_default()
-    }
-}
-
-fn tool(repo: &Repo) -> Command {
+fn tool(repo: &GitRepo) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_build-renderer"));
     c.arg("--repo")
-        .arg(&repo.path)
-        .current_dir(&repo.path)
+        .arg(repo.path())
+        .current_dir(repo.path())
         .env_remove("CLAUDE_CODE_SESSION_ID")
         .env_remove("CLAUDE_PROJECT_DIR")
         .stdin(Stdio::null());
@@ -69,7 +36,7 @@ fn wait_for(what: &str, limit: Duration, mut cond: impl FnMut() -> bool) {
     }
 }
 
-fn status(repo: &Repo) -> Value {
+fn status(repo: &GitRepo) -> Value {
     let out = tool(repo)
         .args(["--status", "--json"])
         .output()
@@ -106,7 +73,7 @@ fn assert_serial(log: &str, n: usize) {
 
 #[test]
 fn concurrent_builds_run_one_after_the_other() {
-    let repo = Repo::new();
+    let repo = GitRepo::new();
     repo.write(
         "session-lock/config.json",
         r#"{"build": {"command": "echo \"start $N\" >> build.log; sleep 0.3; echo \"end $N\" >> build.log"}}"#,
@@ -130,7 +97,7 @@ fn concurrent_builds_run_one_after_the_other() {
         let out = child.wait_with_output().expect("wait");
         assert!(out.status.success(), "build failed: {:?}", text(&out));
     }
-    assert_serial(&repo.read("build.log"), 4);
+    assert_serial(&repo.read("build.log").unwrap_or_default(), 4);
     let s = status(&repo);
     assert_eq!(s["holding"], false);
     assert!(s["holder"].is_null(), "{s}");
@@ -149,7 +116,7 @@ fn lock_record(stream: &str, session: &str) -> String {
 
 #[test]
 fn waiters_see_the_holder_and_the_queue() {
-    let repo = Repo::new();
+    let repo = GitRepo::new();
     let s1 = "aaaa1111-0000-4000-8000-000000000001";
     let s2 = "bbbb2222-0000-4000-8000-000000000002";
     repo.write("session-lock/api.lock", &lock_record("api", s1));
@@ -168,7 +135,7 @@ fn waiters_see_the_holder_and_the_queue() {
     ]);
     let holder = spawn_piped(holder);
     wait_for("the holder's build", Duration::from_secs(20), || {
-        repo.path.join("started").exists()
+        repo.path().join("started").exists()
     });
 
     let s = status(&repo);
@@ -241,7 +208,7 @@ fn waiters_see_the_holder_and_the_queue() {
     // Long enough for a "still waiting" line (reportSeconds is 1).
     std::thread::sleep(Duration::from_millis(1300));
 
-    std::fs::write(repo.path.join("release"), "").expect("release");
+    std::fs::write(repo.path().join("release"), "").expect("release");
     let h = holder.wait_with_output().expect("holder");
     assert!(h.status.success(), "{:?}", text(&h));
     let o1 = w1.wait_with_output().expect("w1");
@@ -257,7 +224,7 @@ fn waiters_see_the_holder_and_the_queue() {
         assert!(e.contains("got the build lock after"), "{e}");
     }
     // Whoever went second saw the lock change hands to the first.
-    let order = repo.read("order.log");
+    let order = repo.read("order.log").unwrap_or_default();
     let second = if order.starts_with("w1") { &e2 } else { &e1 };
     assert!(
         second.contains("the build lock changed hands; now held by"),
@@ -268,7 +235,7 @@ fn waiters_see_the_holder_and_the_queue() {
     assert!(s["holder"].is_null(), "{s}");
     assert_eq!(s["queue"], serde_json::json!([]), "waiters leave the queue");
     assert!(
-        std::fs::read_dir(repo.path.join("session-lock/build.queue"))
+        std::fs::read_dir(repo.path().join("session-lock/build.queue"))
             .expect("queue dir")
             .next()
             .is_none(),
@@ -278,7 +245,7 @@ fn waiters_see_the_holder_and_the_queue() {
 
 #[test]
 fn a_killed_holder_releases_the_lock() {
-    let repo = Repo::new();
+    let repo = GitRepo::new();
     // The holder and its build in a process group of their own, killed together (a session
     // whose whole command tree dies).
     let mut holder = tool(&repo);
@@ -287,7 +254,7 @@ fn a_killed_holder_releases_the_lock() {
         .process_group(0);
     let mut holder = spawn_piped(holder);
     wait_for("the holder's build", Duration::from_secs(20), || {
-        repo.path.join("started").exists()
+        repo.path().join("started").exists()
     });
     assert_eq!(status(&repo)["holding"], true);
     let pgid = holder.id();
@@ -318,7 +285,7 @@ fn a_killed_holder_releases_the_lock() {
         .expect("next build");
     assert!(next.status.success(), "{:?}", text(&next));
     assert!(started.elapsed() < Duration::from_secs(10));
-    assert_eq!(repo.read("next.out"), "next\n");
+    assert_eq!(repo.read("next.out").unwrap_or_default(), "next\n");
     assert!(
         text(&next)
             .1
@@ -335,7 +302,7 @@ fn a_killed_holder_releases_the_lock() {
 
 #[test]
 fn the_build_of_a_killed_holder_ends_before_the_next_starts() {
-    let repo = Repo::new();
+    let repo = GitRepo::new();
     // Only the holder is killed; its build goes on and must finish before another starts.
     let mut holder = tool(&repo);
     holder.args([
@@ -346,7 +313,7 @@ fn the_build_of_a_killed_holder_ends_before_the_next_starts() {
     ]);
     let mut holder = spawn_piped(holder);
     wait_for("the holder's build", Duration::from_secs(20), || {
-        repo.path.join("started").exists()
+        repo.path().join("started").exists()
     });
     holder.kill().expect("SIGKILL the holder");
     holder.wait().expect("reap holder");
@@ -372,13 +339,17 @@ fn the_build_of_a_killed_holder_ends_before_the_next_starts() {
         "{:?}",
         text(&next)
     );
-    assert_serial(&repo.read("build.log"), 2);
-    assert!(repo.read("build.log").starts_with("start 1\nend 1\n"));
+    assert_serial(&repo.read("build.log").unwrap_or_default(), 2);
+    assert!(
+        repo.read("build.log")
+            .unwrap_or_default()
+            .starts_with("start 1\nend 1\n")
+    );
 }
 
 #[test]
 fn the_exit_status_is_the_builds_own() {
-    let repo = Repo::new();
+    let repo = GitRepo::new();
     let run = |args: &[&str]| tool(&repo).args(args).output().expect("run");
 
     let ok = run(&["--", "sh", "-c", "echo built"]);
@@ -422,24 +393,27 @@ fn the_exit_status_is_the_builds_own() {
 
 #[test]
 fn the_configured_command_runs_from_the_repo_root() {
-    let repo = Repo::new();
+    let repo = GitRepo::new();
     repo.write(
         "session-lock/config.json",
         r#"{"build": {"command": "pwd > where.txt"}}"#,
     );
-    std::fs::create_dir_all(repo.path.join("src/deep")).unwrap();
+    std::fs::create_dir_all(repo.path().join("src/deep")).unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_build-renderer"))
-        .current_dir(repo.path.join("src/deep"))
+        .current_dir(repo.path().join("src/deep"))
         .env_remove("CLAUDE_PROJECT_DIR")
         .output()
         .expect("run");
     assert!(out.status.success(), "{:?}", text(&out));
-    assert_eq!(repo.read("where.txt").trim(), repo.path.to_str().unwrap());
+    assert_eq!(
+        repo.read("where.txt").unwrap_or_default().trim(),
+        repo.path().to_str().unwrap()
+    );
 }
 
 #[test]
 fn a_bad_build_config_names_the_key() {
-    let repo = Repo::new();
+    let repo = GitRepo::new();
     repo.write(
         "session-lock/config.json",
         r#"{"build": {"command": ["npx"]}}"#,

@@ -3,13 +3,14 @@
 #![cfg(unix)]
 
 use crate::reload_bridge::FakeBridge;
+use crate::support::repo::GitRepo;
 use serde_json::{Value, json};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
-/// A repository with three plugins, and a scratch folder outside it (user data, logs).
+/// A repository with four plugins, and a scratch folder outside it (user data, logs).
 struct Fixture {
-    _dir: tempfile::TempDir,
+    repo: GitRepo,
     _outside: tempfile::TempDir,
     root: PathBuf,
     /// Outside the repo: the fake commands log here.
@@ -18,45 +19,11 @@ struct Fixture {
     user_data: PathBuf,
 }
 
-fn git(root: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(root)
-        .args(args)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_AUTHOR_NAME", "Test")
-        .env("GIT_AUTHOR_EMAIL", "test@example.invalid")
-        .env("GIT_COMMITTER_NAME", "Test")
-        .env("GIT_COMMITTER_EMAIL", "test@example.invalid")
-        .output()
-        .expect("run git");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
 impl Fixture {
-    /// `typecheck` and `emit` are shell lines; `{log}` in them is the calls log.
+    /// `typecheck` and `emit` are shell lines; `{log}` in them is the calls log. `extra` holds
+    /// more `reloadPlugin` keys.
     fn new(typecheck: &str, emit: &str, extra: Value) -> Fixture {
-        let dir = tempfile::Builder::new()
-            .prefix("sl-reload-")
-            .tempdir()
-            .expect("temp dir");
-        let outside = tempfile::tempdir().expect("temp dir");
-        let root = dir.path().canonicalize().expect("canonical");
-        let calls_log = outside.path().join("calls.log");
-        let user_data = outside.path().join("user-data");
-        let fx = Fixture {
-            _dir: dir,
-            _outside: outside,
-            root,
-            calls_log,
-            user_data,
-        };
-        for (rel, text) in [
+        let repo = GitRepo::with_files(&[
             (
                 "plugins-library/notes/main/index.ts",
                 "export const a = 1;\n",
@@ -74,27 +41,31 @@ impl Fixture {
                 "plugins-library/ai-chat/main/index.js",
                 "exports.chat = 1;\n",
             ),
-        ] {
-            fx.write(rel, text);
-        }
-        let log = fx.calls_log.to_str().expect("utf-8");
+        ]);
+        let outside = tempfile::tempdir().expect("temp dir");
+        let calls_log = outside.path().join("calls.log");
+        let log = calls_log.to_str().expect("utf-8").to_string();
         let mut reload = json!({
-            "typecheck": typecheck.replace("{log}", log),
-            "emit": emit.replace("{log}", log),
+            "typecheck": typecheck.replace("{log}", &log),
+            "emit": emit.replace("{log}", &log),
         });
         if let (Some(r), Some(e)) = (reload.as_object_mut(), extra.as_object()) {
             for (k, v) in e {
                 r.insert(k.clone(), v.clone());
             }
         }
-        fx.write(
+        repo.write(
             "session-lock/config.json",
             &json!({ "reloadPlugin": reload }).to_string(),
         );
-        git(&fx.root, &["init", "--quiet"]);
-        git(&fx.root, &["add", "--all"]);
-        git(&fx.root, &["commit", "--quiet", "-m", "plugins"]);
-        fx
+        repo.commit_all("reload config");
+        Fixture {
+            root: repo.path().to_path_buf(),
+            user_data: outside.path().join("user-data"),
+            calls_log,
+            repo,
+            _outside: outside,
+        }
     }
 
     /// The usual fixture: a clean typecheck, and an emit that rewrites this plugin's output and
@@ -108,9 +79,7 @@ impl Fixture {
     }
 
     fn write(&self, rel: &str, text: &str) {
-        let p = self.root.join(rel);
-        std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
-        std::fs::write(p, text).expect("write");
+        self.repo.write(rel, text);
     }
 
     fn calls(&self) -> String {
@@ -118,12 +87,7 @@ impl Fixture {
     }
 
     fn git_status(&self) -> String {
-        let out = Command::new("git")
-            .arg("-C")
-            .arg(&self.root)
-            .args(["status", "--porcelain"])
-            .output()
-            .expect("git status");
+        let out = self.repo.git(&["status", "--porcelain"]);
         String::from_utf8_lossy(&out.stdout).to_string()
     }
 
