@@ -16,6 +16,9 @@
 //!   waiters and the queue, a killed holder, the build's exit status.
 //! - `reload_pipeline` (with the fake bridge `reload_bridge`): `reload-plugin` end to end.
 
+// The tests drive real processes with POSIX shells and signals; they run on Unix.
+#![cfg(unix)]
+
 mod support;
 
 mod build_lock;
