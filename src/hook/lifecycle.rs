@@ -110,9 +110,9 @@ pub fn claim(ctx: &Ctx, p: &Payload, env: &Env, stream: &Word) -> Result<(), Str
         ));
     }
     let name = stream.text.as_str();
-    if !plans::valid_stream_name(name) {
+    if let Some(problem) = plans::stream_name_problem(name) {
         return Err(format!(
-            "session-lock: '{name}' is not a stream name (letters, digits, '.', '_', '-')"
+            "session-lock: '{name}' is not a stream name ({problem})"
         ));
     }
     let streams = plans::load(&ctx.root, &ctx.config.plan_glob)
