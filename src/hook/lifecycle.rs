@@ -115,6 +115,11 @@ pub fn claim(ctx: &Ctx, p: &Payload, env: &Env, stream: &Word) -> Result<(), Str
             "session-lock: '{name}' is not a stream name ({problem})"
         ));
     }
+    if p.session_id.is_empty() {
+        return Err(format!(
+            "session-lock: the hook payload carries no session_id, so the claim of '{name}' cannot be recorded (a lock without its session protects nothing)"
+        ));
+    }
     let streams = plans::load(&ctx.root, &ctx.config.plan_glob)
         .map_err(|e| format!("session-lock: cannot claim '{name}': {e}"))?;
     let Some(plan) = streams.iter().find(|s| s.name == name) else {
