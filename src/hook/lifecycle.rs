@@ -146,7 +146,9 @@ pub fn claim(ctx: &Ctx, p: &Payload, env: &Env, stream: &Word) -> Result<(), Str
         .ok_or_else(|| {
             "session-lock: the state folder stayed locked; try the claim again".to_string()
         })?;
-    let existing = ctx.layout.read_lock(name).ok().flatten();
+    let existing = ctx.layout.read_lock(name).map_err(|bad| {
+        format!("session-lock: cannot claim '{name}': {bad}; fix or delete that file")
+    })?;
     let client_start = env.client_pid.and_then(liveness::start_time);
     let now_iso = time::iso(ctx.now);
     let mut record = LockRecord {
