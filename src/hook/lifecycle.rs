@@ -361,11 +361,19 @@ pub fn stream_commands(segments: &[Vec<Word>]) -> Vec<StreamCommand> {
             "release" => "release",
             _ => continue,
         };
-        match seg
-            .iter()
-            .skip(1)
-            .find(|w| !w.text.starts_with('-') || w.dynamic)
-        {
+        // The first argument that is not an option; `--repo DIR` takes a value.
+        let mut args = seg.iter().skip(1);
+        let mut stream = None;
+        while let Some(w) = args.next() {
+            if w.dynamic || !w.text.starts_with('-') {
+                stream = Some(w);
+                break;
+            }
+            if w.text == "--repo" {
+                args.next();
+            }
+        }
+        match stream {
             Some(w) if cmd == "claim" => out.push(StreamCommand::Claim(w.clone())),
             Some(w) => out.push(StreamCommand::Release(w.clone())),
             None => out.push(StreamCommand::Bare(cmd)),
