@@ -849,7 +849,7 @@ fn run_case(case: &Case) -> Result<(), String> {
         None => {}
     }
     for (k, v) in &case.env {
-        cmd.env(k, v);
+        cmd.env(k, v.replace("$REPO", &p.repo.root.to_string_lossy()));
     }
     let out = run_with_stdin(cmd, &p.stdin);
     let stdout = String::from_utf8_lossy(&out.stdout).to_string();
@@ -962,7 +962,18 @@ fn lifecycle_corpus() {
                 loop {
                     let i = next.fetch_add(1, Ordering::SeqCst);
                     let Some(case) = cases.get(i) else { break };
-                    if let Err(e) = run_case(case)
+                    let started = std::time::Instant::now();
+                    let result = run_case(case);
+                    if started.elapsed() > std::time::Duration::from_secs(1) {
+                        println!(
+                            "selftest: slow case {}:{} {} ({:?})",
+                            case.file,
+                            case.line,
+                            case.name,
+                            started.elapsed()
+                        );
+                    }
+                    if let Err(e) = result
                         && let Ok(mut f) = failed.lock()
                     {
                         let text = format!("{}:{} {}\n      {e}", case.file, case.line, case.name);
@@ -1037,4 +1048,22 @@ fn corpus_parser_is_strict() {
         ok[0].expect,
         Some(Expect::Block(vec!["held by \"x\"".into(), "two".into()]))
     );
+}
+
+#[test]
+fn runner_reports_wrong_expectations() {
+    let text = "== wrong decision\nplan: api owns src/api/**\nlock: api by other heartbeat 1m\ntool: Edit\npath: src/api/x.ts\n> allow\n\n== wrong fragment\nplan: api owns src/api/**\nlock: api by other heartbeat 1m\ntool: Edit\npath: src/api/x.ts\n> block \"owned by stream 'ui'\"\n\n== wrong after\nplan: api owns src/api/**\ncommand: claim api\n> allow\n> after: no lock api\n\n== unexpected note\nstdin: [1]\n> allow\n";
+    let cases = parse_file("x.case", text).unwrap();
+    let errs: Vec<String> = cases
+        .iter()
+        .map(|c| run_case(c).expect_err(&c.name))
+        .collect();
+    assert!(errs[0].contains("expected Allow, got Block"), "{}", errs[0]);
+    assert!(
+        errs[1].contains("lacks [\"owned by stream 'ui'\"]"),
+        "{}",
+        errs[1]
+    );
+    assert!(errs[2].contains("after: lock api exists"), "{}", errs[2]);
+    assert!(errs[3].contains("stderr should be empty"), "{}", errs[3]);
 }
