@@ -176,9 +176,11 @@ impl Repo {
         git_in(&self.root, args)
     }
 
-    /// `git add -A && git commit`.
-    pub fn commit_all(&self, msg: &str) {
-        self.git(&["add", "-A"]);
+    /// `git add <paths> && git commit` (never `-A`: the state folder stays untracked).
+    pub fn commit(&self, paths: &[&str], msg: &str) {
+        let mut args = vec!["add", "--"];
+        args.extend_from_slice(paths);
+        self.git(&args);
         self.git(&["commit", "-q", "-m", msg]);
     }
 
@@ -218,6 +220,55 @@ impl Repo {
             .current_dir(&self.root)
             .stdin(Stdio::null());
         c
+    }
+
+    /// A tool run by session `who` (as from its Bash tool: `CLAUDE_CODE_SESSION_ID` set).
+    pub fn tool_as(&self, name: &str, who: &str) -> Command {
+        let mut c = self.tool(name);
+        c.env("CLAUDE_CODE_SESSION_ID", sid(who));
+        c
+    }
+
+    /// Runs a tool to the end and returns (exit code, stdout, stderr).
+    pub fn run(&self, mut cmd: Command) -> (i32, String, String) {
+        let out = cmd.output().expect("run tool");
+        (
+            out.status.code().unwrap_or(-1),
+            text(&out.stdout),
+            text(&out.stderr),
+        )
+    }
+
+    /// Session `who` claims `stream` the way a session does: the guard sees `claim <stream>`.
+    /// Panics unless the guard allowed it and recorded the lock.
+    pub fn claim(&self, who: &str, stream: &str) {
+        let out = self.bash(who, &format!("claim {stream}"));
+        assert_eq!(
+            verdict(&out),
+            Ok(Verdict::Allow),
+            "claim {stream} by {who}: {}",
+            text(&out.stderr)
+        );
+        let lock = self.lock_json(stream).expect("the guard wrote no lock");
+        assert_eq!(lock["sessionId"], sid(who));
+    }
+
+    /// Moves a lock's heartbeat `age_ms` into the past (as if its session had gone quiet).
+    pub fn age_lock(&self, stream: &str, age_ms: u64) {
+        let mut lock = self.lock_json(stream).expect("no lock to age");
+        lock["heartbeatAt"] = json!(session_lock::time::iso(
+            session_lock::time::now_ms() - age_ms
+        ));
+        self.write(
+            &format!("session-lock/{stream}.lock"),
+            &serde_json::to_string_pretty(&lock).unwrap(),
+        );
+    }
+
+    /// The heartbeat of a lock, in ms since the epoch.
+    pub fn heartbeat_ms(&self, stream: &str) -> Option<u64> {
+        let lock = self.lock_json(stream)?;
+        session_lock::time::parse_iso(lock["heartbeatAt"].as_str()?)
     }
 
     /// The guard as a hook: `payload` on stdin.

@@ -1,4 +1,6 @@
 //! The one integration-test binary: every module runs the real binaries in temp git repos.
 
+mod lifecycle_flow;
+mod lifecycle_race;
 mod lifecycle_support;
 mod selftest;
