@@ -4,3 +4,4 @@ mod lifecycle_flow;
 mod lifecycle_race;
 mod lifecycle_support;
 mod selftest;
+mod tools_release;
