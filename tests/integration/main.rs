@@ -5,3 +5,4 @@ mod lifecycle_race;
 mod lifecycle_support;
 mod selftest;
 mod tools_release;
+mod tools_status;
