@@ -258,3 +258,26 @@ fn timeout_needs_wait() {
     assert_eq!(code, 0);
     assert!(out.contains("no streams: no plans and no locks"), "{out}");
 }
+
+#[test]
+fn archive_is_refused_while_a_stream_is_open() {
+    let repo = Repo::new();
+    repo.plan("api", 1, &["src/api/**"]);
+    repo.plan("ui", 1, &["src/ui/**"]);
+    repo.claim("alice", "api");
+    repo.lock("ui", "bob", &["src/ui/**"], 1, 45 * 60_000);
+    let (code, _, err) = status(&repo, &["--archive"]);
+    assert_eq!(code, 8, "{err}");
+    assert!(
+        err.contains("will not archive while 2 stream(s) are open: api (active")
+            && err.contains("ui (stale, heartbeat 45m ago)"),
+        "{err}"
+    );
+    assert!(repo.exists("session-lock/api.lock") && !repo.exists("session-lock/history"));
+    // An abandoned lock (stale past the round limit) does not stop the archive.
+    repo.lock("api", "alice", &["src/api/**"], 1, 61 * 60_000);
+    repo.lock("ui", "bob", &["src/ui/**"], 1, 61 * 60_000);
+    let (code, out, err) = status(&repo, &["--archive"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("archived the round to"), "{out}");
+}
