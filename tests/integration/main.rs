@@ -6,3 +6,4 @@ mod lifecycle_support;
 mod selftest;
 mod tools_release;
 mod tools_status;
+mod tools_wait;
