@@ -5,6 +5,7 @@ mod lifecycle_race;
 mod lifecycle_support;
 mod selftest;
 mod tools_claim;
+mod tools_corrupt;
 mod tools_release;
 mod tools_status;
 mod tools_wait;
