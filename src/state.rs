@@ -195,7 +195,14 @@ impl Layout {
                 });
             }
         };
-        self.parse_lock(&path, &text).map(Some)
+        let held = self.parse_lock(&path, &text)?;
+        if held.record.stream != stream {
+            return Err(BadLock {
+                reason: format!("names stream '{}', not '{stream}'", held.record.stream),
+                path,
+            });
+        }
+        Ok(Some(held))
     }
 
     fn parse_lock(&self, path: &Path, text: &str) -> Result<Held, BadLock> {
@@ -417,6 +424,10 @@ mod tests {
         assert_eq!(bad.len(), 1);
         assert!(bad[0].to_string().contains("ui.lock"), "{}", bad[0]);
         assert!(l.read_lock("ui").is_err());
+        // A lock file naming another stream is broken for read_lock as for read_locks.
+        std::fs::copy(l.lock_path("api"), l.lock_path("web")).unwrap();
+        let err = l.read_lock("web").unwrap_err().to_string();
+        assert!(err.contains("names stream 'api', not 'web'"), "{err}");
     }
 
     #[test]

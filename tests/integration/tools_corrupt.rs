@@ -93,6 +93,16 @@ fn a_lock_with_a_bad_timestamp_or_another_stream_is_named() {
         out.contains("api.lock: names stream 'ui', not 'api'"),
         "{out}"
     );
+    // release and claim read the one lock: the same check, not ui's record under api's name.
+    for tool in ["release", "claim"] {
+        let (code, _, err) = run(&repo, tool, "alice", &["api"]);
+        assert_eq!(code, 1, "{tool}: {err}");
+        assert!(
+            err.contains("api.lock: names stream 'ui', not 'api'"),
+            "{tool}: {err}"
+        );
+    }
+    assert!(!repo.exists("session-lock/api.done"));
 }
 
 #[test]
