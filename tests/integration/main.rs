@@ -6,6 +6,7 @@ mod lifecycle_support;
 mod selftest;
 mod tools_claim;
 mod tools_corrupt;
+mod tools_install;
 mod tools_release;
 mod tools_status;
 mod tools_wait;
