@@ -284,10 +284,11 @@ pub fn check_write(
             .filter(|h| h.record.session_id == p.session_id)
             .any(|h| owns_of(h).is_some_and(|o| o.is_match(rel)))
     };
-    let in_binary_dir = env
-        .binary_dir
-        .as_deref()
-        .is_some_and(|d| under_dir(d, raw, &p.cwd));
+    // The suite's own folder is frozen; a folder that holds the whole repo (the guard copied to
+    // the repo root) is not the suite's, or every file in the repo would be frozen.
+    let in_binary_dir = env.binary_dir.as_deref().is_some_and(|d| {
+        !under_dir(d, &ctx.root.to_string_lossy(), &p.cwd) && under_dir(d, raw, &p.cwd)
+    });
     let rel = match ctx.paths.locate(&p.cwd, raw) {
         RepoPath::Inside(rel) => Some(rel),
         RepoPath::Root | RepoPath::Outside => None,

@@ -108,3 +108,36 @@ fn a_round_from_claim_to_release() {
     // With no live lock left, the protocol files are editable again.
     allowed(&repo.edit("alice", "session-lock/config.json"));
 }
+
+#[test]
+fn a_guard_kept_at_the_repo_root_freezes_only_the_protocol_files() {
+    let repo = Repo::new();
+    repo.plan("api", 1, &["src/api/**"]);
+    repo.lock("api", "bob", &["src/api/**"], 1, 60_000);
+    let guard = repo.path("guard");
+    // A hard link keeps no write handle open (a copy's can leak into a child another test
+    // forks, and exec then fails with "text file busy"); copy only across file systems.
+    if std::fs::hard_link(crate::lifecycle_support::bin("guard"), &guard).is_err() {
+        std::fs::copy(crate::lifecycle_support::bin("guard"), &guard).expect("copy guard");
+    }
+    let run = |rel: &str| {
+        let mut cmd = std::process::Command::new(&guard);
+        cmd.env_remove("CLAUDE_PROJECT_DIR")
+            .env("SESSION_LOCK_HOME", &repo.home)
+            .current_dir(&repo.root);
+        let payload = repo.payload(
+            "alice",
+            "Write",
+            json!({"file_path": repo.path(rel).to_string_lossy(), "content": "x"}),
+        );
+        crate::lifecycle_support::run_with_stdin(cmd, payload.to_string().as_bytes())
+    };
+    allowed(&run("docs/notes.md"));
+    let reason = blocked(&run("src/api/x.ts"));
+    assert!(reason.contains("owned by stream 'api'"), "{reason}");
+    let reason = blocked(&run("session-lock/api.done"));
+    assert!(
+        reason.contains("part of the session-lock protocol"),
+        "{reason}"
+    );
+}
