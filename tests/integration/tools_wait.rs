@@ -173,4 +173,14 @@ fn bad_targets_and_other_sessions_streams() {
     );
     let (code, _, err) = wait(&repo, "alice", &["../x", "--timeout", "1"]);
     assert_eq!(code, 2, "{err}");
+    // A misspelt stream is not waited for (with --stream the wait has no limit).
+    let started = Instant::now();
+    let (code, _, err) = wait(&repo, "alice", &["theirss", "--stream", "mine"]);
+    assert_eq!(code, 6, "{err}");
+    assert!(err.contains("no plan declares stream 'theirss'"), "{err}");
+    assert!(started.elapsed() < Duration::from_secs(5));
+    // A stream with a lock but no plan (the plan was removed) can still be waited for.
+    repo.lock("adhoc", "bob", &["adhoc/**"], 1, 0);
+    let (code, _, err) = wait(&repo, "alice", &["adhoc", "--timeout", "1"]);
+    assert_eq!(code, 5, "{err}");
 }
