@@ -503,9 +503,9 @@ fn guard_dir() -> String {
         .unwrap_or_default()
 }
 
-fn tool_input(case: &Case, file: Option<String>) -> Value {
-    let tool = case.tool.as_deref().unwrap_or("");
-    if let Some(cmd) = &case.command {
+/// The `tool_input` a client would send for `tool` on `file` (or the Bash `command`).
+fn tool_input(tool: &str, command: Option<&str>, file: Option<String>) -> Value {
+    if let Some(cmd) = command {
         return json!({"command": cmd, "description": "selftest"});
     }
     let Some(path) = file else { return json!({}) };
@@ -529,30 +529,90 @@ struct Prepared {
     stdin: Vec<u8>,
     proc_cwd: PathBuf,
     exit2: bool,
-    /// Lock texts as written, by stream (heartbeatAt, claimedAt).
+    /// Lock timestamps as written, by stream (heartbeatAt, claimedAt).
     written: HashMap<String, (String, String)>,
     started_ms: u64,
 }
 
-fn prepare(case: &Case) -> Result<Prepared, String> {
-    let repo = Repo::new();
-    let root = repo.root.to_string_lossy().to_string();
-    let now = session_lock::time::now_ms();
-    let mut written = HashMap::new();
-    let mut exit2 = false;
-    let plans: Vec<(String, u32, Vec<String>)> = case
-        .setup
-        .iter()
-        .filter_map(|s| match s {
-            Setup::Plan {
-                stream,
-                milestone,
-                owns,
-            } => Some((stream.clone(), *milestone, owns.clone())),
-            _ => None,
-        })
-        .collect();
-    let mut lock_holders: HashMap<String, String> = HashMap::new();
+/// What writing the setup left for the checks.
+#[derive(Default)]
+struct Written {
+    exit2: bool,
+    locks: HashMap<String, (String, String)>,
+}
+
+fn write_lock(
+    repo: &Repo,
+    case: &Case,
+    now: u64,
+    lock: &Setup,
+) -> Result<(String, (String, String)), String> {
+    let Setup::Lock {
+        stream,
+        who,
+        heartbeat_ms,
+        claimed_ms,
+        client,
+        round,
+        owns,
+    } = lock
+    else {
+        return Err("not a lock".into());
+    };
+    let plan = case.setup.iter().find_map(|s| match s {
+        Setup::Plan {
+            stream: name,
+            milestone,
+            owns,
+        } if name == stream => Some((*milestone, owns)),
+        _ => None,
+    });
+    let owns = match (owns, plan) {
+        (Some(o), _) => o.clone(),
+        (None, Some((_, o))) => o.clone(),
+        (None, None) => {
+            return Err(format!(
+                "lock {stream}: no plan in the case and no 'owns' on the lock line"
+            ));
+        }
+    };
+    let milestone = plan.map_or(1, |p| p.0);
+    let hb = session_lock::time::iso(now.saturating_sub(*heartbeat_ms));
+    let claimed = session_lock::time::iso(now.saturating_sub(claimed_ms.unwrap_or(*heartbeat_ms)));
+    let mut rec = json!({
+        "stream": stream,
+        "sessionId": sid(who),
+        "owns": owns,
+        "plan": format!("plans/r-ms-{milestone:02}-{stream}/plan.md"),
+        "milestone": milestone,
+        "claimedAt": claimed,
+        "heartbeatAt": hb,
+        "round": round,
+        "cwd": repo.root.to_string_lossy(),
+    });
+    match client {
+        Some(Client::Live) => {
+            let me = std::process::id();
+            rec["clientPid"] = json!(me);
+            rec["clientStart"] = json!(session_lock::liveness::start_time(me));
+        }
+        Some(Client::Dead) => {
+            rec["clientPid"] = json!(dead_pid());
+            rec["clientStart"] = json!("1");
+        }
+        None => {}
+    }
+    repo.write(
+        &format!("session-lock/{stream}.lock"),
+        &serde_json::to_string_pretty(&rec).unwrap_or_default(),
+    );
+    Ok((stream.clone(), (hb, claimed)))
+}
+
+/// Writes the case's plans, locks, markers and files into the repo, in order.
+fn write_setup(repo: &Repo, case: &Case, now: u64) -> Result<Written, String> {
+    let mut out = Written::default();
+    let mut holders: HashMap<&str, &str> = HashMap::new();
     for s in &case.setup {
         match s {
             Setup::Plan {
@@ -563,68 +623,19 @@ fn prepare(case: &Case) -> Result<Prepared, String> {
                 let refs: Vec<&str> = owns.iter().map(String::as_str).collect();
                 repo.plan(stream, *milestone, &refs);
             }
-            Setup::Lock {
-                stream,
-                who,
-                heartbeat_ms,
-                claimed_ms,
-                client,
-                round,
-                owns,
-            } => {
-                let plan = plans.iter().find(|p| &p.0 == stream);
-                let owns = match (owns, plan) {
-                    (Some(o), _) => o.clone(),
-                    (None, Some(p)) => p.2.clone(),
-                    (None, None) => {
-                        return Err(format!(
-                            "lock {stream}: no plan in the case and no 'owns' on the lock line"
-                        ));
-                    }
-                };
-                let milestone = plan.map_or(1, |p| p.1);
-                let hb = session_lock::time::iso(now.saturating_sub(*heartbeat_ms));
-                let claimed = session_lock::time::iso(
-                    now.saturating_sub(claimed_ms.unwrap_or(*heartbeat_ms)),
-                );
-                let mut rec = json!({
-                    "stream": stream,
-                    "sessionId": sid(who),
-                    "owns": owns,
-                    "plan": format!("plans/r-ms-{milestone:02}-{stream}/plan.md"),
-                    "milestone": milestone,
-                    "claimedAt": claimed,
-                    "heartbeatAt": hb,
-                    "round": round,
-                    "cwd": root,
-                });
-                match client {
-                    Some(Client::Live) => {
-                        let me = std::process::id();
-                        rec["clientPid"] = json!(me);
-                        rec["clientStart"] = json!(session_lock::liveness::start_time(me));
-                    }
-                    Some(Client::Dead) => {
-                        rec["clientPid"] = json!(dead_pid());
-                        rec["clientStart"] = json!("1");
-                    }
-                    None => {}
-                }
-                repo.write(
-                    &format!("session-lock/{stream}.lock"),
-                    &serde_json::to_string_pretty(&rec).unwrap_or_default(),
-                );
-                written.insert(stream.clone(), (hb, claimed));
-                lock_holders.insert(stream.clone(), who.clone());
+            Setup::Lock { stream, who, .. } => {
+                let (name, times) = write_lock(repo, case, now, s)?;
+                out.locks.insert(name, times);
+                holders.insert(stream, who);
             }
             Setup::Done { stream, who } => {
                 let who = who
-                    .clone()
-                    .or_else(|| lock_holders.get(stream).cloned())
-                    .unwrap_or_else(|| "me".into());
+                    .as_deref()
+                    .or_else(|| holders.get(stream.as_str()).copied())
+                    .unwrap_or("me");
                 let rec = json!({
                     "stream": stream,
-                    "sessionId": sid(&who),
+                    "sessionId": sid(who),
                     "releasedAt": session_lock::time::iso(now),
                     "head": "",
                 });
@@ -632,7 +643,7 @@ fn prepare(case: &Case) -> Result<Prepared, String> {
             }
             Setup::Config(text) => {
                 repo.write("session-lock/config.json", text);
-                exit2 = serde_json::from_str::<Value>(text)
+                out.exit2 = serde_json::from_str::<Value>(text)
                     .ok()
                     .is_some_and(|v| v["decision"] == "exit2");
             }
@@ -643,17 +654,22 @@ fn prepare(case: &Case) -> Result<Prepared, String> {
                 std::fs::create_dir_all(&target_path)
                     .map_err(|e| format!("symlink target {}: {e}", target_path.display()))?;
                 if let Some(parent) = link_path.parent() {
-                    let _ = std::fs::create_dir_all(parent);
+                    std::fs::create_dir_all(parent).map_err(|e| e.to_string())?;
                 }
                 #[cfg(unix)]
                 std::os::unix::fs::symlink(&target_path, &link_path)
                     .map_err(|e| format!("symlink {}: {e}", link_path.display()))?;
+                #[cfg(not(unix))]
+                return Err(format!(
+                    "symlink {}: needs a unix host",
+                    link_path.display()
+                ));
             }
             Setup::Registered(who) => {
                 let me = std::process::id();
                 let entry = json!({
                     "sessionId": sid(who),
-                    "cwd": root,
+                    "cwd": repo.root.to_string_lossy(),
                     "pid": me,
                     "procStart": session_lock::liveness::start_time(me),
                     "updatedAt": session_lock::time::iso(now),
@@ -665,28 +681,36 @@ fn prepare(case: &Case) -> Result<Prepared, String> {
             }
         }
     }
+    Ok(out)
+}
 
-    let cwd_path = match case.cwd.as_deref() {
-        None | Some("none") => repo.root.clone(),
-        Some(rel) => normalize(&repo.root.join(rel)),
-    };
-    std::fs::create_dir_all(&cwd_path).map_err(|e| format!("cwd: {e}"))?;
-    let repo_json = serde_json::to_string(&root).unwrap_or_default();
-    let repo_inner = &repo_json[1..repo_json.len() - 1];
-    let stdin = if let Some(raw) = &case.stdin {
-        raw.replace("$REPO", repo_inner).into_bytes()
-    } else {
-        let event = case.event.as_deref().unwrap_or("PreToolUse");
-        let mut p = json!({
-            "session_id": case.session.as_deref().map(sid).unwrap_or_default(),
-            "transcript_path": repo.base.join("transcript.jsonl").to_string_lossy(),
-            "cwd": cwd_path.to_string_lossy(),
-            "permission_mode": "default",
-            "hook_event_name": event,
-        });
-        if case.cwd.as_deref() == Some("none") {
-            p.as_object_mut().map(|o| o.remove("cwd"));
-        }
+/// The hook payload (or the raw stdin) the case describes.
+fn payload_bytes(case: &Case, repo: &Repo, cwd: &Path) -> Result<Vec<u8>, String> {
+    let root = repo.root.to_string_lossy().to_string();
+    let root_json = serde_json::to_string(&root).unwrap_or_default();
+    let root_inner = &root_json[1..root_json.len() - 1];
+    if let Some(raw) = &case.stdin {
+        return Ok(raw.replace("$REPO", root_inner).into_bytes());
+    }
+    let event = case.event.as_deref().unwrap_or("PreToolUse");
+    let mut p = json!({
+        "session_id": case.session.as_deref().map(sid).unwrap_or_default(),
+        "transcript_path": repo.base.join("transcript.jsonl").to_string_lossy(),
+        "cwd": cwd.to_string_lossy(),
+        "permission_mode": "default",
+        "hook_event_name": event,
+    });
+    if case.cwd.as_deref() == Some("none")
+        && let Some(o) = p.as_object_mut()
+    {
+        o.remove("cwd");
+    }
+    if case.tool.is_some() || case.path.is_some() || case.command.is_some() {
+        let tool = match (&case.tool, &case.command) {
+            (Some(t), _) => t.clone(),
+            (None, Some(_)) => "Bash".into(),
+            (None, None) => "Edit".into(),
+        };
         let file = case.path.as_deref().map(|v| {
             if let Some(r) = v.strip_prefix("raw:") {
                 r.to_string()
@@ -696,45 +720,41 @@ fn prepare(case: &Case) -> Result<Prepared, String> {
                 format!("{root}/{v}")
             }
         });
-        let tool = case.tool.clone().unwrap_or_else(|| {
-            if case.command.is_some() {
-                "Bash".into()
-            } else {
-                "Edit".into()
-            }
-        });
-        if case.tool.is_some() || case.path.is_some() || case.command.is_some() {
-            let input = match &case.input {
-                Some(raw) => serde_json::from_str(&raw.replace("$REPO", repo_inner))
-                    .map_err(|e| format!("input: not JSON: {e}"))?,
-                None => tool_input(
-                    &Case {
-                        tool: Some(tool.clone()),
-                        ..case.clone()
-                    },
-                    file,
-                ),
-            };
-            p["tool_name"] = json!(tool);
-            p["tool_input"] = input;
-            p["tool_use_id"] = json!("toolu_selftest");
-            if event == "PostToolUse" {
-                p["tool_response"] = json!({"stdout": "", "stderr": "", "interrupted": false});
-            }
+        p["tool_input"] = match &case.input {
+            Some(raw) => serde_json::from_str(&raw.replace("$REPO", root_inner))
+                .map_err(|e| format!("input: not JSON: {e}"))?,
+            None => tool_input(&tool, case.command.as_deref(), file),
+        };
+        p["tool_name"] = json!(tool);
+        p["tool_use_id"] = json!("toolu_selftest");
+        if event == "PostToolUse" {
+            p["tool_response"] = json!({"stdout": "", "stderr": "", "interrupted": false});
         }
-        match event {
-            "SessionStart" => p["source"] = json!("startup"),
-            "SessionEnd" => p["reason"] = json!("other"),
-            _ => {}
-        }
-        p.to_string().into_bytes()
+    }
+    match event {
+        "SessionStart" => p["source"] = json!("startup"),
+        "SessionEnd" => p["reason"] = json!("other"),
+        _ => {}
+    }
+    Ok(p.to_string().into_bytes())
+}
+
+fn prepare(case: &Case) -> Result<Prepared, String> {
+    let repo = Repo::new();
+    let now = session_lock::time::now_ms();
+    let written = write_setup(&repo, case, now)?;
+    let cwd = match case.cwd.as_deref() {
+        None | Some("none") => repo.root.clone(),
+        Some(rel) => normalize(&repo.root.join(rel)),
     };
+    std::fs::create_dir_all(&cwd).map_err(|e| format!("cwd: {e}"))?;
+    let stdin = payload_bytes(case, &repo, &cwd)?;
     Ok(Prepared {
         repo,
         stdin,
-        proc_cwd: cwd_path,
-        exit2,
-        written,
+        proc_cwd: cwd,
+        exit2: written.exit2,
+        written: written.locks,
         started_ms: now,
     })
 }
