@@ -71,19 +71,31 @@ pub struct Repo {
     pub home: PathBuf,
 }
 
+/// A git repo with one commit that every test copies (one `git init` per build, not per test).
+/// It lives in cargo's temp folder for tests, built aside and renamed into place so parallel
+/// runs never see half of it; bump the version when its content changes.
 fn template() -> &'static Path {
-    static TEMPLATE: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
-    let (_, path) = TEMPLATE.get_or_init(|| {
-        let dir = tempfile::tempdir().expect("template dir");
-        let root = dir.path().join("repo");
-        std::fs::create_dir_all(&root).unwrap();
+    static TEMPLATE: OnceLock<PathBuf> = OnceLock::new();
+    TEMPLATE.get_or_init(|| {
+        let parent = Path::new(env!("CARGO_TARGET_TMPDIR"));
+        let done = parent.join("lifecycle-template-v1");
+        if done.join(".git").is_dir() {
+            return done;
+        }
+        std::fs::create_dir_all(parent).expect("target tmp dir");
+        let aside = tempfile::tempdir_in(parent).expect("template dir");
+        let root = aside.path();
         std::fs::write(root.join("README.md"), "test repo\n").unwrap();
-        git_in(&root, &["init", "-q", "--template=", "-b", "main"]);
-        git_in(&root, &["add", "README.md"]);
-        git_in(&root, &["commit", "-q", "-m", "start"]);
-        (dir, root)
-    });
-    path
+        git_in(root, &["init", "-q", "--template=", "-b", "main"]);
+        git_in(root, &["add", "README.md"]);
+        git_in(root, &["commit", "-q", "-m", "start"]);
+        let built = aside.keep();
+        if std::fs::rename(&built, &done).is_err() {
+            // Another run put its template there first; use that one.
+            let _ = std::fs::remove_dir_all(&built);
+        }
+        done
+    })
 }
 
 fn copy_tree(from: &Path, to: &Path) {
