@@ -10,7 +10,12 @@
 //! - `e2e_testbed`: proves the bed itself: the fake model's protocol, and the
 //!   real CLI's round trips through it (text, tools, hooks, parallel sessions,
 //!   API errors, timeouts).
+//! - `e2e_lifecycle`: the stream lifecycle through the real CLI in repos wired by
+//!   `guard install`: claims, ownership blocks, heartbeats and staleness, the
+//!   release gate and `status --wait`, fail-open, the exit-2 decision form, and
+//!   paths after a `cd`.
 
 mod support;
 
+mod e2e_lifecycle;
 mod e2e_testbed;
