@@ -199,6 +199,18 @@ impl Bed {
             .unwrap_or_else(|| panic!("no row for '{stream}' in {report}"))
     }
 
+    /// The guard's registry of live sessions (`<state home>/sessions/*.json`).
+    fn registry(&self) -> Vec<Value> {
+        let Ok(entries) = std::fs::read_dir(self.state_home.path().join("sessions")) else {
+            return Vec::new();
+        };
+        entries
+            .flatten()
+            .filter_map(|e| std::fs::read_to_string(e.path()).ok())
+            .filter_map(|text| serde_json::from_str(&text).ok())
+            .collect()
+    }
+
     /// A gate file in the scratch folder.
     fn gate(&self, name: &str) -> Gate {
         Gate {
@@ -489,9 +501,11 @@ fn claim_records_the_real_session_id_and_a_second_claim_is_blocked() {
     ]);
     let session_a = bed.session(&model_a, "A").spawn();
     hold.wait_reached();
+    let registered = bed.registry();
 
     let model_b = FakeModel::start(vec![
         bash_call("toolu_b_claim", "claim api"),
+        bash_call("toolu_b_release", "release api"),
         Turn::text("B gives up"),
     ]);
     let b = bed.session(&model_b, "B").run();
@@ -553,10 +567,30 @@ fn claim_records_the_real_session_id_and_a_second_claim_is_blocked() {
         "A was alive when B tried: {}",
         refused.content
     );
+    assert_blocked(
+        &b,
+        &model_b,
+        "toolu_b_release",
+        "stream 'api' belongs to another session",
+    );
     assert_eq!(
         bed.lock("api").map(|l| l["sessionId"].clone()),
         Some(json!(a_id)),
-        "B's attempt left A's lock alone"
+        "B's attempts left A's lock alone"
+    );
+    assert!(!bed.repo.exists("session-lock/api.done"));
+
+    // The guard's own registry of live sessions: A was in it while it ran.
+    let entry = registered
+        .iter()
+        .find(|e| e["sessionId"] == a_id)
+        .unwrap_or_else(|| panic!("A in the registry while it ran: {registered:?}"));
+    assert_eq!(entry["pid"], a.pid, "{entry}");
+    assert_eq!(entry["cwd"], bed.repo.path().to_string_lossy().as_ref());
+    assert_eq!(
+        bed.registry(),
+        Vec::<Value>::new(),
+        "SessionEnd removed A and B"
     );
 }
 
@@ -566,6 +600,12 @@ fn writes_to_files_another_stream_owns_are_blocked_and_others_go_through() {
     let bed = Bed::new(claude, json!({"releaseChecks": ["true"]}));
     let x = bed.repo.join("src/api/x.ts");
     let notes = bed.repo.join("docs/notes.md");
+    let config = bed.repo.join("session-lock/config.json");
+    let settings = bed.repo.join(".claude/settings.json");
+    let (config_before, settings_before) = (
+        bed.repo.read("session-lock/config.json"),
+        bed.repo.read(".claude/settings.json"),
+    );
     let hold = bed.gate("a-may-edit");
     let model_a = FakeModel::start(vec![
         bash("claim api"),
@@ -587,6 +627,10 @@ fn writes_to_files_another_stream_owns_are_blocked_and_others_go_through() {
         ),
         read("toolu_b_read_notes", &notes),
         edit("toolu_b_edit_notes", &notes, "notes", "notes by B"),
+        read("toolu_b_read_config", &config),
+        edit("toolu_b_edit_config", &config, "true", "false"),
+        read("toolu_b_read_settings", &settings),
+        write("toolu_b_write_settings", &settings, "{}\n"),
         Turn::text("B is done"),
     ]);
     let b = bed.session(&model_b, "B").run();
@@ -620,6 +664,19 @@ fn writes_to_files_another_stream_owns_are_blocked_and_others_go_through() {
         Some("notes by B\n"),
         "B's edit of a file no stream owns went through"
     );
+    for (id, rel) in [
+        ("toolu_b_edit_config", "session-lock/config.json"),
+        ("toolu_b_write_settings", ".claude/settings.json"),
+    ] {
+        assert_blocked(
+            &b,
+            &model_b,
+            id,
+            &format!("{rel} is part of the session-lock protocol and is frozen"),
+        );
+    }
+    assert_eq!(bed.repo.read("session-lock/config.json"), config_before);
+    assert_eq!(bed.repo.read(".claude/settings.json"), settings_before);
     assert_ran(&a, &model_a, "toolu_a_edit");
     assert_eq!(
         bed.repo.read("src/api/x.ts").as_deref(),
@@ -957,4 +1014,58 @@ fn writes_are_checked_from_the_directory_a_bash_cd_moved_to() {
     assert_ran(&run, &model, "toolu_rel_up");
     assert_eq!(bed.repo.read("src/ui/new.ts").as_deref(), Some("free\n"));
     assert_eq!(bed.repo.read("docs/new.md").as_deref(), Some("up\n"));
+}
+
+#[test]
+fn two_sessions_claiming_one_stream_at_once_get_one_lock() {
+    let claude = require_claude!();
+    let bed = Bed::new(claude, json!({"releaseChecks": ["true"]}));
+    let (go_a, go_b) = (bed.gate("a-claims-now"), bed.gate("b-claims-now"));
+    let script = |go: &Gate| {
+        FakeModel::start(vec![
+            bash(&go.wait_command()),
+            bash_call("toolu_claim", "claim api"),
+            Turn::text("done"),
+        ])
+    };
+    let (model_a, model_b) = (script(&go_a), script(&go_b));
+    let session_a = bed.session(&model_a, "A").spawn();
+    let session_b = bed.session(&model_b, "B").spawn();
+    // Both stand at their gates; opened together, both claim at once.
+    go_a.wait_reached();
+    go_b.wait_reached();
+    go_a.open();
+    go_b.open();
+    let (a, b) = (session_a.wait(), session_b.wait());
+
+    a.assert_success();
+    b.assert_success();
+    assert_guard_output(&a);
+    assert_guard_output(&b);
+    let holder = bed.lock("api").expect("a lock")["sessionId"].clone();
+    let (winner, loser) = if holder == a.session_id().unwrap_or("?") {
+        ((&a, &model_a), (&b, &model_b))
+    } else {
+        ((&b, &model_b), (&a, &model_a))
+    };
+    let winner_id = winner.0.session_id().expect("the winner's id");
+    assert_eq!(holder, winner_id, "the lock names one of the two sessions");
+    let won = assert_ran(winner.0, winner.1, "toolu_claim");
+    assert!(
+        won.content
+            .contains(&format!("is held by this session {}", &winner_id[..8])),
+        "{}",
+        explain(winner.0, winner.1, "the winner's claim")
+    );
+    // The hooks take the state folder's lock in turn: the second one finds
+    // the first one's claim.
+    assert_blocked(
+        loser.0,
+        loser.1,
+        "toolu_claim",
+        &format!(
+            "stream 'api' is held by another session (session {}",
+            &winner_id[..8]
+        ),
+    );
 }

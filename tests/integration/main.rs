@@ -11,9 +11,9 @@
 //!   real CLI's round trips through it (text, tools, hooks, parallel sessions,
 //!   API errors, timeouts).
 //! - `e2e_lifecycle`: the stream lifecycle through the real CLI in repos wired by
-//!   `guard install`: claims, ownership blocks, heartbeats and staleness, the
-//!   release gate and `status --wait`, fail-open, the exit-2 decision form, and
-//!   paths after a `cd`.
+//!   `guard install`: claims (and two at once), ownership and protocol-file
+//!   blocks, heartbeats and staleness, the release gate and `status --wait`,
+//!   fail-open, the exit-2 decision form, and paths after a `cd`.
 
 mod support;
 
