@@ -96,6 +96,11 @@ impl Bed {
     /// A session in the repo: hook events in its stream, the suite's tools on
     /// PATH, this bed's state home, and a git identity for commits.
     fn session(&self, model: &FakeModel, label: &str) -> SessionBuilder {
+        self.session_in(self.repo.path(), model, label)
+    }
+
+    /// [`Bed::session`] started in `cwd` (a folder of the repo).
+    fn session_in(&self, cwd: &Path, model: &FakeModel, label: &str) -> SessionBuilder {
         let path = match std::env::var_os("PATH") {
             Some(rest) => {
                 let mut dirs = vec![tools_dir()];
@@ -106,7 +111,7 @@ impl Bed {
         };
         self.claude
             .session(
-                self.repo.path(),
+                cwd,
                 model,
                 format!("You are session {label}. Follow the session-lock protocol."),
             )
@@ -1068,4 +1073,40 @@ fn two_sessions_claiming_one_stream_at_once_get_one_lock() {
             &winner_id[..8]
         ),
     );
+}
+
+#[test]
+fn a_session_started_below_the_repo_root_has_no_hooks_and_claim_says_so() {
+    let claude = require_claude!();
+    let bed = Bed::new(claude, json!({"releaseChecks": ["true"]}));
+    let model = FakeModel::start(vec![
+        bash_call("toolu_claim", "claim api"),
+        Turn::text("done"),
+    ]);
+
+    let run = bed.session_in(&bed.repo.join("src"), &model, "S").run();
+
+    // The client reads .claude/settings.json from the folder it starts in.
+    run.assert_success();
+    assert_eq!(
+        hook_responses(&run).len(),
+        0,
+        "{}",
+        run.describe("no hook runs for a session started in src/")
+    );
+    let r = result_of(&run, &model, "toolu_claim");
+    assert!(
+        r.is_error
+            && r.content.starts_with("Exit code 6\n")
+            && r.content
+                .contains("the guard hook did not record the claim")
+            && r.content.contains("started at the repo root"),
+        "{}",
+        explain(
+            &run,
+            &model,
+            "claim tells the session its hook is not running"
+        )
+    );
+    assert!(bed.lock("api").is_none(), "no lock was written");
 }
