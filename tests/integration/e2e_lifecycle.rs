@@ -7,8 +7,9 @@
 //! exactly as `guard install <repo>` writes them, and a state home of its own.
 //! Sessions are scripted turn by turn; where one session must wait for the test
 //! (to let another act meanwhile) it runs a Bash command that waits for a
-//! [`Gate`] file. Every finished run goes through [`assert_guard_output`]: the
-//! guard never prints anything on stdout but one decision.
+//! [`Gate`] file. Every finished run whose hooks ran goes through
+//! [`assert_guard_output`]: the guard never prints anything on stdout but one
+//! decision.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -369,6 +370,22 @@ fn wait_until(timeout: Duration, mut done: impl FnMut() -> bool) -> bool {
         std::thread::sleep(Duration::from_millis(25));
     }
     true
+}
+
+/// Processes whose command line holds every one of `parts`.
+fn processes_with(parts: &[&str]) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|raw| {
+                let line = String::from_utf8_lossy(&raw).replace('\0', " ");
+                parts.iter().all(|p| line.contains(p))
+            })
+        })
+        .collect()
 }
 
 // ---------------------------------------------------------------------------
@@ -1109,4 +1126,68 @@ fn a_session_started_below_the_repo_root_has_no_hooks_and_claim_says_so() {
         )
     );
     assert!(bed.lock("api").is_none(), "no lock was written");
+}
+
+#[test]
+fn wait_milestone_heartbeats_the_waiters_lock_and_returns_on_release() {
+    let claude = require_claude!();
+    let bed = Bed::new(claude, json!({"releaseChecks": ["true"], "pollSeconds": 1}));
+    let hold = bed.gate("a-may-release");
+    let model_a = FakeModel::start(vec![
+        bash("claim api"),
+        bash(&hold.wait_command()),
+        bash_call("toolu_a_release", "release api"),
+        Turn::text("released"),
+    ]);
+    let session_a = bed.session(&model_a, "A").spawn();
+    hold.wait_reached();
+
+    // B claims ui and waits for api in one long tool call.
+    let wait = format!(
+        "wait-milestone api --stream ui --timeout 40 --repo '{}'",
+        bed.repo.path().display()
+    );
+    let model_b = FakeModel::start(vec![
+        bash("claim ui"),
+        bash_call("toolu_b_wait", &wait),
+        Turn::text("api is there"),
+    ]);
+    let session_b = bed.session(&model_b, "B").spawn();
+    // The wait runs, so its PreToolUse hook (a heartbeat too) is over.
+    let repo_arg = bed.repo.path().to_string_lossy().into_owned();
+    assert!(
+        wait_until(WAIT, || !processes_with(&["wait-milestone", &repo_arg])
+            .is_empty()),
+        "B's wait-milestone started"
+    );
+    bed.age_heartbeat("ui", 10 * MINUTE_MS);
+    let aged_at = time::now_ms();
+    let mut seen = 0;
+    let refreshed = wait_until(Duration::from_secs(10), || {
+        seen = bed.heartbeat_ms("ui");
+        seen + 5_000 >= aged_at
+    });
+    let b_still_waiting = model_b.requests().len() == 2;
+    hold.open();
+    let (a, b) = (session_a.wait(), session_b.wait());
+
+    a.assert_success();
+    b.assert_success();
+    assert_guard_output(&a);
+    assert_guard_output(&b);
+    assert!(
+        refreshed,
+        "wait-milestone --stream ui moved B's heartbeat while it waited; it stayed at {} (aged at {})",
+        time::iso(seen),
+        time::iso(aged_at)
+    );
+    assert!(b_still_waiting, "B was inside its wait all along");
+    assert_ran(&a, &model_a, "toolu_a_release");
+    let waited = assert_ran(&b, &model_b, "toolu_b_wait");
+    assert!(
+        waited.content.contains("api is done"),
+        "{}",
+        explain(&b, &model_b, "the wait ended with api done")
+    );
+    assert!(bed.repo.exists("session-lock/api.done"));
 }

@@ -12,8 +12,9 @@
 //!   API errors, timeouts).
 //! - `e2e_lifecycle`: the stream lifecycle through the real CLI in repos wired by
 //!   `guard install`: claims (and two at once), ownership and protocol-file
-//!   blocks, heartbeats and staleness, the release gate and `status --wait`,
-//!   fail-open, the exit-2 decision form, and paths after a `cd`.
+//!   blocks, heartbeats (`wait-milestone` too) and staleness, the release gate
+//!   and `status --wait`, fail-open, the exit-2 decision form, paths after a
+//!   `cd`, and sessions started below the repo root.
 
 mod support;
 
