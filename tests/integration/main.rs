@@ -10,13 +10,19 @@
 //! - `e2e_testbed`: proves the bed itself: the fake model's protocol, and the
 //!   real CLI's round trips through it (text, tools, hooks, parallel sessions,
 //!   API errors, timeouts).
-//! - `e2e_lifecycle`: the stream lifecycle through the real CLI in repos wired by
-//!   `guard install`: claims (and two at once), ownership and protocol-file
-//!   blocks, heartbeats (`wait-milestone` too) and staleness, the release gate
-//!   and `status --wait`, fail-open, the exit-2 decision form, paths after a
-//!   `cd`, and sessions started below the repo root.
+//! - `e2e_bed`: the shared bed of the scenarios below: a repo wired by
+//!   `guard install`, sessions with the suite's tools on PATH, gates, and the
+//!   check that the guard prints nothing on stdout but one decision.
+//! - `e2e_lifecycle`: the stream lifecycle through the real CLI: claims (and two
+//!   at once), ownership and protocol-file blocks, heartbeats (`wait-milestone`
+//!   too) and staleness, the release gate and `status --wait`.
+//! - `e2e_hook_contract`: the guard and the real client: fail-open on a crash,
+//!   the exit-2 decision form, paths after a `cd`, sessions started below the
+//!   repo root.
 
 mod support;
 
+mod e2e_bed;
+mod e2e_hook_contract;
 mod e2e_lifecycle;
 mod e2e_testbed;
