@@ -288,12 +288,32 @@ impl Layout {
         now: u64,
         limit: Duration,
     ) -> std::io::Result<bool> {
+        self.touch_heartbeat_from(stream, session_id, None, now, limit)
+    }
+
+    /// Like [`Layout::touch_heartbeat`], from the session's client process `client_pid`: a
+    /// lock that names another process (the session was resumed, so its client is a new
+    /// process) is made to name this one, so it is no longer shown as orphaned.
+    pub fn touch_heartbeat_from(
+        &self,
+        stream: &str,
+        session_id: &str,
+        client_pid: Option<u32>,
+        now: u64,
+        limit: Duration,
+    ) -> std::io::Result<bool> {
         let Some(_guard) = self.lock_state(limit)? else {
             return Ok(false);
         };
         match self.read_lock(stream) {
             Ok(Some(mut held)) if held.record.session_id == session_id && !held.done => {
                 held.record.heartbeat_at = time::iso(now);
+                if let Some(pid) = client_pid
+                    && held.record.client_pid != Some(pid)
+                {
+                    held.record.client_pid = Some(pid);
+                    held.record.client_start = crate::liveness::start_time(pid);
+                }
                 self.write_lock(&held.record)?;
                 Ok(true)
             }
@@ -411,6 +431,51 @@ mod tests {
         assert_eq!(
             l.read_lock("api").unwrap().unwrap().state(now, 1),
             StreamState::Done
+        );
+    }
+
+    #[test]
+    fn heartbeat_from_a_new_client_process_names_that_process() {
+        let dir = tempfile::tempdir().unwrap();
+        let l = Layout::new(dir.path());
+        let then = time::now_ms() - 10 * 60_000;
+        let mut r = record("api", then);
+        // A client process that is gone: the lock is orphaned.
+        r.client_pid = Some(u32::MAX - 1);
+        r.client_start = Some("1".into());
+        l.write_lock(&r).unwrap();
+        assert!(l.read_lock("api").unwrap().unwrap().orphaned());
+
+        let me = std::process::id();
+        let now = time::now_ms();
+        let wait = Duration::from_secs(1);
+        assert!(
+            l.touch_heartbeat_from("api", &r.session_id, Some(me), now, wait)
+                .unwrap()
+        );
+        let held = l.read_lock("api").unwrap().unwrap();
+        assert_eq!(held.heartbeat_ms, now);
+        assert_eq!(held.record.client_pid, Some(me));
+        assert_eq!(held.record.client_start, crate::liveness::start_time(me));
+        assert!(!held.orphaned(), "the resumed session's process is alive");
+
+        assert!(
+            l.touch_heartbeat("api", &r.session_id, now + 1, wait)
+                .unwrap()
+        );
+        let held = l.read_lock("api").unwrap().unwrap();
+        assert_eq!(
+            held.record.client_pid,
+            Some(me),
+            "no pid given: the client is kept"
+        );
+        assert!(
+            !l.touch_heartbeat_from("api", "someone-else", Some(1), now, wait)
+                .unwrap()
+        );
+        assert_eq!(
+            l.read_lock("api").unwrap().unwrap().record.client_pid,
+            Some(me)
         );
     }
 

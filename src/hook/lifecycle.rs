@@ -215,14 +215,17 @@ pub fn check_release(ctx: &Ctx, p: &Payload, stream: &Word) -> Result<(), String
     Ok(())
 }
 
-/// Moves this session's heartbeats forward (at most once per throttle interval).
-pub fn heartbeat(ctx: &Ctx, session_id: &str, locks: &mut [Held]) {
+/// Moves this session's heartbeats forward (at most once per throttle interval). A lock that
+/// names another client process than `client_pid` (the session was resumed in a new process) is
+/// due at once and is made to name this one.
+pub fn heartbeat(ctx: &Ctx, session_id: &str, client_pid: Option<u32>, locks: &mut [Held]) {
     let throttle = ctx.config.heartbeat_throttle_seconds * 1000;
     let due: Vec<usize> = locks
         .iter()
         .enumerate()
         .filter(|(_, h)| {
-            h.record.session_id == session_id && !h.done && h.age_ms(ctx.now) >= throttle
+            let moved = client_pid.is_some() && h.record.client_pid != client_pid;
+            h.record.session_id == session_id && !h.done && (moved || h.age_ms(ctx.now) >= throttle)
         })
         .map(|(i, _)| i)
         .collect();
@@ -231,12 +234,20 @@ pub fn heartbeat(ctx: &Ctx, session_id: &str, locks: &mut [Held]) {
     }
     for i in due {
         let stream = locks[i].record.stream.clone();
-        if let Ok(true) = ctx
-            .layout
-            .touch_heartbeat(&stream, session_id, ctx.now, STATE_LOCK_WAIT)
-        {
-            locks[i].heartbeat_ms = ctx.now;
-            locks[i].record.heartbeat_at = time::iso(ctx.now);
+        if let Ok(true) = ctx.layout.touch_heartbeat_from(
+            &stream,
+            session_id,
+            client_pid,
+            ctx.now,
+            STATE_LOCK_WAIT,
+        ) {
+            match ctx.layout.read_lock(&stream) {
+                Ok(Some(fresh)) => locks[i] = fresh,
+                _ => {
+                    locks[i].heartbeat_ms = ctx.now;
+                    locks[i].record.heartbeat_at = time::iso(ctx.now);
+                }
+            }
         }
     }
 }
@@ -401,4 +412,60 @@ pub fn head_name(word: &str) -> String {
         }
     }
     base
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::state::LockRecord;
+
+    fn lock(ctx: &Ctx, heartbeat_ms: u64, client_pid: u32) -> LockRecord {
+        let record = LockRecord {
+            stream: "api".into(),
+            session_id: "3f2a9c1e-0000-4000-8000-000000000000".into(),
+            owns: vec!["src/api/**".into()],
+            plan: "plans/r-ms-01-api/plan.md".into(),
+            milestone: 1,
+            claimed_at: time::iso(heartbeat_ms),
+            heartbeat_at: time::iso(heartbeat_ms),
+            round: 0,
+            cwd: ctx.root.display().to_string(),
+            client_pid: Some(client_pid),
+            client_start: liveness::start_time(client_pid),
+        };
+        ctx.layout.write_lock(&record).unwrap();
+        record
+    }
+
+    #[test]
+    fn heartbeat_is_throttled_unless_the_client_process_changed() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = Ctx::new(dir.path().to_path_buf(), Config::default());
+        let me = std::process::id();
+        let recent = ctx.now - 5_000;
+        let record = lock(&ctx, recent, me);
+        let (mut locks, _) = ctx.layout.read_locks();
+        heartbeat(&ctx, &record.session_id, Some(me), &mut locks);
+        let held = ctx.layout.read_lock("api").unwrap().unwrap();
+        assert_eq!(
+            held.heartbeat_ms, recent,
+            "same process, within the throttle"
+        );
+
+        // The session was resumed: a new client process, 5 s after the last heartbeat.
+        lock(&ctx, recent, u32::MAX - 1);
+        let (mut locks, _) = ctx.layout.read_locks();
+        assert!(locks[0].orphaned());
+        heartbeat(&ctx, &record.session_id, Some(me), &mut locks);
+        let held = ctx.layout.read_lock("api").unwrap().unwrap();
+        assert_eq!(held.heartbeat_ms, ctx.now);
+        assert_eq!(held.record.client_pid, Some(me));
+        assert!(!held.orphaned());
+        assert_eq!(
+            locks[0].record.client_pid,
+            Some(me),
+            "the caller's copy too"
+        );
+        assert!(!locks[0].orphaned());
+    }
 }

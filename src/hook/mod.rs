@@ -72,7 +72,7 @@ pub fn run(bytes: &[u8], env: &Env) -> Outcome {
         _ => {
             lifecycle::register(ctx.now, &p, env, throttle);
             let (mut locks, _) = ctx.layout.read_locks();
-            lifecycle::heartbeat(&ctx, &p.session_id, &mut locks);
+            lifecycle::heartbeat(&ctx, &p.session_id, env.client_pid, &mut locks);
             Outcome::allow()
         }
     }
@@ -81,7 +81,7 @@ pub fn run(bytes: &[u8], env: &Env) -> Outcome {
 fn pre_tool_use(ctx: &Ctx, p: &Payload, env: &Env) -> Outcome {
     let form = ctx.config.decision;
     let (mut locks, bad) = ctx.layout.read_locks();
-    lifecycle::heartbeat(ctx, &p.session_id, &mut locks);
+    lifecycle::heartbeat(ctx, &p.session_id, env.client_pid, &mut locks);
     let mut note = String::new();
     for b in &bad {
         note.push_str(&format!("guard: skipped broken lock {b}\n"));

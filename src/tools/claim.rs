@@ -23,7 +23,7 @@ pub fn run(a: Args) -> anyhow::Result<Code> {
         return Err(fail(
             Code::NotFound,
             format!(
-                "no lock for stream '{}' in {}: the guard hook did not record the claim. Run claim from a Claude Code session's Bash tool, with guard wired as its PreToolUse hook (guard install <repo>)",
+                "no lock for stream '{}' in {}: the guard hook did not record the claim. Run claim from the Bash tool of a Claude Code session started at the repo root (the client reads the repo's .claude/settings.json only when it starts there), with guard wired as its PreToolUse hook (guard install <repo>)",
                 a.stream,
                 layout.dir.display()
             ),

@@ -19,12 +19,25 @@
 //! - `lifecycle_*`: the claim race and a whole round through the real binaries.
 //! - `tools_*`: claim, release, status, wait-milestone and `guard install` one by one.
 
+//! - `e2e_bed`: the shared bed of the scenarios below: a repo wired by
+//!   `guard install`, sessions with the suite's tools on PATH, gates, and the
+//!   check that the guard prints nothing on stdout but one decision.
+//! - `e2e_lifecycle`: the stream lifecycle through the real CLI: claims (and two
+//!   at once), ownership and protocol-file blocks, heartbeats (`wait-milestone`
+//!   too) and staleness, the release gate and `status --wait`.
+//! - `e2e_hook_contract`: the guard and the real client: fail-open on a crash,
+//!   the exit-2 decision form, paths after a `cd`, sessions started below the
+//!   repo root.
+
 // The tests drive real processes with POSIX shells and signals; they run on Unix.
 #![cfg(unix)]
 
 mod support;
 
 mod build_lock;
+mod e2e_bed;
+mod e2e_hook_contract;
+mod e2e_lifecycle;
 mod e2e_testbed;
 mod guard_props;
 mod lifecycle_flow;
