@@ -22,7 +22,19 @@ struct Cli {
 }
 
 #[derive(Subcommand)]
-enum Command {}
+enum Command {
+    /// Path-boundary hook of run-agent's restricted runs (read-only review, workspace
+    /// single-tool). Allows only Read, Grep and Glob (plus --allow-tool names) on targets that
+    /// resolve inside a --root. Fails closed: its own errors, panics and deadline deny.
+    Scope {
+        /// A confirmed scope root (absolute; symlinks are followed). Repeat for several.
+        #[arg(long = "root", value_name = "DIR")]
+        roots: Vec<String>,
+        /// One more tool name allowed as is (exact match). Repeatable.
+        #[arg(long = "allow-tool", value_name = "NAME")]
+        allow_tools: Vec<String>,
+    },
+}
 
 fn hook_mode() -> Outcome {
     let (tx, rx) = std::sync::mpsc::channel();
@@ -79,6 +91,12 @@ fn main() -> std::process::ExitCode {
         None => {
             let out = hook_mode();
             emit(&out)
+        }
+        Some(Command::Scope { roots, allow_tools }) => {
+            emit(&hook::scope::hook_mode(hook::scope::Scope {
+                roots,
+                allow_tools,
+            }))
         }
     }
 }
