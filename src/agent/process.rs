@@ -42,6 +42,8 @@ pub struct Running {
     child: Child,
     lines: Receiver<String>,
     stderr: Arc<Mutex<Vec<u8>>>,
+    /// Disconnects when the stderr reader is done.
+    stderr_done: Receiver<()>,
 }
 
 impl Running {
@@ -76,9 +78,11 @@ impl Running {
             });
         }
         let stderr = Arc::new(Mutex::new(Vec::new()));
+        let (done_tx, stderr_done) = channel::<()>();
         if let Some(mut err) = child.stderr.take() {
             let tail = Arc::clone(&stderr);
             std::thread::spawn(move || {
+                let _done = done_tx;
                 let mut chunk = [0u8; 4096];
                 while let Ok(n) = err.read(&mut chunk) {
                     if n == 0 {
@@ -98,6 +102,7 @@ impl Running {
             child,
             lines,
             stderr,
+            stderr_done,
         })
     }
 
@@ -179,6 +184,8 @@ impl Running {
                 Err(_) => stdout_open = false,
             }
         }
+        let left = drain_until.saturating_duration_since(Instant::now());
+        let _ = self.stderr_done.recv_timeout(left);
         let status = self.child.wait().ok();
         let stderr_tail = self
             .stderr
