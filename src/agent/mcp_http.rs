@@ -301,6 +301,182 @@ mod tests {
         assert!(read_capped(&[0u8; 11][..], 10).is_err());
     }
 
+    /// A scripted loopback server: `reply(method, jsonrpc method)` gives status, headers, body
+    /// (`None`: never answer). Records `(http method, session header, jsonrpc method)`.
+    struct Server {
+        url: String,
+        log: std::sync::Arc<std::sync::Mutex<Vec<Seen>>>,
+    }
+
+    /// (http method, session header, JSON-RPC method)
+    type Seen = (String, Option<String>, String);
+
+    type Reply = Option<(u16, Vec<(&'static str, String)>, Vec<u8>)>;
+
+    fn server(reply: fn(&str, &str) -> Reply) -> Server {
+        use std::io::Write;
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+        let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let log2 = std::sync::Arc::clone(&log);
+        std::thread::spawn(move || {
+            for stream in listener.incoming().take(8) {
+                let Ok(mut stream) = stream else { return };
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut head = String::new();
+                loop {
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                        break;
+                    }
+                    head.push_str(&line);
+                }
+                let find = |name: &str| {
+                    head.lines()
+                        .filter_map(|l| l.split_once(':'))
+                        .find(|(k, _)| k.trim().eq_ignore_ascii_case(name))
+                        .map(|(_, v)| v.trim().to_string())
+                };
+                let len: usize = find("content-length")
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(0);
+                let mut body = vec![0; len];
+                let _ = reader.read_exact(&mut body);
+                let method = head.split(' ').next().unwrap_or("").to_string();
+                let rpc = serde_json::from_slice::<Value>(&body)
+                    .ok()
+                    .and_then(|v| v["method"].as_str().map(str::to_string))
+                    .unwrap_or_default();
+                log2.lock()
+                    .unwrap()
+                    .push((method.clone(), find("mcp-session-id"), rpc.clone()));
+                let Some((status, headers, body)) = reply(&method, &rpc) else {
+                    std::thread::sleep(Duration::from_secs(5));
+                    continue;
+                };
+                let mut out = format!(
+                    "HTTP/1.1 {status} X\r\ncontent-length: {}\r\nconnection: close\r\n",
+                    body.len()
+                );
+                for (k, v) in headers {
+                    out.push_str(&format!("{k}: {v}\r\n"));
+                }
+                out.push_str("\r\n");
+                let _ = stream.write_all(out.as_bytes());
+                let _ = stream.write_all(&body);
+            }
+        });
+        Server { url, log }
+    }
+
+    fn ok_json(id: u64, result: Value) -> Reply {
+        let body = json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string();
+        Some((
+            200,
+            vec![
+                ("content-type", "application/json".into()),
+                ("mcp-session-id", "S1".into()),
+            ],
+            body.into_bytes(),
+        ))
+    }
+
+    fn methods(s: &Server) -> Vec<Seen> {
+        s.log.lock().unwrap().clone()
+    }
+
+    #[test]
+    fn a_whole_exchange_ends_with_delete_even_when_the_call_fails() {
+        let s = server(|method, rpc| match (method, rpc) {
+            ("POST", "initialize") => ok_json(1, json!({"protocolVersion": "2025-06-18"})),
+            ("POST", "notifications/initialized") => Some((202, vec![], vec![])),
+            ("POST", "tools/call") => Some((500, vec![], b"editor crashed".to_vec())),
+            ("DELETE", _) => Some((200, vec![], vec![])),
+            _ => Some((400, vec![], vec![])),
+        });
+        let e = fetch_editor_state(&s.url, Limits::default()).unwrap_err();
+        assert!(e.0.starts_with("http 500 from 127.0.0.1"), "{e}");
+        let log = methods(&s);
+        let seen: Vec<(&str, Option<&str>, &str)> = log
+            .iter()
+            .map(|(m, s, r)| (m.as_str(), s.as_deref(), r.as_str()))
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                ("POST", None, "initialize"),
+                ("POST", Some("S1"), "notifications/initialized"),
+                ("POST", Some("S1"), "tools/call"),
+                ("DELETE", Some("S1"), ""),
+            ]
+        );
+    }
+
+    #[test]
+    fn redirects_are_refused_not_followed() {
+        let s = server(|_, _| {
+            Some((
+                307,
+                vec![("location", "http://127.0.0.1:1/elsewhere".into())],
+                vec![],
+            ))
+        });
+        let e = fetch_editor_state(&s.url, Limits::default()).unwrap_err();
+        assert_eq!(e.0, "redirect refused (http 307)");
+        assert_eq!(
+            methods(&s).len(),
+            1,
+            "nothing followed, no session to delete"
+        );
+    }
+
+    #[test]
+    fn oversized_replies_and_silence_fail_within_the_limits() {
+        let s = server(|_, _| {
+            Some((
+                200,
+                vec![("content-type", "application/json".into())],
+                vec![b' '; 300 * 1024],
+            ))
+        });
+        let e = fetch_editor_state(&s.url, Limits::default()).unwrap_err();
+        assert!(e.0.contains("over 256 KiB"), "{e}");
+        let s = server(|_, _| None);
+        let t0 = Instant::now();
+        let limits = Limits {
+            timeout: Duration::from_secs(1),
+            max_reply: MAX_REPLY,
+        };
+        let e = fetch_editor_state(&s.url, limits).unwrap_err();
+        assert!(t0.elapsed() < Duration::from_secs(4), "{:?}", t0.elapsed());
+        assert!(e.0.contains("timed out") || e.0.contains("within"), "{e}");
+    }
+
+    #[test]
+    fn errors_carry_no_request_headers() {
+        let s = server(|_, rpc| match rpc {
+            "initialize" => Some((
+                200,
+                vec![("content-type", "application/json".into())],
+                br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"denied"}}"#.to_vec(),
+            )),
+            _ => Some((400, vec![], vec![])),
+        });
+        let e = fetch_editor_state(&s.url, Limits::default()).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "editor state unavailable: initialize: server error: denied"
+        );
+        for header in [
+            "Accept",
+            "Content-Type",
+            "Mcp-Session-Id",
+            "application/json",
+        ] {
+            assert!(!e.to_string().contains(header));
+        }
+    }
+
     #[test]
     fn only_loopback_http_is_contacted() {
         for url in [
