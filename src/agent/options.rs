@@ -391,6 +391,31 @@ fn scope_roots(roots: &[String]) -> Result<Vec<PathBuf>, Problem> {
         .collect()
 }
 
+/// Splits a comma-separated list; commas inside parentheses (`Bash(a,b)`) do not split.
+pub fn split_list(list: &str) -> Vec<String> {
+    let mut items = Vec::new();
+    let (mut depth, mut current) = (0usize, String::new());
+    for c in list.chars() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth = depth.saturating_sub(1),
+            ',' if depth == 0 => {
+                items.push(std::mem::take(&mut current));
+                continue;
+            }
+            _ => {}
+        }
+        current.push(c);
+    }
+    items.push(current);
+    items
+        .iter()
+        .map(|s| s.trim())
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -623,6 +648,17 @@ mod tests {
         assert_eq!(v["error"], "timeout");
         assert_eq!(v["ok"], false);
         assert_eq!(failed.exit_code(), Code::Timeout);
+    }
+
+    #[test]
+    fn lists_split_on_commas_outside_parentheses() {
+        assert_eq!(split_list("Read, Grep,,Glob "), ["Read", "Grep", "Glob"]);
+        assert_eq!(
+            split_list("Bash(git log:*),Bash(a,b),Edit"),
+            ["Bash(git log:*)", "Bash(a,b)", "Edit"]
+        );
+        assert!(split_list("").is_empty());
+        assert!(split_list(" , ").is_empty());
     }
 
     #[test]

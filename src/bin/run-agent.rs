@@ -131,13 +131,7 @@ struct RunArgs {
     guard_bin: Option<String>,
 }
 
-fn split(list: &str) -> Vec<String> {
-    list.split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(str::to_string)
-        .collect()
-}
+use agent::options::split_list as split;
 
 impl RunArgs {
     fn options(&self) -> anyhow::Result<RunAgentOptions> {
