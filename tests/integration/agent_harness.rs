@@ -147,7 +147,13 @@ impl RunAgent {
     }
 
     #[track_caller]
-    pub fn run(mut self) -> Outcome {
+    pub fn run(self) -> Outcome {
+        self.spawn().wait()
+    }
+
+    /// Starts the run; [`Running::wait`] reads its outcome.
+    #[track_caller]
+    pub fn spawn(mut self) -> Running {
         use std::io::Write;
         let started = Instant::now();
         self.cmd
@@ -164,7 +170,41 @@ impl RunAgent {
         {
             input.write_all(text.as_bytes()).expect("stdin written");
         }
-        let out = child.wait_with_output().expect("run-agent finishes");
+        Running {
+            child,
+            started,
+            events: self.events,
+            _scratch: self._scratch,
+        }
+    }
+}
+
+/// A `run-agent` still running.
+pub struct Running {
+    child: std::process::Child,
+    started: Instant,
+    events: PathBuf,
+    _scratch: TempDir,
+}
+
+impl Running {
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// The events written so far.
+    pub fn events(&self) -> Vec<Value> {
+        std::fs::read_to_string(&self.events)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
+    }
+
+    #[track_caller]
+    pub fn wait(self) -> Outcome {
+        let started = self.started;
+        let out = self.child.wait_with_output().expect("run-agent finishes");
         let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
         let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
         let lines: Vec<&str> = stdout.lines().filter(|l| !l.trim().is_empty()).collect();

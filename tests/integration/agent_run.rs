@@ -411,3 +411,29 @@ fn agent_unknown_resume_id_fails_with_the_clis_words() {
             .all(|r| !r.target.starts_with("/v1/messages"))
     );
 }
+
+#[test]
+fn agent_signal_to_run_agent_interrupts_the_cli_and_leaves_no_process() {
+    use rustix::process::{Pid, Signal, kill_process};
+    let claude = require_claude!();
+    let repo = GitRepo::new();
+    let model = FakeModel::start(vec![
+        Turn::text("slow ".repeat(300)).trickle(Duration::from_millis(200)),
+    ]);
+    let home = Home::new();
+    let running = RunAgent::new(Some(&claude), &home, &model.base_url())
+        .args(["--cwd", &path_str(repo.path()), "--prompt", "stream slowly"])
+        .spawn();
+    assert!(
+        model.wait_for_requests(1, Duration::from_secs(30)),
+        "the CLI asked the model"
+    );
+    let cli = running.events()[0]["pid"].as_u64().unwrap() as u32;
+    kill_process(Pid::from_raw(running.pid() as i32).unwrap(), Signal::TERM).unwrap();
+    let out = running.wait();
+    assert_eq!(out.code, Some(1), "{}", out.describe("exit 1"));
+    assert_eq!(out.result["error"], "interrupted");
+    assert_eq!(out.events_of("stopping")[0]["reason"], "interrupted");
+    assert!(out.duration < Duration::from_secs(20), "{:?}", out.duration);
+    assert!(gone_soon(cli), "the CLI {cli} survived");
+}
