@@ -2,8 +2,9 @@
 //! stdout read line by line, its stderr's tail kept, and stopped on a deadline or a cancel flag:
 //! SIGINT to the group (the CLI ends the turn cleanly), then SIGTERM, then SIGKILL to the group
 //! and every descendant still found (Bash commands run in their own sessions). After the CLI
-//! exits, whatever is left of its group is killed before it is reaped, so no child outlives
-//! the run.
+//! exits, whatever is left of its group is killed before it is reaped, and so are the
+//! descendants noted while it ran (every second, by pid and start time) that are still alive,
+//! so no child outlives the run.
 
 use std::io::{BufRead, BufReader, Read};
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -18,6 +19,8 @@ pub const INT_GRACE: Duration = Duration::from_secs(5);
 pub const TERM_GRACE: Duration = Duration::from_secs(3);
 /// After the CLI exits, how long its stdout may stay open (held by an escaped grandchild).
 pub const DRAIN_GRACE: Duration = Duration::from_secs(2);
+/// How often the CLI's descendants are noted (to find them after it exits).
+pub const WATCH_EVERY: Duration = Duration::from_secs(1);
 /// How much of stderr is kept.
 pub const STDERR_TAIL: usize = 16 * 1024;
 const TICK: Duration = Duration::from_millis(50);
@@ -123,6 +126,10 @@ impl Running {
         let mut stop: Option<Stop> = None;
         let mut stage: Option<(&'static str, Instant)> = None;
         let mut stdout_open = true;
+        // Descendants seen while the CLI ran, with their start times: the ones in sessions of
+        // their own (Bash commands) are not in the group and are orphaned when the CLI exits.
+        let mut seen: Vec<(u32, Option<String>)> = Vec::new();
+        let mut next_watch = Instant::now() + WATCH_EVERY;
         loop {
             if stdout_open {
                 match self.lines.recv_timeout(TICK) {
@@ -137,6 +144,14 @@ impl Running {
                 break;
             }
             let now = Instant::now();
+            if now >= next_watch {
+                next_watch = now + WATCH_EVERY;
+                for d in descendants(pid) {
+                    if !seen.iter().any(|(p, _)| *p == d) {
+                        seen.push((d, crate::liveness::start_time(d)));
+                    }
+                }
+            }
             match (stop, stage) {
                 (None, _) => {
                     let why = if cancel.load(Ordering::Relaxed) {
@@ -173,6 +188,7 @@ impl Running {
         // The CLI is a zombie now (not reaped): its pid still names the group, so this reaches
         // only what is left of it.
         kill_group(pid);
+        kill_noted(&seen);
         let drain_until = Instant::now() + DRAIN_GRACE;
         while stdout_open {
             let left = drain_until.saturating_duration_since(Instant::now());
@@ -270,28 +286,41 @@ pub fn descendants(pid: u32) -> Vec<u32> {
     found
 }
 
+/// SIGKILL to the noted processes that are still the same processes (pid and start time).
+fn kill_noted(seen: &[(u32, Option<String>)]) {
+    for (pid, start) in seen {
+        if start.is_some() && crate::liveness::is_alive(*pid, start.as_deref()) {
+            kill_pid(*pid);
+        }
+    }
+}
+
+#[cfg(unix)]
+fn kill_pid(pid: u32) {
+    use rustix::process::{Pid, Signal, kill_process};
+    if let Some(p) = Pid::from_raw(pid as i32) {
+        let _ = kill_process(p, Signal::KILL);
+    }
+}
+
+#[cfg(not(unix))]
+fn kill_pid(pid: u32) {
+    use sysinfo::{Pid, ProcessesToUpdate, System};
+    let mut sys = System::new();
+    let p = Pid::from_u32(pid);
+    sys.refresh_processes(ProcessesToUpdate::Some(&[p]), true);
+    if let Some(proc_) = sys.process(p) {
+        proc_.kill();
+    }
+}
+
 /// SIGKILL to the group and to every descendant (those in other sessions too).
 fn kill_tree(pid: u32, child: &mut Child) {
     let others = descendants(pid);
     kill_group(pid);
     let _ = child.kill();
-    #[cfg(unix)]
     for d in others {
-        use rustix::process::{Pid, Signal, kill_process};
-        if let Some(p) = Pid::from_raw(d as i32) {
-            let _ = kill_process(p, Signal::KILL);
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        use sysinfo::{Pid, ProcessesToUpdate, System};
-        let mut sys = System::new();
-        sys.refresh_processes(ProcessesToUpdate::All, true);
-        for d in others {
-            if let Some(p) = sys.process(Pid::from_u32(d)) {
-                p.kill();
-            }
-        }
+        kill_pid(d);
     }
 }
 
@@ -377,6 +406,24 @@ mod tests {
         assert_eq!(end.stop, Some(Stop::Cancelled));
         assert!(t0.elapsed() >= INT_GRACE + TERM_GRACE);
         assert!(gone_soon(pid));
+    }
+
+    #[test]
+    fn descendants_left_behind_by_a_normal_exit_are_killed() {
+        // The CLI's Bash commands run in sessions of their own; one still running when the CLI
+        // exits is noted while it ran and killed after.
+        let r = Running::spawn(sh("setsid sleep 60 & echo $!; sleep 1.5; exit 0")).unwrap();
+        let never = AtomicBool::new(false);
+        let mut lines = Vec::new();
+        let end = r.drive(
+            Instant::now() + Duration::from_secs(30),
+            &never,
+            &mut |l| lines.push(l.trim().to_string()),
+            &mut |_, _| panic!("no stop"),
+        );
+        assert_eq!(end.status.unwrap().code(), Some(0));
+        let bg: u32 = lines[0].parse().unwrap();
+        assert!(gone_soon(bg), "{bg} survived the run");
     }
 
     #[test]
