@@ -15,11 +15,20 @@
 //!   contracts); `agent_harness` runs the binary for them.
 //! - `guard_props`: property tests of the guard binary (arbitrary bytes, JSON and
 //!   payloads: exit 0 or 2, no hang, nothing on stdout but one decision).
+//! - `build_lock`: `build-renderer` as concurrent real processes: no overlapping builds,
+//!   waiters and the queue, a killed holder, the build's exit status.
+//! - `reload_pipeline` (with the fake bridge `reload_bridge`): `reload-plugin` end to end.
+
+// The tests drive real processes with POSIX shells and signals; they run on Unix.
+#![cfg(unix)]
 
 mod support;
 
 mod agent_contracts;
 mod agent_harness;
 mod agent_run;
+mod build_lock;
 mod e2e_testbed;
 mod guard_props;
+mod reload_bridge;
+mod reload_pipeline;
