@@ -3,7 +3,7 @@
 //! `DELETE` of the session (always, best effort, even when the call failed).
 //!
 //! Replies may be JSON or `text/event-stream`. Bounded: one deadline for the whole exchange
-//! (15 s by default), 256 KiB per reply, no redirects (a 3xx is an error), no proxy. Errors are
+//! (15 s by default), 256 KiB per reply, no redirects (a 3xx is an error), no proxy from the environment. Errors are
 //! short reasons; they never carry a request header.
 
 use super::unity::{Endpoint, check_url};
@@ -69,15 +69,14 @@ struct Session<'a> {
     protocol: Option<String>,
 }
 
-fn header<'h>(headers: &'h [(String, String)], name: &str) -> Option<&'h str> {
-    headers
-        .iter()
-        .find(|(k, _)| k.eq_ignore_ascii_case(name))
-        .map(|(_, v)| v.as_str())
+type Response = ureq::http::Response<ureq::Body>;
+
+fn header<'r>(resp: &'r Response, name: &str) -> Option<&'r str> {
+    resp.headers().get(name).and_then(|v| v.to_str().ok())
 }
 
 impl Session<'_> {
-    fn seconds_left(&self) -> Result<u64, McpError> {
+    fn time_left(&self) -> Result<Duration, McpError> {
         let left = self.deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
             return Err(err(format!(
@@ -85,35 +84,37 @@ impl Session<'_> {
                 self.limits.timeout.as_secs()
             )));
         }
-        // minreq counts whole seconds; round up so a short deadline still gets one.
-        Ok(left.as_millis().div_ceil(1000).max(1) as u64)
+        Ok(left)
     }
 
-    fn request(&self, method: minreq::Method, seconds: u64) -> minreq::Request {
-        let mut r = minreq::Request::new(method, self.endpoint.url.as_str())
-            .with_timeout(seconds)
-            .with_follow_redirects(false)
-            .with_max_headers_size(64 * 1024)
-            .with_max_status_line_length(1024);
+    /// A client that stays where it is sent: no proxy from the environment, no redirects, every
+    /// status returned as is.
+    fn agent(timeout: Duration) -> ureq::Agent {
+        ureq::Agent::config_builder()
+            .proxy(None)
+            .max_redirects(0)
+            .http_status_as_error(false)
+            .timeout_global(Some(timeout))
+            .max_response_header_size(64 * 1024)
+            .build()
+            .new_agent()
+    }
+
+    fn post(&self, body: &Value) -> Result<Response, McpError> {
+        let mut r = Session::agent(self.time_left()?)
+            .post(self.endpoint.url.as_str())
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json, text/event-stream");
         if let Some(id) = &self.session_id {
-            r = r.with_header("Mcp-Session-Id", id.as_str());
+            r = r.header("Mcp-Session-Id", id.as_str());
         }
         if let Some(v) = &self.protocol {
-            r = r.with_header("MCP-Protocol-Version", v.as_str());
+            r = r.header("MCP-Protocol-Version", v.as_str());
         }
-        r
-    }
-
-    fn post(&self, body: &Value) -> Result<minreq::ResponseLazy, McpError> {
-        let r = self
-            .request(minreq::Method::Post, self.seconds_left()?)
-            .with_header("Content-Type", "application/json")
-            .with_header("Accept", "application/json, text/event-stream")
-            .with_body(body.to_string());
-        let resp = r.send_lazy().map_err(transport)?;
-        match resp.status_code {
+        let resp = r.send(body.to_string()).map_err(transport)?;
+        match resp.status().as_u16() {
             200..=299 => Ok(resp),
-            300..=399 => Err(err(format!("redirect refused (http {})", resp.status_code))),
+            n @ 300..=399 => Err(err(format!("redirect refused (http {n})"))),
             n => Err(err(format!("http {n} from {}", self.endpoint.host))),
         }
     }
@@ -122,7 +123,7 @@ impl Session<'_> {
     fn call(&mut self, id: u64, method: &str, params: Value) -> Result<Value, McpError> {
         let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
         let resp = self.post(&body)?;
-        if let Some(sid) = header(&resp.headers, "mcp-session-id") {
+        if let Some(sid) = header(&resp, "mcp-session-id") {
             let ok = !sid.is_empty()
                 && sid.len() <= 256
                 && sid.bytes().all(|b| (0x21..=0x7e).contains(&b));
@@ -131,12 +132,13 @@ impl Session<'_> {
             }
             self.session_id = Some(sid.to_string());
         }
-        let sse = header(&resp.headers, "content-type")
+        let sse = header(&resp, "content-type")
             .is_some_and(|c| c.to_ascii_lowercase().starts_with("text/event-stream"));
+        let reader = resp.into_body().into_reader();
         let message = if sse {
-            read_sse(resp, id, self.limits.max_reply)?
+            read_sse(reader, id, self.limits.max_reply)?
         } else {
-            let bytes = read_capped(resp, self.limits.max_reply)?;
+            let bytes = read_capped(reader, self.limits.max_reply)?;
             let v: Value = serde_json::from_slice(&bytes)
                 .map_err(|_| err(format!("{method}: the reply is not JSON")))?;
             pick(v, id).ok_or_else(|| err(format!("{method}: no reply with id {id}")))?
@@ -158,24 +160,32 @@ impl Session<'_> {
         let body = json!({"jsonrpc": "2.0", "method": method});
         let resp = self.post(&body)?;
         // 202 Accepted, usually empty; read what there is, within the cap.
-        read_capped(resp, self.limits.max_reply).map(|_| ())
+        read_capped(resp.into_body().into_reader(), self.limits.max_reply).map(|_| ())
     }
 
     fn delete(&self) {
-        if self.session_id.is_none() {
+        let Some(id) = &self.session_id else {
             return;
-        }
+        };
         // Its own short timeout: the session is cleaned even when the deadline has passed.
-        let _ = self.request(minreq::Method::Delete, 2).send_lazy();
+        let mut r = Session::agent(Duration::from_secs(2))
+            .delete(self.endpoint.url.as_str())
+            .header("Mcp-Session-Id", id.as_str());
+        if let Some(v) = &self.protocol {
+            r = r.header("MCP-Protocol-Version", v.as_str());
+        }
+        let _ = r.call();
     }
 }
 
-fn transport(e: minreq::Error) -> McpError {
+fn transport(e: ureq::Error) -> McpError {
     match e {
-        minreq::Error::IoError(io) if io.kind() == std::io::ErrorKind::TimedOut => {
+        ureq::Error::Timeout(_) => err("the request timed out"),
+        ureq::Error::Io(io) if io.kind() == std::io::ErrorKind::TimedOut => {
             err("the request timed out")
         }
-        minreq::Error::IoError(io) => err(format!("connection failed: {}", io.kind())),
+        ureq::Error::Io(io) => err(format!("connection failed: {}", io.kind())),
+        ureq::Error::ConnectionFailed => err("connection failed"),
         other => err(format!("http error: {other}")),
     }
 }
