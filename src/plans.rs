@@ -71,14 +71,32 @@ impl std::fmt::Display for PlanError {
 
 impl std::error::Error for PlanError {}
 
-/// Is this a usable stream name? Letters, digits, `.`, `_`, `-`; 1–64 long; no leading `.`/`-`.
-pub fn valid_stream_name(name: &str) -> bool {
-    !name.is_empty()
+/// Names no stream may take: `session-lock/build.lock` is the build serializer's OS lock, so a
+/// stream called `build` would overwrite it and be skipped by every reader of `*.lock`.
+pub const RESERVED_NAMES: [&str; 1] = ["build"];
+
+/// Why `name` cannot name a stream, or `None` when it can: letters, digits, `.`, `_`, `-`;
+/// 1–64 long; no leading `.`/`-`; not a reserved name (compared ignoring case, for the file
+/// systems that do).
+pub fn stream_name_problem(name: &str) -> Option<&'static str> {
+    let charset = !name.is_empty()
         && name.len() <= 64
         && !name.starts_with(['.', '-'])
         && name
             .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
+            .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b));
+    if !charset {
+        Some("letters, digits, '.', '_', '-'; at most 64; not starting with '.' or '-'")
+    } else if RESERVED_NAMES.iter().any(|r| r.eq_ignore_ascii_case(name)) {
+        Some("'build' is reserved: session-lock/build.lock is the build lock")
+    } else {
+        None
+    }
+}
+
+/// Is this a usable stream name? See [`stream_name_problem`].
+pub fn valid_stream_name(name: &str) -> bool {
+    stream_name_problem(name).is_none()
 }
 
 /// `2026-ms-03-api` → (3, "api").
@@ -213,10 +231,10 @@ pub fn parse_plan(text: &str, path: &str, folder: &str) -> Result<Stream, PlanEr
             }
             "stream" => {
                 let name = unquote(value);
-                if !valid_stream_name(name) {
+                if let Some(problem) = stream_name_problem(name) {
                     return Err(bad(
                         n,
-                        format!("stream name '{name}' is not valid (letters, digits, . _ -)"),
+                        format!("stream name '{name}' is not valid ({problem})"),
                     ));
                 }
                 stream = Some(name.to_string());
@@ -238,10 +256,10 @@ pub fn parse_plan(text: &str, path: &str, folder: &str) -> Result<Stream, PlanEr
         }
     }
     let name = stream.unwrap_or(folder_stream);
-    if !valid_stream_name(&name) {
+    if let Some(problem) = stream_name_problem(&name) {
         return Err(bad(
             1,
-            format!("stream name '{name}' from the folder is not valid"),
+            format!("stream name '{name}' from the folder is not valid ({problem})"),
         ));
     }
     Ok(Stream {
@@ -381,6 +399,16 @@ mod tests {
             assert!(msg.contains(frag), "{msg} lacks {frag}");
         }
         assert!(parse_plan(OK, "p", "no-milestone-here").is_err());
+    }
+
+    #[test]
+    fn build_is_reserved_because_build_lock_is_the_build_serializer() {
+        assert!(valid_stream_name("api") && valid_stream_name("builder"));
+        for name in ["build", "Build", "BUILD"] {
+            assert!(!valid_stream_name(name), "{name}");
+        }
+        let err = parse_plan("---\nowns: [tools/**]\n---\n", "p", "r-ms-01-build").unwrap_err();
+        assert!(err.to_string().contains("'build' is reserved"), "{err}");
     }
 
     #[test]

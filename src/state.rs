@@ -195,7 +195,14 @@ impl Layout {
                 });
             }
         };
-        self.parse_lock(&path, &text).map(Some)
+        let held = self.parse_lock(&path, &text)?;
+        if held.record.stream != stream {
+            return Err(BadLock {
+                reason: format!("names stream '{}', not '{stream}'", held.record.stream),
+                path,
+            });
+        }
+        Ok(Some(held))
     }
 
     fn parse_lock(&self, path: &Path, text: &str) -> Result<Held, BadLock> {
@@ -337,11 +344,14 @@ impl Layout {
     }
 }
 
-/// The repo root for a session: `CLAUDE_PROJECT_DIR` when set, else the git top level above
-/// `cwd` (found by looking for `.git`, without running git).
+/// The repo root for a session: the git top level above `CLAUDE_PROJECT_DIR` when set (the
+/// session's start folder, which may be a subfolder of the tree; the folder itself when it is
+/// in no repo), else the git top level above `cwd`. Found by looking for `.git`, without
+/// running git.
 pub fn repo_root(cwd: &Path, project_dir: Option<&str>) -> Option<PathBuf> {
     if let Some(dir) = project_dir.filter(|d| !d.is_empty()) {
-        return Some(PathBuf::from(dir));
+        let dir = Path::new(dir);
+        return Some(git_top(dir).unwrap_or_else(|| dir.to_path_buf()));
     }
     git_top(cwd)
 }
@@ -417,6 +427,26 @@ mod tests {
         assert_eq!(bad.len(), 1);
         assert!(bad[0].to_string().contains("ui.lock"), "{}", bad[0]);
         assert!(l.read_lock("ui").is_err());
+        // A lock file naming another stream is broken for read_lock as for read_locks.
+        std::fs::copy(l.lock_path("api"), l.lock_path("web")).unwrap();
+        let err = l.read_lock("web").unwrap_err().to_string();
+        assert!(err.contains("names stream 'api', not 'web'"), "{err}");
+    }
+
+    #[test]
+    fn the_repo_root_is_the_git_top_of_the_start_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("repo");
+        let sub = root.join("plugins-library/chat");
+        std::fs::create_dir_all(root.join(".git")).unwrap();
+        std::fs::create_dir_all(&sub).unwrap();
+        let sub_text = sub.to_string_lossy().to_string();
+        assert_eq!(repo_root(dir.path(), Some(&sub_text)), Some(root.clone()));
+        assert_eq!(repo_root(&sub, None), Some(root.clone()));
+        let loose = dir.path().join("no-repo");
+        let loose_text = loose.to_string_lossy().to_string();
+        assert_eq!(repo_root(&sub, Some(&loose_text)), Some(loose));
+        assert_eq!(repo_root(&sub, Some("")), Some(root));
     }
 
     #[test]

@@ -110,9 +110,14 @@ pub fn claim(ctx: &Ctx, p: &Payload, env: &Env, stream: &Word) -> Result<(), Str
         ));
     }
     let name = stream.text.as_str();
-    if !plans::valid_stream_name(name) {
+    if let Some(problem) = plans::stream_name_problem(name) {
         return Err(format!(
-            "session-lock: '{name}' is not a stream name (letters, digits, '.', '_', '-')"
+            "session-lock: '{name}' is not a stream name ({problem})"
+        ));
+    }
+    if p.session_id.is_empty() {
+        return Err(format!(
+            "session-lock: the hook payload carries no session_id, so the claim of '{name}' cannot be recorded (a lock without its session protects nothing)"
         ));
     }
     let streams = plans::load(&ctx.root, &ctx.config.plan_glob)
@@ -141,7 +146,9 @@ pub fn claim(ctx: &Ctx, p: &Payload, env: &Env, stream: &Word) -> Result<(), Str
         .ok_or_else(|| {
             "session-lock: the state folder stayed locked; try the claim again".to_string()
         })?;
-    let existing = ctx.layout.read_lock(name).ok().flatten();
+    let existing = ctx.layout.read_lock(name).map_err(|bad| {
+        format!("session-lock: cannot claim '{name}': {bad}; fix or delete that file")
+    })?;
     let client_start = env.client_pid.and_then(liveness::start_time);
     let now_iso = time::iso(ctx.now);
     let mut record = LockRecord {
@@ -278,10 +285,11 @@ pub fn check_write(
             .filter(|h| h.record.session_id == p.session_id && may_own(h, rel))
             .any(|h| owns_of(h).is_some_and(|o| o.is_match(rel)))
     };
-    let in_binary_dir = env
-        .binary_dir
-        .as_deref()
-        .is_some_and(|d| under_dir(d, raw, &p.cwd));
+    // The suite's own folder is frozen; a folder that holds the whole repo (the guard copied to
+    // the repo root) is not the suite's, or every file in the repo would be frozen.
+    let in_binary_dir = env.binary_dir.as_deref().is_some_and(|d| {
+        !under_dir(d, &ctx.root.to_string_lossy(), &p.cwd) && under_dir(d, raw, &p.cwd)
+    });
     let rel = match ctx.paths.locate(&p.cwd, raw) {
         RepoPath::Inside(rel) => Some(rel),
         RepoPath::Root | RepoPath::Outside => None,
@@ -359,11 +367,19 @@ pub fn stream_commands(segments: &[Vec<Word>]) -> Vec<StreamCommand> {
             "release" => "release",
             _ => continue,
         };
-        match seg
-            .iter()
-            .skip(1)
-            .find(|w| !w.text.starts_with('-') || w.dynamic)
-        {
+        // The first argument that is not an option; `--repo DIR` takes a value.
+        let mut args = seg.iter().skip(1);
+        let mut stream = None;
+        while let Some(w) = args.next() {
+            if w.dynamic || !w.text.starts_with('-') {
+                stream = Some(w);
+                break;
+            }
+            if w.text == "--repo" {
+                args.next();
+            }
+        }
+        match stream {
             Some(w) if cmd == "claim" => out.push(StreamCommand::Claim(w.clone())),
             Some(w) => out.push(StreamCommand::Release(w.clone())),
             None => out.push(StreamCommand::Bare(cmd)),

@@ -37,6 +37,20 @@ pub fn run(bytes: &[u8], env: &Env) -> Outcome {
     if std::env::var_os(CRASH_SWITCH).is_some_and(|v| v == "1") {
         panic!("crash requested by {CRASH_SWITCH}");
     }
+    // The session registry is per user, not per repo: keep it whatever the cwd or the config.
+    match p.event.as_str() {
+        "SessionEnd" => {
+            if let Some(home) = env.state_home.as_deref() {
+                crate::sessions::registry::remove(home, &p.session_id);
+            }
+            return Outcome::allow();
+        }
+        "SessionStart" => {
+            lifecycle::register(crate::time::now_ms(), &p, env, 0);
+            return Outcome::allow();
+        }
+        _ => {}
+    }
     let cwd = if p.cwd.is_empty() {
         std::env::current_dir().unwrap_or_default()
     } else {
@@ -52,16 +66,6 @@ pub fn run(bytes: &[u8], env: &Env) -> Outcome {
     let ctx = Ctx::new(root, config);
     let throttle = ctx.config.heartbeat_throttle_seconds * 1000;
     match p.event.as_str() {
-        "SessionEnd" => {
-            if let Some(home) = env.state_home.as_deref() {
-                crate::sessions::registry::remove(home, &p.session_id);
-            }
-            Outcome::allow()
-        }
-        "SessionStart" => {
-            lifecycle::register(ctx.now, &p, env, 0);
-            Outcome::allow()
-        }
         "PreToolUse" => {
             lifecycle::register(ctx.now, &p, env, throttle);
             pre_tool_use(&ctx, &p, env)

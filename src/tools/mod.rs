@@ -55,13 +55,12 @@ pub fn caller_session() -> Option<String> {
 
 /// Checks a stream name given on the command line.
 pub fn check_stream_name(name: &str) -> anyhow::Result<()> {
-    if crate::plans::valid_stream_name(name) {
-        Ok(())
-    } else {
-        Err(fail(
+    match crate::plans::stream_name_problem(name) {
+        None => Ok(()),
+        Some(problem) => Err(fail(
             Code::Usage,
-            format!("'{name}' is not a stream name (letters, digits, '.', '_', '-'; at most 64)"),
-        ))
+            format!("'{name}' is not a stream name ({problem})"),
+        )),
     }
 }
 

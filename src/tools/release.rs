@@ -112,19 +112,29 @@ fn head(root: &Path) -> String {
         .unwrap_or_default()
 }
 
-fn mark_milestone(root: &Path, layout: &Layout, glob: &str, milestone: u32, now: u64) {
-    let Ok(streams) = plans::load(root, glob) else {
-        return;
-    };
+/// Writes `milestones/ms-NN.done` when every stream of the milestone is done. An error says why
+/// the marker could not be decided or written; the release itself stands.
+fn mark_milestone(
+    root: &Path,
+    layout: &Layout,
+    glob: &str,
+    milestone: u32,
+    now: u64,
+) -> Result<(), String> {
+    let streams = plans::load(root, glob)
+        .map_err(|e| format!("cannot tell whether milestone {milestone:02} is done: {e}"))?;
     let all_done = streams
         .iter()
         .filter(|s| s.milestone == milestone)
         .all(|s| layout.done_path(&s.name).exists());
     if all_done {
-        let _ = std::fs::create_dir_all(layout.milestones());
+        let path = layout.milestone_done(milestone);
         let text = json!({"milestone": milestone, "doneAt": time::iso(now)}).to_string();
-        let _ = crate::atomic::write_atomic(&layout.milestone_done(milestone), text.as_bytes());
+        std::fs::create_dir_all(layout.milestones())
+            .and_then(|()| crate::atomic::write_atomic(&path, text.as_bytes()))
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     }
+    Ok(())
 }
 
 pub fn run(a: Args) -> anyhow::Result<Code> {
@@ -190,13 +200,15 @@ pub fn run(a: Args) -> anyhow::Result<Code> {
             released_at: time::iso(now),
             head: head(&root),
         })?;
-        mark_milestone(
+        if let Err(e) = mark_milestone(
             &root,
             &layout,
             &config.plan_glob,
             held.record.milestone,
             now,
-        );
+        ) {
+            eprintln!("release: warning: {e}");
+        }
     }
     if a.json {
         let dirty_json: Vec<_> = dirty

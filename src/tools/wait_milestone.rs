@@ -69,7 +69,23 @@ pub fn run(a: Args) -> anyhow::Result<Code> {
     let (root, cfg, layout) = open(a.repo)?;
     let target = parse_target(a.target);
     match &target {
-        Target::Stream(s) => check_stream_name(s)?,
+        Target::Stream(s) => {
+            check_stream_name(s)?;
+            // A misspelt stream would be waited for forever (with --stream there is no limit).
+            let declared = plans::load(&root, &cfg.plan_glob)
+                .map_err(|e| fail(Code::Usage, e.to_string()))?
+                .iter()
+                .any(|p| p.name == *s);
+            if !declared && !layout.lock_path(s).exists() && !layout.done_path(s).exists() {
+                return Err(fail(
+                    Code::NotFound,
+                    format!(
+                        "no plan declares stream '{s}' ({}) and it has no lock",
+                        cfg.plan_glob
+                    ),
+                ));
+            }
+        }
         Target::Milestone(n) => {
             let streams =
                 plans::load(&root, &cfg.plan_glob).map_err(|e| fail(Code::Usage, e.to_string()))?;

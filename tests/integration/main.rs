@@ -18,6 +18,9 @@
 //! - `build_lock`: `build-renderer` as concurrent real processes: no overlapping builds,
 //!   waiters and the queue, a killed holder, the build's exit status.
 //! - `reload_pipeline` (with the fake bridge `reload_bridge`): `reload-plugin` end to end.
+//! - `selftest`: the `selftest/` case corpus through the real `guard`.
+//! - `lifecycle_*`: the claim race and a whole round through the real binaries.
+//! - `tools_*`: claim, release, status, wait-milestone and `guard install` one by one.
 
 // The tests drive real processes with POSIX shells and signals; they run on Unix.
 #![cfg(unix)]
@@ -30,5 +33,15 @@ mod agent_run;
 mod build_lock;
 mod e2e_testbed;
 mod guard_props;
+mod lifecycle_flow;
+mod lifecycle_race;
+mod lifecycle_support;
 mod reload_bridge;
 mod reload_pipeline;
+mod selftest;
+mod tools_claim;
+mod tools_corrupt;
+mod tools_install;
+mod tools_release;
+mod tools_status;
+mod tools_wait;
