@@ -23,6 +23,17 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Path-boundary hook of run-agent's restricted runs (read-only review, workspace
+    /// single-tool). Allows only Read, Grep and Glob (plus --allow-tool names) on targets that
+    /// resolve inside a --root. Fails closed: its own errors, panics and deadline deny.
+    Scope {
+        /// A confirmed scope root (absolute; symlinks are followed). Repeat for several.
+        #[arg(long = "root", value_name = "DIR")]
+        roots: Vec<String>,
+        /// One more tool name allowed as is (exact match). Repeatable.
+        #[arg(long = "allow-tool", value_name = "NAME")]
+        allow_tools: Vec<String>,
+    },
     /// Wire the guard into a repo: hook entries in .claude/settings.json (others kept), the
     /// .gitignore lines and session-lock/PROTOCOL.md. Running it twice changes nothing.
     Install {
@@ -121,6 +132,12 @@ fn main() -> std::process::ExitCode {
         None => {
             let out = hook_mode();
             emit(&out)
+        }
+        Some(Command::Scope { roots, allow_tools }) => {
+            emit(&hook::scope::hook_mode(hook::scope::Scope {
+                roots,
+                allow_tools,
+            }))
         }
         Some(Command::Install {
             repo,

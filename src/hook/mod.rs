@@ -8,6 +8,7 @@
 pub mod lifecycle;
 pub mod output;
 pub mod payload;
+pub mod scope; // path-boundary mode of run-agent's restricted runs (`guard scope`)
 pub mod words;
 
 pub use output::Outcome;

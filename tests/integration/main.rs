@@ -10,6 +10,9 @@
 //! - `e2e_testbed`: proves the bed itself: the fake model's protocol, and the
 //!   real CLI's round trips through it (text, tools, hooks, parallel sessions,
 //!   API errors, timeouts).
+//! - `agent_run`, `agent_contracts`: run-agent through its binary with the real CLI (one
+//!   turn, resume, API error, timeout, env profiles; the read-only and workspace
+//!   contracts); `agent_harness` runs the binary for them.
 //! - `guard_props`: property tests of the guard binary (arbitrary bytes, JSON and
 //!   payloads: exit 0 or 2, no hang, nothing on stdout but one decision).
 //! - `build_lock`: `build-renderer` as concurrent real processes: no overlapping builds,
@@ -34,6 +37,9 @@
 
 mod support;
 
+mod agent_contracts;
+mod agent_harness;
+mod agent_run;
 mod build_lock;
 mod e2e_bed;
 mod e2e_hook_contract;
