@@ -1,1 +1,3 @@
 //! session-lock: let several AI coding sessions share one git working tree.
+
+pub mod shell;
