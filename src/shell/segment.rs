@@ -13,6 +13,8 @@ pub const MAX_SEGMENTS: usize = 20_000;
 const MAX_XARGS_WORDS: usize = 256;
 /// Upper bound on per-item copies of an `xargs -I` command.
 const MAX_XARGS_ITEMS: usize = 16;
+/// The operand standing for xargs input that is not known from the command line.
+pub const XARGS_INPUT: &str = "<xargs input>";
 
 /// Where a segment's text came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -497,6 +499,7 @@ impl Builder {
         }
         let sandboxed = seg.sandboxed;
         let dirs = seg.dirs.clone();
+        let reader = seg.head();
         if let Some(replace) = b.xargs {
             if xargs_input.is_empty() {
                 xargs_input = self.piped_words(b.idx);
@@ -507,7 +510,7 @@ impl Builder {
             let nested = Ctx {
                 source: ctx.source,
                 origin: Origin::Heredoc,
-                via: "heredoc".to_string(),
+                via: reader.clone(),
                 depth: ctx.depth + 1,
                 dialect: d,
                 sandboxed,
@@ -542,6 +545,12 @@ impl Builder {
 
     fn xargs(&mut self, idx: usize, replace: Option<String>, input: Vec<Word>, ctx: &Ctx) {
         if input.is_empty() {
+            if replace.is_none() {
+                // Unknown items still reach the command as operands.
+                let mut w = Word::plain(XARGS_INPUT);
+                w.dynamic = true;
+                self.out.segments[idx].argv.push(w);
+            }
             return;
         }
         let Some(r) = replace else {
