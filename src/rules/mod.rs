@@ -1,0 +1,264 @@
+//! Command rules: which shell commands and MCP calls the guard blocks, and why.
+//! Pure: the rules read no files, spawn nothing and read no clock.
+//!
+//! A rule is a stable id ([`table`]), a scope ([`Scope`]) and a matcher over the argv
+//! of one segment of the [`shell`](crate::shell) analysis. Matchers look at words, so a
+//! "safe" segment never excuses a destructive one in the same chain, and text inside
+//! quotes (commit messages, grep patterns, `echo` arguments, inert heredoc prose) never
+//! matches. The one exception reads raw text on purpose: a bridge HTTP call to a plugin
+//! toggle/install/uninstall path is checked for the protected plugin id anywhere in the
+//! command, because the id travels in a JSON body, a variable or a heredoc.
+//!
+//! Segments inside a `docker run` whose mounts cannot reach the host (named volumes,
+//! `:ro` binds) are exempt; everything else in the command is not.
+
+mod app;
+pub mod args;
+pub mod cases;
+mod config;
+pub mod explain;
+mod fs;
+mod git;
+pub mod lexpath;
+mod mcp;
+pub mod table;
+
+pub use config::{RulesConfig, RulesError, compile};
+pub use explain::explain;
+pub use table::{RuleId, RuleInfo, Scope};
+
+use crate::shell::word::{base_lower, command_name};
+use crate::shell::{Analysis, Dialect, DirStep, Segment, Word, analyze};
+use lexpath::{is_absolute, join, normalize};
+
+/// Longest segment text quoted in a hit.
+const MAX_SEGMENT_TEXT: usize = 200;
+
+/// The compiled rules (see [`compile`]).
+#[derive(Clone, Debug)]
+pub struct Rules {
+    pub(crate) app_processes: Vec<String>,
+    pub(crate) restart_scripts: Vec<String>,
+    pub(crate) relaunch_paths: Vec<String>,
+    pub(crate) emit_projects: Vec<String>,
+    pub(crate) build_commands: Vec<Vec<String>>,
+    pub(crate) build_scripts: Vec<String>,
+    pub(crate) protected_plugins: Vec<String>,
+    pub(crate) plugin_paths: Vec<String>,
+    pub(crate) mcp_plugin_tools: Vec<String>,
+    pub(crate) output_dirs: Vec<Vec<String>>,
+    pub(crate) mcp_command_tools: Vec<String>,
+    pub(crate) disabled: Vec<RuleId>,
+}
+
+/// Which tool ran the command.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Shell {
+    /// The `Bash` tool.
+    #[default]
+    Bash,
+    /// The `PowerShell` tool.
+    PowerShell,
+}
+
+impl Shell {
+    fn dialect(self) -> Dialect {
+        match self {
+            Shell::Bash => Dialect::Posix,
+            Shell::PowerShell => Dialect::PowerShell,
+        }
+    }
+}
+
+/// Where a command runs: the payload's `cwd` and the repository root, both absolute
+/// (POSIX or Windows forms).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CommandContext {
+    /// The shell's working directory (the payload `cwd`).
+    pub cwd: String,
+    /// The repository root.
+    pub repo_root: String,
+    /// The tool that runs the command.
+    pub shell: Shell,
+}
+
+impl CommandContext {
+    /// A `Bash` command run in `cwd` of the repository at `repo_root`.
+    pub fn new(cwd: impl Into<String>, repo_root: impl Into<String>) -> CommandContext {
+        CommandContext {
+            cwd: cwd.into(),
+            repo_root: repo_root.into(),
+            shell: Shell::Bash,
+        }
+    }
+
+    /// The same context for another tool.
+    pub fn with_shell(mut self, shell: Shell) -> CommandContext {
+        self.shell = shell;
+        self
+    }
+}
+
+/// One rule matching one segment (or one MCP call).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Hit {
+    /// The rule id (`git.head-change`).
+    pub rule: String,
+    /// When it blocks.
+    pub scope: Scope,
+    /// The offending segment, re-rendered on one line (the tool name for MCP calls).
+    pub segment: String,
+    /// One line for the model: rule id, segment, why it is blocked, what to do instead.
+    pub reason: String,
+    /// What to do instead.
+    pub instead: String,
+}
+
+impl Hit {
+    fn new(id: RuleId, segment: String, detail: &str) -> Hit {
+        let info = id.info();
+        let reason = format!(
+            "{}: `{}` {}; {}. Instead: {}.",
+            info.id, segment, detail, info.why, info.instead
+        );
+        Hit {
+            rule: info.id.to_string(),
+            scope: info.scope,
+            segment,
+            reason,
+            instead: info.instead.to_string(),
+        }
+    }
+}
+
+/// The context, normalized once per check.
+pub(crate) struct Env {
+    pub root: String,
+    pub cwd: String,
+}
+
+impl Env {
+    fn new(ctx: &CommandContext) -> Env {
+        let root = normalize(&ctx.repo_root);
+        let cwd = if ctx.cwd.is_empty() {
+            root.clone()
+        } else if is_absolute(&ctx.cwd) {
+            normalize(&ctx.cwd)
+        } else {
+            join(&root, &ctx.cwd)
+        };
+        Env { root, cwd }
+    }
+
+    /// The directory a segment runs in, following its lexical `cd` steps; `None` once a
+    /// step is unknown.
+    pub fn base(&self, seg: &Segment) -> Option<String> {
+        let mut b = self.cwd.clone();
+        for step in &seg.dirs {
+            match step {
+                DirStep::To(p) => b = join(&b, p),
+                DirStep::Unknown => return None,
+            }
+        }
+        Some(b)
+    }
+}
+
+/// One segment as the matchers see it.
+pub(crate) struct View<'a> {
+    pub an: &'a Analysis,
+    pub seg: &'a Segment,
+    pub argv: &'a [Word],
+    pub args: &'a [Word],
+    /// [`command_name`] of the head (`git`, `taskkill`, `remove-item`).
+    pub name: String,
+    /// Lowercased basename of the head with its extension (`run.bat`).
+    pub base: String,
+    /// The segment is PowerShell.
+    pub ps: bool,
+}
+
+type Matcher = fn(&Rules, &View, &Env) -> Option<String>;
+
+const MATCHERS: [(RuleId, Matcher); 7] = [
+    (RuleId::AppRestart, app::restart),
+    (RuleId::EmitOverRunning, app::emit),
+    (RuleId::BuildOutsideRenderer, app::build),
+    (RuleId::PluginProtectedToggle, app::plugin_toggle),
+    (RuleId::RmAppOutput, fs::rm_app_output),
+    (RuleId::GitAddAll, git::add_all),
+    (RuleId::GitHeadChange, git::head_change),
+];
+
+fn clip(text: String) -> String {
+    if text.len() <= MAX_SEGMENT_TEXT {
+        return text;
+    }
+    let mut end = MAX_SEGMENT_TEXT;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end])
+}
+
+impl Rules {
+    /// Whether `rule` is switched on.
+    pub fn enabled(&self, rule: RuleId) -> bool {
+        !self.disabled.contains(&rule)
+    }
+
+    /// Every hit of `command` run as `ctx` describes, deduplicated.
+    pub fn check_command(&self, command: &str, ctx: &CommandContext) -> Vec<Hit> {
+        let an = analyze(command, ctx.shell.dialect());
+        let mut out: Vec<Hit> = Vec::new();
+        for (_, h) in self.check_analysis(&an, ctx) {
+            if !out
+                .iter()
+                .any(|o| o.rule == h.rule && o.segment == h.segment)
+            {
+                out.push(h);
+            }
+        }
+        out
+    }
+
+    /// Hits per segment index of an existing analysis.
+    pub fn check_analysis(&self, an: &Analysis, ctx: &CommandContext) -> Vec<(usize, Hit)> {
+        let env = Env::new(ctx);
+        let mut out = Vec::new();
+        for (i, seg) in an.segments.iter().enumerate() {
+            if seg.sandboxed || seg.argv.is_empty() {
+                continue;
+            }
+            let head = &seg.argv[0].text;
+            let view = View {
+                an,
+                seg,
+                argv: &seg.argv,
+                args: &seg.argv[1..],
+                name: command_name(head),
+                base: base_lower(head),
+                ps: seg.dialect == Dialect::PowerShell,
+            };
+            for (id, matcher) in MATCHERS {
+                if !self.enabled(id) {
+                    continue;
+                }
+                if let Some(detail) = matcher(self, &view, &env) {
+                    out.push((i, Hit::new(id, clip(seg.render()), &detail)));
+                }
+            }
+        }
+        out
+    }
+
+    /// Hits of an MCP tool call (`mcp__<server>__<tool>`; the tool part is matched).
+    pub fn check_mcp(&self, tool_name: &str, input: &serde_json::Value) -> Vec<Hit> {
+        mcp::check(self, tool_name, input)
+    }
+}
+
+#[cfg(test)]
+mod corpus_tests;
+#[cfg(test)]
+mod tests;
