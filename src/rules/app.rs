@@ -4,7 +4,7 @@
 use super::args::{glob_match, has_url_path, mentions_id, names_program};
 use super::{Env, Rules, View};
 use crate::shell::Word;
-use crate::shell::pm::{PmCall, pm_call};
+use crate::shell::pm::PmCall;
 use crate::shell::word::base_lower;
 
 const HTTP_CLIENTS: &[&str] = &[
@@ -60,11 +60,13 @@ impl Rules {
 
     fn is_build_script(&self, name: &str) -> bool {
         let name = name.to_ascii_lowercase();
+        let pattern = name.contains(['*', '?', '[']);
         self.build_scripts.iter().any(|s| {
             name == *s
-                || name.starts_with(&format!("{s}:"))
-                || (name.contains(['*', '?', '['])
-                    && (glob_match(&name, s) || glob_match(&name, &format!("{s}:x"))))
+                || name
+                    .strip_prefix(s.as_str())
+                    .is_some_and(|r| r.starts_with(':'))
+                || (pattern && (glob_match(&name, s) || glob_match(&name, &format!("{s}:x"))))
         })
     }
 
@@ -95,8 +97,7 @@ pub(super) fn restart(r: &Rules, v: &View, _env: &Env) -> Option<String> {
             return Some(format!("runs the app launcher `{b}`"));
         }
     }
-    let script = pm_call(v.argv);
-    if let Some(PmCall::Script { name, args, .. }) = &script {
+    if let Some(PmCall::Script { name, args, .. }) = &v.pm {
         if r.is_restart_script(&name.to_ascii_lowercase()) {
             return Some(format!(
                 "runs the `{name}` package script, which restarts the app"
@@ -201,8 +202,8 @@ pub(super) fn emit(r: &Rules, v: &View, _env: &Env) -> Option<String> {
     let args: &[Word] = if v.name == "tsc" {
         v.args
     } else {
-        match pm_call(v.argv) {
-            Some(PmCall::Script { name, args, .. }) if name == "tsc" => &v.argv[args..],
+        match &v.pm {
+            Some(PmCall::Script { name, args, .. }) if name == "tsc" => &v.argv[*args..],
             _ => return None,
         }
     };
@@ -256,12 +257,12 @@ pub(super) fn build(r: &Rules, v: &View, _env: &Env) -> Option<String> {
     if let Some(d) = runs(&v.name, v.args) {
         return Some(d);
     }
-    match pm_call(v.argv)? {
+    match v.pm.as_ref()? {
         PmCall::Script { pm, name, args } => {
-            if r.is_build_script(&name) {
+            if r.is_build_script(name) {
                 return Some(format!("runs the `{name}` package script ({pm})"));
             }
-            runs(&name.to_ascii_lowercase(), &v.argv[args..])
+            runs(&name.to_ascii_lowercase(), &v.argv[*args..])
         }
         PmCall::Scripts(names) => names
             .iter()

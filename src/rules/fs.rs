@@ -8,7 +8,6 @@
 //! directory (`rm -rf "$OUT/dist"`): a coordination guard errs towards asking.
 
 use super::args::{Opts, expand_braces, glob_match};
-use super::git::git_sub;
 use super::lexpath::{Place, is_absolute, join, normalize, place};
 use super::{Env, Rules, View};
 use crate::shell::Word;
@@ -87,7 +86,7 @@ fn resolve(env: &Env, base: Option<&str>, text: &str, glob: bool) -> Target {
             None => return unknown_tail(&text, glob),
         }
     };
-    match place(&env.root, &abs) {
+    match place(env.root(), &abs) {
         Place::Inside(rel) => Target::Rel(comps(&rel), glob),
         Place::Contains => Target::Contains,
         Place::Outside => Target::Outside,
@@ -166,9 +165,26 @@ fn split_commas(words: &[&Word]) -> Vec<Word> {
 
 /// `rm.app-output`
 pub(super) fn rm_app_output(r: &Rules, v: &View, env: &Env) -> Option<String> {
+    let name = v.name.as_str();
+    let deleter = matches!(
+        name,
+        "rm" | "rmdir"
+            | "rd"
+            | "del"
+            | "erase"
+            | "rimraf"
+            | "del-cli"
+            | "trash"
+            | "find"
+            | "rsync"
+            | "remove-item"
+            | "ri"
+    ) || v.git.as_ref().is_some_and(|(sub, _)| sub == "clean");
+    if !deleter {
+        return None;
+    }
     let base = env.base(v.seg);
     let base = base.as_deref();
-    let name = v.name.as_str();
     let dir = if v.ps
         && matches!(
             name,
@@ -201,6 +217,7 @@ pub(super) fn rm_app_output(r: &Rules, v: &View, env: &Env) -> Option<String> {
                 v.args.iter().filter(|w| !w.text.starts_with('-')),
             ),
             "find" => find_delete(r, v, env, base),
+            "rsync" => rsync_delete(r, v, env, base),
             "git" => git_clean(r, v, env, base),
             _ => None,
         }
@@ -321,9 +338,54 @@ fn filters_allow(filters: &[&str], dir: &[String]) -> bool {
         })
 }
 
+/// `rsync --delete* src dest` empties `dest`; `--remove-source-files` deletes sources.
+fn rsync_delete(r: &Rules, v: &View, env: &Env, base: Option<&str>) -> Option<String> {
+    let o = Opts::parse(
+        v.args,
+        "efTBM",
+        &[
+            "rsh",
+            "filter",
+            "exclude",
+            "include",
+            "temp-dir",
+            "exclude-from",
+            "include-from",
+            "files-from",
+            "partial-dir",
+            "backup-dir",
+            "suffix",
+            "log-file",
+            "password-file",
+            "chmod",
+            "chown",
+            "rsync-path",
+            "max-size",
+            "min-size",
+            "timeout",
+            "port",
+            "compare-dest",
+            "copy-dest",
+            "link-dest",
+            "out-format",
+            "bwlimit",
+        ],
+    );
+    let (dest, sources) = o.operands.split_last()?;
+    if o.flags.iter().any(|f| f.starts_with("--del"))
+        && let Some(d) = r.output_hit(env, base, dest)
+    {
+        return Some(d);
+    }
+    if o.has(&["--remove-source-files"]) {
+        return r.first_hit(env, base, sources.iter().copied());
+    }
+    None
+}
+
 /// `git clean -x|-X` deletes ignored files, which is where the app output lives.
 fn git_clean(r: &Rules, v: &View, env: &Env, base: Option<&str>) -> Option<String> {
-    let (sub, args) = git_sub(v.argv)?;
+    let (sub, args) = v.git.as_ref()?;
     if sub != "clean" {
         return None;
     }

@@ -69,7 +69,8 @@ fn sweeping(pathspec: &str) -> bool {
 
 /// `git.add-all`
 pub(super) fn add_all(_r: &Rules, v: &View, _env: &Env) -> Option<String> {
-    let (sub, args) = git_sub(v.argv)?;
+    let (sub, args) = v.git.as_ref()?;
+    let args: &[Word] = args;
     match sub.as_str() {
         "add" | "stage" => {
             let o = Opts::parse(args, "", &["chmod", "pathspec-from-file"]);
@@ -128,7 +129,8 @@ fn moves_head(operand: &str) -> bool {
 
 /// `git.head-change`
 pub(super) fn head_change(_r: &Rules, v: &View, _env: &Env) -> Option<String> {
-    let (sub, args) = git_sub(v.argv)?;
+    let (sub, args) = v.git.as_ref()?;
+    let args: &[Word] = args;
     let help = || Opts::parse(args, "", &[]).help();
     match sub.as_str() {
         "checkout" => checkout(args),

@@ -27,6 +27,9 @@ pub use config::{RulesConfig, RulesError, compile};
 pub use explain::explain;
 pub use table::{RuleId, RuleInfo, Scope};
 
+use std::cell::OnceCell;
+
+use crate::shell::pm::{PmCall, pm_call};
 use crate::shell::word::{base_lower, command_name};
 use crate::shell::{Analysis, Dialect, DirStep, Segment, Word, analyze};
 use lexpath::{is_absolute, join, normalize};
@@ -131,29 +134,43 @@ impl Hit {
     }
 }
 
-/// The context, normalized once per check.
-pub(crate) struct Env {
-    pub root: String,
-    pub cwd: String,
+/// The context, normalized on first use (most commands never need a path).
+pub(crate) struct Env<'c> {
+    ctx: &'c CommandContext,
+    paths: OnceCell<(String, String)>,
 }
 
-impl Env {
-    fn new(ctx: &CommandContext) -> Env {
-        let root = normalize(&ctx.repo_root);
-        let cwd = if ctx.cwd.is_empty() {
-            root.clone()
-        } else if is_absolute(&ctx.cwd) {
-            normalize(&ctx.cwd)
-        } else {
-            join(&root, &ctx.cwd)
-        };
-        Env { root, cwd }
+impl<'c> Env<'c> {
+    fn new(ctx: &'c CommandContext) -> Env<'c> {
+        Env {
+            ctx,
+            paths: OnceCell::new(),
+        }
+    }
+
+    fn paths(&self) -> &(String, String) {
+        self.paths.get_or_init(|| {
+            let root = normalize(&self.ctx.repo_root);
+            let cwd = if self.ctx.cwd.is_empty() {
+                root.clone()
+            } else if is_absolute(&self.ctx.cwd) {
+                normalize(&self.ctx.cwd)
+            } else {
+                join(&root, &self.ctx.cwd)
+            };
+            (root, cwd)
+        })
+    }
+
+    /// The normalized repository root.
+    pub fn root(&self) -> &str {
+        &self.paths().0
     }
 
     /// The directory a segment runs in, following its lexical `cd` steps; `None` once a
     /// step is unknown.
     pub fn base(&self, seg: &Segment) -> Option<String> {
-        let mut b = self.cwd.clone();
+        let mut b = self.paths().1.clone();
         for step in &seg.dirs {
             match step {
                 DirStep::To(p) => b = join(&b, p),
@@ -176,6 +193,10 @@ pub(crate) struct View<'a> {
     pub base: String,
     /// The segment is PowerShell.
     pub ps: bool,
+    /// What a package-manager head runs.
+    pub pm: Option<PmCall>,
+    /// A git head's subcommand and its arguments.
+    pub git: Option<(String, &'a [Word])>,
 }
 
 type Matcher = fn(&Rules, &View, &Env) -> Option<String>;
@@ -231,14 +252,21 @@ impl Rules {
                 continue;
             }
             let head = &seg.argv[0].text;
+            let name = command_name(head);
             let view = View {
                 an,
                 seg,
                 argv: &seg.argv,
                 args: &seg.argv[1..],
-                name: command_name(head),
                 base: base_lower(head),
                 ps: seg.dialect == Dialect::PowerShell,
+                pm: pm_call(&seg.argv),
+                git: if name == "git" {
+                    git::git_sub(&seg.argv)
+                } else {
+                    None
+                },
+                name,
             };
             for (id, matcher) in MATCHERS {
                 if !self.enabled(id) {

@@ -166,155 +166,163 @@ pub enum Reader {
     Unknown,
 }
 
-const SHELLS: &[&str] = &[
-    "bash",
-    "sh",
-    "zsh",
-    "dash",
-    "ksh",
-    "mksh",
-    "ash",
-    "fish",
-    "busybox",
-    "pwsh",
-    "powershell",
-    "cmd",
-    "ssh",
-    "su",
-    "source",
-    ".",
-    "wsl",
-];
+/// A shell that runs commands it reads on stdin.
+pub(crate) fn is_shell(name: &str) -> bool {
+    matches!(
+        name,
+        "bash"
+            | "sh"
+            | "zsh"
+            | "dash"
+            | "ksh"
+            | "mksh"
+            | "ash"
+            | "fish"
+            | "busybox"
+            | "pwsh"
+            | "powershell"
+            | "cmd"
+            | "ssh"
+            | "su"
+            | "wsl"
+    )
+}
 
-const INTERPRETERS: &[&str] = &[
-    "python",
-    "python2",
-    "python3",
-    "py",
-    "node",
-    "nodejs",
-    "deno",
-    "bun",
-    "ruby",
-    "perl",
-    "php",
-    "lua",
-    "luajit",
-    "rscript",
-    "osascript",
-    "tclsh",
-    "julia",
-    "tsx",
-    "ts-node",
-];
+/// An interpreter of another language that may read its program from stdin.
+pub(crate) fn is_interpreter(name: &str) -> bool {
+    matches!(
+        name,
+        "python"
+            | "python2"
+            | "python3"
+            | "py"
+            | "node"
+            | "nodejs"
+            | "deno"
+            | "bun"
+            | "ruby"
+            | "perl"
+            | "php"
+            | "lua"
+            | "luajit"
+            | "rscript"
+            | "osascript"
+            | "tclsh"
+            | "julia"
+            | "tsx"
+            | "ts-node"
+    )
+}
 
-const INERT: &[&str] = &[
-    ":",
-    "true",
-    "false",
-    "cat",
-    "tac",
-    "tee",
-    "head",
-    "tail",
-    "wc",
-    "sort",
-    "uniq",
-    "grep",
-    "egrep",
-    "fgrep",
-    "rg",
-    "ag",
-    "ack",
-    "sed",
-    "awk",
-    "gawk",
-    "mawk",
-    "nawk",
-    "jq",
-    "yq",
-    "diff",
-    "cmp",
-    "comm",
-    "patch",
-    "git",
-    "gh",
-    "glab",
-    "hub",
-    "base64",
-    "base32",
-    "xxd",
-    "od",
-    "hexdump",
-    "tr",
-    "cut",
-    "column",
-    "fold",
-    "fmt",
-    "nl",
-    "paste",
-    "less",
-    "more",
-    "read",
-    "readarray",
-    "mapfile",
-    "echo",
-    "printf",
-    "dd",
-    "gzip",
-    "gunzip",
-    "zcat",
-    "bzip2",
-    "xz",
-    "zstd",
-    "tar",
-    "gpg",
-    "openssl",
-    "sha256sum",
-    "sha1sum",
-    "sha512sum",
-    "md5sum",
-    "cksum",
-    "b2sum",
-    "curl",
-    "wget",
-    "http",
-    "https",
-    "xh",
-    "iconv",
-    "dos2unix",
-    "unix2dos",
-    "strings",
-    "file",
-    "envsubst",
-    "wl-copy",
-    "xclip",
-    "xsel",
-    "pbcopy",
-    "clip",
-    "mail",
-    "mailx",
-    "sendmail",
-    "sqlite3",
-    "psql",
-    "mysql",
-    "mariadb",
-    "sponge",
-    "expand",
-    "unexpand",
-    "rev",
-    "shuf",
-    "split",
-    "csplit",
-    "pr",
-    "join",
-    "pandoc",
-    "tsort",
-    "xmllint",
-    "column",
-    "ts",
-    "pv",
-];
+/// A program that treats stdin as data.
+pub(crate) fn is_inert(name: &str) -> bool {
+    matches!(
+        name,
+        ":" | "true"
+            | "false"
+            | "cat"
+            | "tac"
+            | "tee"
+            | "head"
+            | "tail"
+            | "wc"
+            | "sort"
+            | "uniq"
+            | "grep"
+            | "egrep"
+            | "fgrep"
+            | "rg"
+            | "ag"
+            | "ack"
+            | "sed"
+            | "awk"
+            | "gawk"
+            | "mawk"
+            | "nawk"
+            | "jq"
+            | "yq"
+            | "diff"
+            | "cmp"
+            | "comm"
+            | "patch"
+            | "git"
+            | "gh"
+            | "glab"
+            | "hub"
+            | "base64"
+            | "base32"
+            | "xxd"
+            | "od"
+            | "hexdump"
+            | "tr"
+            | "cut"
+            | "column"
+            | "fold"
+            | "fmt"
+            | "nl"
+            | "paste"
+            | "less"
+            | "more"
+            | "read"
+            | "readarray"
+            | "mapfile"
+            | "echo"
+            | "printf"
+            | "dd"
+            | "gzip"
+            | "gunzip"
+            | "zcat"
+            | "bzip2"
+            | "xz"
+            | "zstd"
+            | "tar"
+            | "gpg"
+            | "openssl"
+            | "sha256sum"
+            | "sha1sum"
+            | "sha512sum"
+            | "md5sum"
+            | "cksum"
+            | "b2sum"
+            | "curl"
+            | "wget"
+            | "http"
+            | "https"
+            | "xh"
+            | "iconv"
+            | "dos2unix"
+            | "unix2dos"
+            | "strings"
+            | "file"
+            | "envsubst"
+            | "wl-copy"
+            | "xclip"
+            | "xsel"
+            | "pbcopy"
+            | "clip"
+            | "mail"
+            | "mailx"
+            | "sendmail"
+            | "sqlite3"
+            | "psql"
+            | "mysql"
+            | "mariadb"
+            | "sponge"
+            | "expand"
+            | "unexpand"
+            | "rev"
+            | "shuf"
+            | "split"
+            | "csplit"
+            | "pr"
+            | "join"
+            | "pandoc"
+            | "tsort"
+            | "xmllint"
+            | "ts"
+            | "pv"
+    )
+}
 
 /// Classify the program `argv` as a stdin reader.
 pub fn reader_kind(argv: &[Word]) -> Reader {
@@ -329,13 +337,13 @@ pub fn reader_kind(argv: &[Word]) -> Reader {
             _ => Reader::Inert,
         };
     }
-    if SHELLS.contains(&name) {
+    if is_shell(name) {
         return Reader::Shell;
     }
-    if INTERPRETERS.contains(&name) {
+    if is_interpreter(name) {
         return interpreter_kind(&argv[1..]);
     }
-    if INERT.contains(&name) {
+    if is_inert(name) {
         return Reader::Inert;
     }
     Reader::Unknown

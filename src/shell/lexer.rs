@@ -60,7 +60,7 @@ pub struct Redirect {
 pub(crate) enum Tok {
     Word(Word),
     Op(Op),
-    Redir(Redirect, Option<Heredoc>),
+    Redir(Box<Redirect>, Option<Box<Heredoc>>),
 }
 
 /// What kind of nested command source a substitution is.
@@ -347,8 +347,8 @@ impl Lexer<'_, '_> {
         &mut self,
         out: &mut Vec<Tok>,
         st: &mut ListState,
-        r: Redirect,
-        h: Option<Heredoc>,
+        r: Box<Redirect>,
+        h: Option<Box<Heredoc>>,
     ) {
         if matches!(r.op, "<<" | "<<-") {
             let (delim, quoted) = r
@@ -522,7 +522,7 @@ impl Lexer<'_, '_> {
             "<<<" => target.as_ref().map(Heredoc::here_string),
             _ => None,
         };
-        Tok::Redir(Redirect { fd, op, target }, heredoc)
+        Tok::Redir(Box::new(Redirect { fd, op, target }), heredoc.map(Box::new))
     }
 }
 

@@ -28,11 +28,13 @@
 //! Not modelled: `--%` stop-parsing, splatting, pipeline-bound parameters beyond the
 //! previous stage, and variables holding commands.
 
+mod build;
 pub mod docker;
 pub mod heredoc;
 pub mod lexer;
 pub mod pm;
 mod quote;
+mod quote_win;
 pub mod segment;
 pub mod word;
 pub mod wrappers;
@@ -42,8 +44,8 @@ pub use lexer::{Op, Redirect};
 pub use segment::{Analysis, DirStep, Origin, Segment, Source};
 pub use word::Word;
 
+use build::{Builder, Ctx};
 use lexer::Arena;
-use segment::{Builder, Ctx};
 
 /// Longest input analyzed; the rest is ignored (and the analysis marked truncated).
 pub const MAX_INPUT_BYTES: usize = 1 << 20;

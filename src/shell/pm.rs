@@ -268,6 +268,7 @@ pub fn pm_call(argv: &[Word]) -> Option<PmCall> {
                 _ => None,
             }
         }
+        "turbo" | "lerna" | "nx" => monorepo(argv, &head),
         "npm-run-all" | "run-s" | "run-p" | "npm-run-all2" => {
             let value = ["--npm-path", "--max-parallel", "--print-label", "-l"];
             let mut names = Vec::new();
@@ -291,6 +292,123 @@ pub fn pm_call(argv: &[Word]) -> Option<PmCall> {
             Some(PmCall::Scripts(names))
         }
         _ => None,
+    }
+}
+
+/// Task runners over workspace scripts: `turbo run build`, `lerna run build`,
+/// `nx build app`, `nx run app:build`, `nx run-many -t build,lint`.
+fn monorepo(argv: &[Word], head: &str) -> Option<PmCall> {
+    let value = [
+        "--filter",
+        "-F",
+        "--concurrency",
+        "--cache-dir",
+        "--output-logs",
+        "--log-order",
+        "--scope",
+        "--ignore",
+        "--cwd",
+        "--env-mode",
+        "--log-prefix",
+        "--projects",
+        "-p",
+        "--exclude",
+        "--configuration",
+        "-c",
+        "--base",
+        "--head",
+    ];
+    let mut names = Vec::new();
+    let mut targets = Vec::new();
+    let mut i = 1;
+    while let Some(w) = argv.get(i) {
+        let t = w.text.as_str();
+        if t == "--" {
+            break;
+        }
+        if let Some(v) = t
+            .strip_prefix("--target=")
+            .or_else(|| t.strip_prefix("--targets="))
+        {
+            targets.extend(v.split(',').map(str::to_string));
+        } else if matches!(t, "-t" | "--target" | "--targets") {
+            if let Some(v) = argv.get(i + 1) {
+                targets.extend(v.text.split(',').map(str::to_string));
+            }
+            i += 1;
+        } else if t.starts_with('-') {
+            if value.contains(&t) {
+                i += 1;
+            }
+        } else {
+            names.push(t.to_string());
+        }
+        i += 1;
+    }
+    let tasks: Vec<String> = match (head, names.first().map(String::as_str)) {
+        (_, Some("run")) if head == "nx" => names
+            .get(1)
+            .and_then(|n| n.split(':').nth(1))
+            .map(|t| vec![t.to_string()])
+            .unwrap_or_default(),
+        (_, Some("run")) => names[1..].to_vec(),
+        ("nx", Some("run-many" | "affected")) => targets,
+        ("nx", Some(sub))
+            if !matches!(
+                sub,
+                "graph"
+                    | "show"
+                    | "list"
+                    | "init"
+                    | "generate"
+                    | "g"
+                    | "migrate"
+                    | "report"
+                    | "reset"
+                    | "daemon"
+                    | "format"
+                    | "format:write"
+                    | "format:check"
+                    | "sync"
+                    | "release"
+                    | "repair"
+                    | "connect"
+                    | "watch"
+            ) =>
+        {
+            vec![sub.to_string()]
+        }
+        ("turbo", Some(sub))
+            if !matches!(
+                sub,
+                "prune"
+                    | "login"
+                    | "logout"
+                    | "link"
+                    | "unlink"
+                    | "gen"
+                    | "generate"
+                    | "daemon"
+                    | "ls"
+                    | "info"
+                    | "telemetry"
+                    | "query"
+                    | "watch"
+                    | "boundaries"
+                    | "scan"
+                    | "bin"
+                    | "completion"
+                    | "docs"
+            ) =>
+        {
+            names.clone()
+        }
+        _ => Vec::new(),
+    };
+    if tasks.is_empty() {
+        None
+    } else {
+        Some(PmCall::Scripts(tasks))
     }
 }
 
@@ -487,5 +605,18 @@ mod tests {
             call("run-s build dev"),
             Some(PmCall::Scripts(vec!["build".into(), "dev".into()]))
         );
+        let tasks = |s: &str| match call(s) {
+            Some(PmCall::Scripts(v)) => v,
+            _ => Vec::new(),
+        };
+        assert_eq!(tasks("turbo run build --filter app"), ["build"]);
+        assert_eq!(tasks("turbo build"), ["build"]);
+        assert_eq!(tasks("lerna run build --scope app"), ["build"]);
+        assert_eq!(tasks("nx build app"), ["build"]);
+        assert_eq!(tasks("nx run app:build:production"), ["build"]);
+        assert_eq!(tasks("nx run app:build"), ["build"]);
+        assert_eq!(tasks("nx run-many -t build,lint"), ["build", "lint"]);
+        assert!(tasks("nx graph").is_empty());
+        assert!(tasks("turbo prune app").is_empty());
     }
 }

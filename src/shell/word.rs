@@ -120,11 +120,16 @@ pub fn render_word(text: &str) -> String {
 
 /// The last path component of `text`, splitting on `/` and `\`.
 pub fn basename(text: &str) -> &str {
-    let t = text.trim_end_matches(['/', '\\']);
-    match t.rfind(['/', '\\']) {
-        Some(i) => &t[i + 1..],
-        None => t,
+    let b = text.as_bytes();
+    let mut end = b.len();
+    while end > 0 && matches!(b[end - 1], b'/' | b'\\') {
+        end -= 1;
     }
+    let start = b[..end]
+        .iter()
+        .rposition(|&c| c == b'/' || c == b'\\')
+        .map_or(0, |i| i + 1);
+    &text[start..end]
 }
 
 /// Whether a command word reads like a Windows program: a `.exe`-style suffix, a backslash
@@ -136,15 +141,15 @@ pub fn is_windowsish(text: &str) -> bool {
 }
 
 fn windows_ext(base: &str) -> Option<usize> {
-    let lower_ends = |ext: &str| {
-        base.len() > ext.len()
-            && base.is_char_boundary(base.len() - ext.len())
-            && base[base.len() - ext.len()..].eq_ignore_ascii_case(ext)
-    };
-    [".exe", ".cmd", ".bat", ".com"]
+    let b = base.as_bytes();
+    if b.len() < 5 || b[b.len() - 4] != b'.' {
+        return None;
+    }
+    let ext = &b[b.len() - 3..];
+    let known = [b"exe", b"cmd", b"bat", b"com"]
         .iter()
-        .find(|e| lower_ends(e))
-        .map(|e| base.len() - e.len())
+        .any(|e| ext.eq_ignore_ascii_case(*e));
+    known.then_some(b.len() - 4)
 }
 
 /// The name a command word runs, for comparing heads: the basename, lowercased, with

@@ -1,3 +1,4 @@
+use super::windows::decode_encoded;
 use super::*;
 use crate::shell::lexer::{Arena, Tok, lex};
 
@@ -291,4 +292,86 @@ fn decoding() {
     assert_eq!(decode_encoded("bABzAA==").as_deref(), Some("ls"));
     assert_eq!(decode_encoded("").as_deref(), Some(""));
     assert!(decode_encoded("%%%").is_none());
+}
+
+#[test]
+fn every_handled_wrapper_is_peeled() {
+    for name in [
+        ".",
+        "ash",
+        "bash",
+        "builtin",
+        "bunx",
+        "busybox",
+        "caffeinate",
+        "call",
+        "cmd",
+        "command",
+        "concurrently",
+        "cross-env",
+        "cross-env-shell",
+        "dash",
+        "doas",
+        "docker",
+        "docker-compose",
+        "env",
+        "eval",
+        "exec",
+        "find",
+        "fish",
+        "iex",
+        "invoke-expression",
+        "ionice",
+        "ksh",
+        "mksh",
+        "nice",
+        "nohup",
+        "npx",
+        "pnpx",
+        "podman",
+        "podman-compose",
+        "powershell",
+        "pwsh",
+        "rtk",
+        "saps",
+        "setsid",
+        "sh",
+        "source",
+        "start",
+        "start-process",
+        "stdbuf",
+        "sudo",
+        "time",
+        "timeout",
+        "tmux",
+        "unbuffer",
+        "watch",
+        "winpty",
+        "wsl",
+        "xargs",
+        "zsh",
+    ] {
+        let w = [Word::plain(name), Word::plain("x")];
+        assert!(may_peel(&w, Dialect::Posix), "{name}");
+    }
+    assert!(!may_peel(&[Word::plain("ls")], Dialect::Posix));
+    assert!(!may_peel(
+        &[Word::plain("git"), Word::plain("status")],
+        Dialect::Posix
+    ));
+    assert!(may_peel(
+        &words("git -c alias.x=y x", Dialect::Posix),
+        Dialect::Posix
+    ));
+    assert!(!may_peel(
+        &words("npm run build", Dialect::Posix),
+        Dialect::Posix
+    ));
+    assert!(may_peel(
+        &words("npm exec vite", Dialect::Posix),
+        Dialect::Posix
+    ));
+    assert!(may_peel(&words("A=1 ls", Dialect::Posix), Dialect::Posix));
+    assert!(may_peel(&words("\\ls", Dialect::Posix), Dialect::Posix));
+    assert!(may_peel(&words("@echo off", Dialect::Cmd), Dialect::Cmd));
 }
