@@ -5,7 +5,7 @@ use super::args::{glob_match, has_url_path, mentions_id, names_program};
 use super::{Env, Rules, View};
 use crate::shell::Word;
 use crate::shell::pm::PmCall;
-use crate::shell::word::base_lower;
+use crate::shell::word::{base_lower, win_switch};
 
 const HTTP_CLIENTS: &[&str] = &[
     "curl",
@@ -159,7 +159,7 @@ pub(super) fn restart(r: &Rules, v: &View, _env: &Env) -> Option<String> {
 fn taskkill_target<'r>(r: &'r Rules, args: &[Word]) -> Option<&'r str> {
     let mut i = 0;
     while i < args.len() {
-        let t = args[i].text.to_ascii_lowercase();
+        let t = win_switch(&args[i].text);
         if matches!(t.as_str(), "/im" | "-im" | "/fi" | "-fi") {
             if let Some(v) = args.get(i + 1) {
                 let value = v.text.to_ascii_lowercase();

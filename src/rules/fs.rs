@@ -11,7 +11,7 @@ use super::args::{Opts, expand_braces, glob_match};
 use super::lexpath::{Place, is_absolute, join, normalize, place};
 use super::{Env, Rules, View};
 use crate::shell::Word;
-use crate::shell::word::command_name;
+use crate::shell::word::{command_name, win_switch};
 
 /// Most alternatives one `{a,b}` word expands to.
 const MAX_BRACE: usize = 32;
@@ -201,15 +201,14 @@ pub(super) fn rm_app_output(r: &Rules, v: &View, env: &Env) -> Option<String> {
                 r.first_hit(env, base, o.operands)
             }
             "rmdir" | "rd" | "del" | "erase" => {
-                let slash_s = v.args.iter().any(|w| w.text.eq_ignore_ascii_case("/s"));
-                if !slash_s {
+                let switch = |w: &&Word| {
+                    let s = win_switch(&w.text);
+                    s.starts_with('/') && s.len() <= 3
+                };
+                if !v.args.iter().any(|w| win_switch(&w.text) == "/s") {
                     return None;
                 }
-                r.first_hit(
-                    env,
-                    base,
-                    v.args.iter().filter(|w| !w.text.starts_with('/')),
-                )
+                r.first_hit(env, base, v.args.iter().filter(|w| !switch(w)))
             }
             "rimraf" | "del-cli" | "trash" => r.first_hit(
                 env,
@@ -258,6 +257,41 @@ fn remove_item(r: &Rules, v: &View, env: &Env, base: Option<&str>) -> Option<Str
         targets.push(w);
         i += 1;
     }
+    if targets.is_empty() {
+        // `Get-ChildItem dist | Remove-Item`: the items come from the previous stage.
+        let prev = v.seg.pipe_prev.and_then(|p| v.an.segments.get(p))?;
+        let lister = prev.argv.first().map(|w| command_name(&w.text))?;
+        if !matches!(
+            lister.as_str(),
+            "get-childitem" | "gci" | "ls" | "dir" | "get-item" | "gi"
+        ) {
+            return None;
+        }
+        let items: Vec<&Word> = prev.argv[1..]
+            .iter()
+            .scan(false, |skip, w| {
+                let value = *skip;
+                let flag = w.text.starts_with('-');
+                *skip = flag
+                    && ["-filter", "-include", "-exclude", "-depth", "-attributes"]
+                        .contains(&w.text.to_ascii_lowercase().as_str());
+                Some((value || flag, w))
+            })
+            .filter(|(skip, _)| !skip)
+            .map(|(_, w)| w)
+            .collect();
+        let filtered = prev.argv[1..].iter().any(|w| {
+            let t = w.text.to_ascii_lowercase();
+            t.starts_with("-fi") || t.starts_with("-inc")
+        });
+        let dot = Word::plain(".");
+        let items = match (items.is_empty(), filtered) {
+            (false, _) => items,
+            (true, false) => vec![&dot],
+            (true, true) => return None,
+        };
+        return r.first_hit(env, base, &split_commas(&items));
+    }
     if !recurse {
         return None;
     }
@@ -297,16 +331,23 @@ fn find_delete(r: &Rules, v: &View, env: &Env, base: Option<&str>) -> Option<Str
     } else {
         starts
     };
-    let filters: Vec<&str> = args
-        .windows(2)
-        .filter(|p| {
-            matches!(
-                p[0].text.as_str(),
-                "-name" | "-iname" | "-path" | "-ipath" | "-wholename" | "-iwholename" | "-regex"
-            )
-        })
-        .map(|p| p[1].text.as_str())
-        .collect();
+    // Name filters that select what is deleted; a filter followed by `-prune` excludes.
+    let mut filters: Vec<&str> = Vec::new();
+    let mut k = 0;
+    while k + 1 < args.len() {
+        let is_filter = matches!(
+            args[k].text.as_str(),
+            "-name" | "-iname" | "-path" | "-ipath" | "-wholename" | "-iwholename" | "-regex"
+        );
+        if is_filter {
+            if args.get(k + 2).is_none_or(|w| w.text != "-prune") {
+                filters.push(args[k + 1].text.as_str());
+            }
+            k += 2;
+        } else {
+            k += 1;
+        }
+    }
     for s in starts {
         let target = resolve(env, base, &s.text, s.glob);
         for d in &r.output_dirs {

@@ -74,7 +74,7 @@ pub(super) fn add_all(_r: &Rules, v: &View, _env: &Env) -> Option<String> {
     match sub.as_str() {
         "add" | "stage" => {
             let o = Opts::parse(args, "", &["chmod", "pathspec-from-file"]);
-            if o.help() {
+            if o.help() || o.has(&["n", "--dry-run"]) {
                 return None;
             }
             if o.has(&["A", "--all", "u", "--update", "--no-ignore-removal"]) {
@@ -230,7 +230,7 @@ fn checkout(args: &[Word]) -> Option<String> {
         );
     }
     if o.operands.is_empty() {
-        if o.has(&["f", "--force", "m", "--merge", "--detach"]) {
+        if o.has(&["f", "--force", "m", "--merge", "--detach", "p", "--patch"]) {
             return Some("resets the shared working tree to HEAD".to_string());
         }
         return None;

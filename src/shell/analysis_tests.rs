@@ -315,3 +315,30 @@ fn rendering() {
     assert_eq!(a.segments[0].render(), "git commit -m 'a b'");
     assert_eq!(a.segments[0].head(), "git");
 }
+
+#[test]
+fn text_that_becomes_code_is_analyzed() {
+    assert_eq!(
+        cmds("$(echo git stash)"),
+        ["$(echo git stash)", "echo git stash", "git stash"]
+    );
+    assert_eq!(
+        cmds("echo $(echo git stash)"),
+        ["echo $(echo git stash)", "echo git stash"]
+    );
+    assert_eq!(
+        cmds("bash -c \"$(cat <<'EOF'\nvite build\nEOF\n)\""),
+        ["cat", "$(cat <<'EOF'\nvite build\nEOF\n)", "cat", "vite build"]
+    );
+    assert_eq!(
+        cmds("echo 'npm run build' | bash"),
+        ["echo npm run build", "bash", "npm run build"]
+    );
+    assert_eq!(
+        cmds("echo 'npm run build' | cat"),
+        ["echo npm run build", "cat"]
+    );
+    let ps = |s: &str| cmds_in(s, Dialect::PowerShell);
+    assert_eq!(ps("'git stash' | iex"), ["git stash", "git stash"]);
+    assert_eq!(cmds("sudo -s <<'EOF'\ngit pull\nEOF"), ["sh", "git pull"]);
+}

@@ -23,6 +23,8 @@ pub(crate) struct Ctx {
     pub dialect: Dialect,
     pub sandboxed: bool,
     pub dirs: Vec<DirStep>,
+    /// The list's output is run as a command (`$(cat <<EOF …)` in command position).
+    pub output_code: bool,
 }
 
 impl Ctx {
@@ -35,8 +37,63 @@ impl Ctx {
             dialect: self.dialect,
             sandboxed,
             dirs: dirs.to_vec(),
+            output_code: false,
         }
     }
+
+    /// A nested script source carried by a wrapper, a heredoc or a pipe.
+    fn script(
+        &self,
+        origin: Origin,
+        via: String,
+        dialect: Dialect,
+        sandboxed: bool,
+        dirs: &[DirStep],
+    ) -> Ctx {
+        Ctx {
+            source: self.source,
+            origin,
+            via,
+            depth: self.depth + 1,
+            dialect,
+            sandboxed,
+            dirs: dirs.to_vec(),
+            output_code: false,
+        }
+    }
+}
+
+/// The text an `echo`/`printf`/`Write-Output` command (or a lone PowerShell string)
+/// writes to stdout.
+fn echo_text(argv: &[Word], dialect: Dialect) -> Option<String> {
+    let first = argv.first()?;
+    let name = command_name(&first.text);
+    let args: Vec<&str> = match name.as_str() {
+        "echo" | "write-output" | "write" => argv[1..]
+            .iter()
+            .skip_while(|w| w.is_flag() && name == "echo")
+            .map(|w| w.text.as_str())
+            .collect(),
+        "printf" => argv[1..].iter().map(|w| w.text.as_str()).collect(),
+        _ if dialect == Dialect::PowerShell && argv.len() == 1 && first.quoted => {
+            vec![first.text.as_str()]
+        }
+        _ => return None,
+    };
+    let text = args.join(" ");
+    Some(if name == "printf" || name == "echo" {
+        text.replace("\\n", "\n")
+    } else {
+        text
+    })
+}
+
+/// A word that is only a substitution (`$(…)`, `` `…` ``): in command position its
+/// output is run.
+fn is_substitution_only(w: &Word) -> bool {
+    w.dynamic
+        && ((w.text.starts_with("$(") && w.text.ends_with(')'))
+            || (w.text.starts_with('`') && w.text.ends_with('`')))
 }
 
 #[derive(Default)]
@@ -237,12 +294,13 @@ impl Builder {
             return None;
         }
         // Substitutions are built below; the segment keeps plain words.
-        let mut subs: Vec<u32> = Vec::new();
-        for w in words
+        let mut subs: Vec<(usize, u32)> = Vec::new();
+        for (k, w) in words
             .iter_mut()
             .chain(redirects.iter_mut().filter_map(|r| r.target.as_mut()))
+            .enumerate()
         {
-            subs.append(&mut w.subs);
+            subs.extend(w.subs.drain(..).map(|s| (k, s)));
         }
         let seg_dirs = dirs.last().cloned().unwrap_or_default();
         let header = words.first().is_some_and(is_header);
@@ -263,6 +321,17 @@ impl Builder {
             top.push(step);
         }
         let stdin = stdin_shell(&p);
+        // The word whose substitution output becomes the command name.
+        let code_word = match p.argv.first() {
+            Some(head) if is_substitution_only(head) => {
+                if words.is_empty() {
+                    Some(0)
+                } else {
+                    words.iter().position(|w| w.text == head.text)
+                }
+            }
+            _ => None,
+        };
         let Peel {
             argv,
             wrappers,
@@ -300,19 +369,17 @@ impl Builder {
             xargs,
             stdin_shell: stdin,
         });
-        for s in subs {
-            self.sub(s, ctx, &seg_dirs);
+        for (k, s) in subs {
+            self.sub(s, ctx, &seg_dirs, code_word == Some(k));
         }
         for script in scripts {
-            let nested = Ctx {
-                source: ctx.source,
-                origin: Origin::Script,
-                via: script.via.to_string(),
-                depth: ctx.depth + 1,
-                dialect: script.dialect,
+            let nested = ctx.script(
+                Origin::Script,
+                script.via.to_string(),
+                script.dialect,
                 sandboxed,
-                dirs: seg_dirs.clone(),
-            };
+                &seg_dirs,
+            );
             self.source(script.text, nested, Some(ctx.source));
         }
         for d in derived {
@@ -330,8 +397,8 @@ impl Builder {
         Some(idx)
     }
 
-    /// Build a substitution's segments.
-    fn sub(&mut self, ix: u32, ctx: &Ctx, dirs: &[DirStep]) {
+    /// Build a substitution's segments; `code` when its output is run as a command.
+    fn sub(&mut self, ix: u32, ctx: &Ctx, dirs: &[DirStep], code: bool) {
         let Some(sub) = self.arena.subs.get_mut(ix as usize) else {
             return;
         };
@@ -341,12 +408,13 @@ impl Builder {
             SubKind::Process => Origin::ProcessSubstitution,
             _ => Origin::Substitution,
         };
-        let nested = ctx.nested(origin, dirs, ctx.sandboxed);
+        let mut nested = ctx.nested(origin, dirs, ctx.sandboxed);
+        nested.output_code = code;
         if kind == SubKind::Array {
             for t in toks {
                 if let Tok::Word(w) = t {
                     for s in w.subs {
-                        self.sub(s, &nested, dirs);
+                        self.sub(s, &nested, dirs, false);
                     }
                 }
             }
@@ -360,18 +428,24 @@ impl Builder {
         if b.idx >= self.out.segments.len() {
             return;
         }
-        if let Some(d) = b.stdin_shell
-            && let Some(text) = self.piped_text(b.idx)
-        {
-            let nested = Ctx {
-                source: ctx.source,
-                origin: Origin::Script,
-                via: "pipe".to_string(),
-                depth: ctx.depth + 1,
-                dialect: d,
-                sandboxed: self.out.segments[b.idx].sandboxed,
-                dirs: self.out.segments[b.idx].dirs.clone(),
-            };
+        let seg = &self.out.segments[b.idx];
+        // Output run as a command: from the last stage of a substitution in command
+        // position, or from echo/printf piped into a shell.
+        let code_out = ctx.output_code && seg.pipe_next.is_none();
+        let text = match b.stdin_shell {
+            Some(d) => seg
+                .pipe_prev
+                .and_then(|p| {
+                    let prev = &self.out.segments[p];
+                    echo_text(&prev.argv, prev.dialect)
+                })
+                .map(|t| (t, d)),
+            None if code_out => echo_text(&seg.argv, seg.dialect).map(|t| (t, ctx.dialect)),
+            None => None,
+        };
+        if let Some((text, d)) = text {
+            let (sandboxed, dirs) = (seg.sandboxed, seg.dirs.clone());
+            let nested = ctx.script(Origin::Script, "pipe".to_string(), d, sandboxed, &dirs);
             self.source(text, nested, Some(ctx.source));
         }
         let Some(seg) = self.out.segments.get(b.idx) else {
@@ -389,6 +463,9 @@ impl Builder {
             let s = &self.out.segments[n];
             later.push(s.argv.clone());
             next = s.pipe_next;
+        }
+        if code_out {
+            later.push(vec![Word::plain("sh")]);
         }
         let later_refs: Vec<&[Word]> = later.iter().map(Vec::as_slice).collect();
         let mut scripts = Vec::new();
@@ -428,42 +505,9 @@ impl Builder {
             self.xargs(b.idx, replace, xargs_input, ctx);
         }
         for (text, d) in scripts {
-            let nested = Ctx {
-                source: ctx.source,
-                origin: Origin::Heredoc,
-                via: reader.clone(),
-                depth: ctx.depth + 1,
-                dialect: d,
-                sandboxed,
-                dirs: dirs.clone(),
-            };
+            let nested = ctx.script(Origin::Heredoc, reader.clone(), d, sandboxed, &dirs);
             self.source(text, nested, Some(ctx.source));
         }
-    }
-
-    /// Text an `echo`/`printf`/`Write-Output` stage (or a PowerShell string) pipes into
-    /// the segment.
-    fn piped_text(&self, idx: usize) -> Option<String> {
-        let prev = self.out.segments[idx].pipe_prev?;
-        let argv = &self.out.segments[prev].argv;
-        let first = argv.first()?;
-        let name = command_name(&first.text);
-        let args: Vec<&str> = match name.as_str() {
-            "echo" | "write-output" | "write" => argv[1..]
-                .iter()
-                .skip_while(|w| w.is_flag() && name == "echo")
-                .map(|w| w.text.as_str())
-                .collect(),
-            "printf" => argv[1..].iter().map(|w| w.text.as_str()).collect(),
-            _ if argv.len() == 1 && first.quoted => vec![first.text.as_str()],
-            _ => return None,
-        };
-        let text = args.join(" ");
-        Some(if name == "printf" || name == "echo" {
-            text.replace("\\n", "\n")
-        } else {
-            text
-        })
     }
 
     /// Words an `echo`/`printf` stage pipes into the segment.

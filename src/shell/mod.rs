@@ -99,6 +99,7 @@ pub fn analyze(command: &str, dialect: Dialect) -> Analysis {
         dialect,
         sandboxed: false,
         dirs: Vec::new(),
+        output_code: false,
     };
     b.source(text.to_string(), ctx, None);
     let mut out = b.out;

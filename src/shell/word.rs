@@ -171,6 +171,16 @@ pub fn base_lower(text: &str) -> String {
     basename(text).to_ascii_lowercase()
 }
 
+/// A Windows `/switch` lowercased, with Git Bash's doubled slash (`//c`, written so MSYS
+/// does not turn it into a path) reduced to one.
+pub fn win_switch(text: &str) -> String {
+    let t = text.to_ascii_lowercase();
+    match t.strip_prefix('/') {
+        Some(rest) if rest.starts_with('/') && rest.len() > 1 => rest.to_string(),
+        _ => t,
+    }
+}
+
 /// `NAME=value` (or `NAME+=value`, `NAME[i]=value`): a shell variable assignment.
 pub fn is_assignment(text: &str) -> bool {
     let Some(eq) = text.find('=') else {
@@ -215,6 +225,14 @@ mod tests {
         assert_eq!(base_lower(r".\Run.BAT"), "run.bat");
         assert_eq!(basename("dist/"), "dist");
         assert_eq!(command_name(""), "");
+    }
+
+    #[test]
+    fn windows_switches() {
+        assert_eq!(win_switch("/C"), "/c");
+        assert_eq!(win_switch("//c"), "/c");
+        assert_eq!(win_switch("//"), "//");
+        assert_eq!(win_switch("-im"), "-im");
     }
 
     #[test]

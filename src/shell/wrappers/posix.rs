@@ -102,6 +102,16 @@ pub(super) fn sudo(p: &mut Peel, name: &str) -> bool {
     ];
     let short = if name == "doas" { "uC" } else { "CDgprRtTUu" };
     let i = first_operand(&p.argv, 1, short, &long);
+    let login_shell = p.argv[1..i.min(p.argv.len())].iter().any(|w| {
+        matches!(w.text.as_str(), "--shell" | "--login")
+            || (w.text.starts_with('-') && !w.text.starts_with("--") && w.text.contains(['s', 'i']))
+    });
+    if login_shell && i >= p.argv.len() {
+        // `sudo -s` / `sudo -i` alone: a shell that reads commands from stdin.
+        p.argv = vec![Word::plain("sh")];
+        p.wrappers.push(name.to_string());
+        return false;
+    }
     keep_from(p, i, name)
 }
 

@@ -6,18 +6,18 @@
 
 use super::{MAX_DECODED, Peel, add_script, join_cmd, join_raw, keep_from};
 use crate::shell::Dialect;
-use crate::shell::word::Word;
+use crate::shell::word::{Word, win_switch};
 
 pub(super) fn cmd(p: &mut Peel) -> bool {
     let mut i = 1;
     while let Some(w) = p.argv.get(i) {
-        let t = w.text.to_ascii_lowercase();
+        let t = win_switch(&w.text);
         if matches!(t.as_str(), "/c" | "/k" | "/r") {
             let rest = p.argv[i + 1..].to_vec();
             return add_script(p, join_cmd(&rest), Dialect::Cmd, "cmd /c");
         }
         if (t.starts_with("/c") || t.starts_with("/k")) && t.len() > 2 && !t.contains(':') {
-            let mut rest = vec![Word::plain(&w.text[2..])];
+            let mut rest = vec![Word::plain(&t[2..])];
             rest.extend(p.argv[i + 1..].iter().cloned());
             return add_script(p, join_cmd(&rest), Dialect::Cmd, "cmd /c");
         }
@@ -135,7 +135,7 @@ pub(super) fn start(p: &mut Peel) -> bool {
         i = 2;
     }
     while let Some(w) = p.argv.get(i) {
-        let t = w.text.to_ascii_lowercase();
+        let t = win_switch(&w.text);
         if !t.starts_with('/') || t.len() > 14 {
             break;
         }
