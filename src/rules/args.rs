@@ -354,7 +354,7 @@ mod tests {
     fn ids_and_paths() {
         assert!(mentions_id(r#"{"id":"ai-chat"}"#, "ai-chat"));
         assert!(mentions_id("?id=AI-CHAT&x", "ai-chat"));
-        assert!(!mentions_id("ai-chat-helper", "ai-chat"));
+        assert!(!mentions_id("ai-chat-tools", "ai-chat"));
         assert!(!mentions_id("my-ai-chat", "ai-chat"));
         assert!(mentions_id("plugins/ai-chat", "ai-chat"));
         assert!(has_url_path(

@@ -11,6 +11,26 @@
 //!
 //! Segments inside a `docker run` whose mounts cannot reach the host (named volumes,
 //! `:ro` binds) are exempt; everything else in the command is not.
+//!
+//! Decisions (details in each matcher module):
+//! - Only `git.head-change` is [`Scope::WhenShared`]; whether another live session works
+//!   in the tree is the hook's question, not the rules'. `git -C <elsewhere>` is not
+//!   told apart from this tree: the rule still fires.
+//! - `git reset` fires for `--hard`/`--merge`/`--keep` or a lone commit-ish operand
+//!   other than `HEAD`; path resets and plain `git reset` only touch the index.
+//!   `git checkout -b <new>`/`git switch -c <new>` without a start point are allowed;
+//!   `git worktree remove` is allowed (another tree); `git add -u` and `git commit -a`
+//!   count as `git.add-all`; dry runs (`-n`) never fire.
+//! - Deletion targets resolve lexically (see `fs.rs`): `$PWD`, `${PWD}` and `$(pwd)`
+//!   stand for the known cwd; other dynamic prefixes fire when their literal tail names
+//!   an output directory. `git clean -x|-X` and `rsync --delete` count as deletions.
+//!   Plain `rm` of a file (no `-r`), `mv dist …` and package scripts that delete
+//!   (`npm run clean`) are not seen.
+//! - Build scripts fire whatever the cwd or `--prefix`: `npm run build` is blocked
+//!   outright, as in the protocol's table, even for a plugin's own package.
+//! - An `electron` head fires only with an operand (`electron .`); `--version` is fine.
+//! - Programs in other languages (`node -e`, `python -c`, `python - <<EOF`) are opaque:
+//!   a `fetch(".../app/relaunch")` inside them is not seen.
 
 mod app;
 pub mod args;

@@ -328,7 +328,12 @@ fn text_that_becomes_code_is_analyzed() {
     );
     assert_eq!(
         cmds("bash -c \"$(cat <<'EOF'\nvite build\nEOF\n)\""),
-        ["cat", "$(cat <<'EOF'\nvite build\nEOF\n)", "cat", "vite build"]
+        [
+            "cat",
+            "$(cat <<'EOF'\nvite build\nEOF\n)",
+            "cat",
+            "vite build"
+        ]
     );
     assert_eq!(
         cmds("echo 'npm run build' | bash"),

@@ -2,7 +2,7 @@
 //!
 //! One hand-written pass over the bytes (every syntax character is ASCII, so slicing at
 //! them keeps UTF-8 intact). Substitutions (`$(…)`, backticks, `<(…)`, PowerShell `(…)`)
-//! are lexed recursively into an [`Arena`] and referenced from the word that holds them;
+//! are lexed recursively into an arena and referenced from the word that holds them;
 //! quoting and expansions live in `quote.rs`, heredoc bodies in `heredoc.rs`.
 //!
 //! Nothing here fails: unclosed quotes, substitutions and heredocs end at the end of the

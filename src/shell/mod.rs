@@ -27,6 +27,28 @@
 //! compare them case-insensitively and by prefix where PowerShell allows abbreviation.
 //! Not modelled: `--%` stop-parsing, splatting, pipeline-bound parameters beyond the
 //! previous stage, and variables holding commands.
+//!
+//! Decisions:
+//! - Heredocs (see `heredoc.rs`): a body is inert only for a known inert reader, not
+//!   piped into a shell, without a live substitution and closed; anything else is
+//!   analyzed as commands. `python - <<EOF`, `node <<EOF` and other interpreters reading
+//!   their program from stdin are *foreign*: not shell, so not analyzed (their
+//!   `os.system("…")` strings are out of reach, like `node -e "…"`). An unknown reader
+//!   (`mystery <<EOF`) is not trusted. An unclosed body is analyzed, except when the
+//!   input was cut at [`MAX_INPUT_BYTES`].
+//! - Text that becomes code is analyzed: `echo …`/`printf …`/`Write-Output …` piped into
+//!   a shell or `Invoke-Expression`, and the output of a substitution used as the
+//!   command name (`$(cat <<EOF …)`, `bash -c "$(echo …)"`, `eval "$(…)"`).
+//! - `powershell -EncodedCommand` is decoded (base64 of UTF-16LE) and analyzed like
+//!   `-Command`; a value that does not decode is left alone.
+//! - `xargs` gets its input words from an `echo`/`printf` stage or a heredoc when it
+//!   can, and one placeholder operand ([`segment::XARGS_INPUT`]) otherwise.
+//! - `docker run` payloads are marked [`Segment::sandboxed`] only when no mount can
+//!   write the host; `docker exec`/`docker compose` never are. Substitutions on the
+//!   `docker` line run on the host and are never sandboxed.
+//! - Command names compare case-insensitively everywhere (see [`word::command_name`]).
+//! - `cd`, `pushd`, `Set-Location` steps are kept per segment ([`Segment::dirs`]),
+//!   scoped to subshells; a dynamic or missing target makes the directory unknown.
 
 mod build;
 pub mod docker;
