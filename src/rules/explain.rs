@@ -52,7 +52,7 @@ fn segment_lines(out: &mut String, i: usize, seg: &Segment, hits: &[&Hit]) {
             .dirs
             .iter()
             .map(|d| match d {
-                DirStep::To(p) => format!("cd {p}"),
+                DirStep::To(p) | DirStep::Dynamic(p) => format!("cd {p}"),
                 DirStep::Unknown => "cd <unknown>".to_string(),
             })
             .collect();

@@ -2,14 +2,17 @@
 //!
 //! Targets are resolved lexically against the payload cwd plus the `cd` steps of the
 //! chain: `rm -rf ./dist`, `cd web && rm -rf ../dist`, `rm -rf /abs/repo/dist-electron`,
-//! `rm -rf "$PWD/dist"` (`$PWD`, `${PWD}`, `$(pwd)` stand for the known cwd), `rm -rf *`
-//! and `{dist,x}` are all the same deletion. A target whose directory is unknown (another
-//! variable, `~`, a `cd "$X"` before it) hits when its literal tail names an output
-//! directory (`rm -rf "$OUT/dist"`): a coordination guard errs towards asking.
+//! `rm -rf *` and `{dist,x}` are all the same deletion. Leading expansions stand for what
+//! they name (see [`anchor`]): `$PWD`/`$(pwd)` the cwd, `$CLAUDE_PROJECT_DIR` and
+//! `$(git rev-parse --show-toplevel)` the root, `$TMPDIR`/`$(mktemp -d)` somewhere
+//! outside, `~`/`$HOME` a home that holds the repo only where the path goes through a
+//! directory named like it (`~/src/<repo>/dist`). Any other unknown directory (`$OUT`,
+//! `cd "$X"` before it) hits when the literal tail names an output directory
+//! (`rm -rf "$OUT/dist"`): a coordination guard errs towards asking.
 
 use super::args::{Opts, expand_braces, glob_match};
-use super::lexpath::{Place, is_absolute, join, normalize, place};
-use super::{Env, Rules, View};
+use super::lexpath::{Anchor, Place, anchor, is_absolute, join, normalize, place};
+use super::{Base, Env, Rules, View};
 use crate::shell::Word;
 use crate::shell::word::{command_name, win_switch};
 
@@ -26,16 +29,9 @@ enum Target {
     Outside,
     /// Directory unknown: the literal components after the last dynamic part.
     Unknown(Vec<String>, bool),
+    /// Under the home directory: the components after `~` / `$HOME`.
+    Home(Vec<String>, bool),
 }
-
-const PWD_FORMS: &[&str] = &[
-    "$PWD",
-    "${PWD}",
-    "$(pwd)",
-    "`pwd`",
-    "$(pwd -P)",
-    "$(pwd -L)",
-];
 
 fn comps(p: &str) -> Vec<String> {
     p.split(['/', '\\'])
@@ -62,31 +58,42 @@ fn unknown_tail(text: &str, glob: bool) -> Target {
     Target::Unknown(tail, glob)
 }
 
-fn resolve(env: &Env, base: Option<&str>, text: &str, glob: bool) -> Target {
-    let mut text = text.to_string();
-    for form in PWD_FORMS {
-        if let Some(rest) = text.strip_prefix(form)
-            && (rest.is_empty() || rest.starts_with(['/', '\\']))
-        {
-            match base {
-                Some(b) => text = format!("{b}{rest}"),
-                None => return unknown_tail(rest, glob),
-            }
-            break;
+fn resolve(env: &Env, base: &Base, text: &str, glob: bool) -> Target {
+    if let Some((kind, rest)) = anchor(text) {
+        if rest.split(['/', '\\']).any(is_dynamic_comp) {
+            return unknown_tail(text, glob);
         }
+        return match kind {
+            Anchor::Cwd => resolve_literal(env, base, &format!(".{rest}"), glob),
+            Anchor::Root => place_of(
+                env,
+                &join(env.root(), rest.trim_start_matches(['/', '\\'])),
+                glob,
+            ),
+            Anchor::Temp => Target::Outside,
+            Anchor::Home => Target::Home(comps(rest), glob),
+            Anchor::Other => unknown_tail(text, glob),
+        };
     }
     if text.split(['/', '\\']).any(is_dynamic_comp) {
-        return unknown_tail(&text, glob);
+        return unknown_tail(text, glob);
     }
-    let abs = if is_absolute(&text) {
-        normalize(&text)
-    } else {
-        match base {
-            Some(b) => join(b, &text),
-            None => return unknown_tail(&text, glob),
-        }
-    };
-    match place(env.root(), &abs) {
+    resolve_literal(env, base, text, glob)
+}
+
+fn resolve_literal(env: &Env, base: &Base, text: &str, glob: bool) -> Target {
+    if is_absolute(text) {
+        return place_of(env, &normalize(text), glob);
+    }
+    match base {
+        Base::Known(b) => place_of(env, &join(b, text), glob),
+        Base::Outside => Target::Outside,
+        Base::Unknown => unknown_tail(text, glob),
+    }
+}
+
+fn place_of(env: &Env, abs: &str, glob: bool) -> Target {
+    match place(env.root(), abs) {
         Place::Inside(rel) => Target::Rel(comps(&rel), glob),
         Place::Contains => Target::Contains,
         Place::Outside => Target::Outside,
@@ -112,9 +119,17 @@ fn tail_hits(tail: &[String], glob: bool, dir: &[String]) -> bool {
     })
 }
 
+/// A path under home that goes through a directory named like this repository and then
+/// reaches `dir` (or stops at the repository itself).
+fn home_hits(tail: &[String], glob: bool, repo: &str, dir: &[String]) -> bool {
+    tail.iter()
+        .enumerate()
+        .any(|(k, c)| comp_eq(c, repo, glob) && rel_hits(&tail[k + 1..], glob, dir))
+}
+
 impl Rules {
     /// The output dir a deletion of `word` hits, if any.
-    fn output_hit(&self, env: &Env, base: Option<&str>, word: &Word) -> Option<String> {
+    fn output_hit(&self, env: &Env, base: &Base, word: &Word) -> Option<String> {
         let texts = if word.glob && word.text.contains('{') {
             expand_braces(&word.text, MAX_BRACE)
         } else {
@@ -130,6 +145,7 @@ impl Rules {
                 Target::Contains => true,
                 Target::Outside => false,
                 Target::Unknown(tail, glob) => tail_hits(tail, *glob, d),
+                Target::Home(tail, glob) => home_hits(tail, *glob, &env.repo_name(), d),
             });
             if let Some(d) = hit {
                 return Some(d.join("/"));
@@ -141,7 +157,7 @@ impl Rules {
     fn first_hit<'w>(
         &self,
         env: &Env,
-        base: Option<&str>,
+        base: &Base,
         targets: impl IntoIterator<Item = &'w Word>,
     ) -> Option<String> {
         targets
@@ -184,7 +200,7 @@ pub(super) fn rm_app_output(r: &Rules, v: &View, env: &Env) -> Option<String> {
         return None;
     }
     let base = env.base(v.seg);
-    let base = base.as_deref();
+    let base = &base;
     let dir = if v.ps
         && matches!(
             name,
@@ -225,7 +241,7 @@ pub(super) fn rm_app_output(r: &Rules, v: &View, env: &Env) -> Option<String> {
 }
 
 /// `Remove-Item -Recurse` (and its aliases) in PowerShell.
-fn remove_item(r: &Rules, v: &View, env: &Env, base: Option<&str>) -> Option<String> {
+fn remove_item(r: &Rules, v: &View, env: &Env, base: &Base) -> Option<String> {
     let mut recurse = false;
     let mut targets: Vec<&Word> = Vec::new();
     let mut i = 0;
@@ -300,7 +316,7 @@ fn remove_item(r: &Rules, v: &View, env: &Env, base: Option<&str>) -> Option<Str
 }
 
 /// `find <paths> … -delete` or `-exec rm -r {}`.
-fn find_delete(r: &Rules, v: &View, env: &Env, base: Option<&str>) -> Option<String> {
+fn find_delete(r: &Rules, v: &View, env: &Env, base: &Base) -> Option<String> {
     let args = v.args;
     let deletes = args.iter().enumerate().any(|(i, w)| match w.text.as_str() {
         "-delete" => true,
@@ -357,6 +373,7 @@ fn find_delete(r: &Rules, v: &View, env: &Env, base: Option<&str>) -> Option<Str
                 Target::Contains => filters_allow(&filters, d),
                 Target::Outside => false,
                 Target::Unknown(tail, glob) => tail_hits(tail, *glob, d),
+                Target::Home(tail, glob) => home_hits(tail, *glob, &env.repo_name(), d),
             };
             if hit {
                 return Some(d.join("/"));
@@ -380,7 +397,7 @@ fn filters_allow(filters: &[&str], dir: &[String]) -> bool {
 }
 
 /// `rsync --delete* src dest` empties `dest`; `--remove-source-files` deletes sources.
-fn rsync_delete(r: &Rules, v: &View, env: &Env, base: Option<&str>) -> Option<String> {
+fn rsync_delete(r: &Rules, v: &View, env: &Env, base: &Base) -> Option<String> {
     let o = Opts::parse(
         v.args,
         "efTBM",
@@ -425,7 +442,7 @@ fn rsync_delete(r: &Rules, v: &View, env: &Env, base: Option<&str>) -> Option<St
 }
 
 /// `git clean -x|-X` deletes ignored files, which is where the app output lives.
-fn git_clean(r: &Rules, v: &View, env: &Env, base: Option<&str>) -> Option<String> {
+fn git_clean(r: &Rules, v: &View, env: &Env, base: &Base) -> Option<String> {
     let (sub, args) = v.git.as_ref()?;
     if sub != "clean" {
         return None;

@@ -16,6 +16,7 @@
 //! - `git restore` blocks unless it is `--staged` only; `git clean` unless `-n`.
 //! - `git worktree remove` is allowed: it removes another worktree, not this tree.
 //! - `git add -u` and `git commit -a` sweep other sessions' edits like `git add -A`.
+//! - `gh pr checkout` and `gh repo sync` change the checked-out branch too.
 
 use super::args::Opts;
 use super::{Env, Rules, View};
@@ -129,6 +130,22 @@ fn moves_head(operand: &str) -> bool {
 
 /// `git.head-change`
 pub(super) fn head_change(_r: &Rules, v: &View, _env: &Env) -> Option<String> {
+    if v.name == "gh" {
+        let ops: Vec<&str> = v
+            .args
+            .iter()
+            .filter(|w| !w.text.starts_with('-'))
+            .take(2)
+            .map(|w| w.text.as_str())
+            .collect();
+        return match ops.as_slice() {
+            ["pr", "checkout" | "co"] => {
+                Some("checks out a pull request in the shared working tree".to_string())
+            }
+            ["repo", "sync"] => Some("syncs the checked-out branch of the shared tree".to_string()),
+            _ => None,
+        };
+    }
     let (sub, args) = v.git.as_ref()?;
     let args: &[Word] = args;
     let help = || Opts::parse(args, "", &[]).help();

@@ -72,6 +72,66 @@ pub fn join(base: &str, rel: &str) -> String {
     }
 }
 
+/// What a leading expansion in a path stands for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Anchor {
+    /// The shell's working directory: `$PWD`, `${PWD}`, `$(pwd)`, `%CD%`.
+    Cwd,
+    /// The repository root: `$CLAUDE_PROJECT_DIR`, `$(git rev-parse --show-toplevel)`.
+    Root,
+    /// A temporary directory: `$TMPDIR`, `$TEMP`, `$env:TEMP`, `$(mktemp -d)`.
+    Temp,
+    /// The home directory: `~`, `$HOME`, `$env:USERPROFILE`.
+    Home,
+    /// Anything else.
+    Other,
+}
+
+/// The variable named by a whole path component: `$X`, `${X}`, `$env:X`, `%X%`.
+fn var_name(c: &str) -> Option<String> {
+    let name = if let Some(v) = c.strip_prefix("${").and_then(|v| v.strip_suffix('}')) {
+        v
+    } else if let Some(v) = c.strip_prefix("$env:").or_else(|| c.strip_prefix("$ENV:")) {
+        v
+    } else if let Some(v) = c.strip_prefix('%').and_then(|v| v.strip_suffix('%')) {
+        v
+    } else {
+        c.strip_prefix('$')?
+    };
+    let ok = !name.is_empty() && name.bytes().all(|b| b == b'_' || b.is_ascii_alphanumeric());
+    ok.then(|| name.to_ascii_uppercase())
+}
+
+/// Split a path whose first component is an expansion into what it stands for and the
+/// rest (`$PWD/dist` → `(Cwd, "/dist")`); `None` when the first component is literal.
+pub fn anchor(text: &str) -> Option<(Anchor, &str)> {
+    let end = text.find(['/', '\\']).unwrap_or(text.len());
+    let (first, rest) = text.split_at(end);
+    let dynamic =
+        first.contains(['$', '`', '%']) || first.starts_with('~') || first.starts_with('(');
+    if !dynamic {
+        return None;
+    }
+    let cmd = first
+        .strip_prefix("$(")
+        .and_then(|c| c.strip_suffix(')'))
+        .or_else(|| first.strip_prefix('`').and_then(|c| c.strip_suffix('`')))
+        .or_else(|| first.strip_prefix('(').and_then(|c| c.strip_suffix(')')))
+        .map(|c| c.trim().to_ascii_lowercase());
+    let kind = match (cmd.as_deref(), var_name(first).as_deref()) {
+        (Some("pwd" | "pwd -p" | "pwd -l" | "get-location" | "gl"), _) => Anchor::Cwd,
+        (Some("git rev-parse --show-toplevel"), _) => Anchor::Root,
+        (Some(c), _) if c.starts_with("mktemp") => Anchor::Temp,
+        (_, Some("PWD" | "CD")) => Anchor::Cwd,
+        (_, Some("CLAUDE_PROJECT_DIR")) => Anchor::Root,
+        (_, Some("TMPDIR" | "TMP" | "TEMP" | "RUNNER_TEMP")) => Anchor::Temp,
+        (_, Some("HOME" | "USERPROFILE")) => Anchor::Home,
+        _ if first == "~" => Anchor::Home,
+        _ => Anchor::Other,
+    };
+    Some((kind, rest))
+}
+
 /// `/c/x` or `/mnt/c/x` → `c:/x` (only used when the root is a drive path).
 fn msys_to_drive(p: &str) -> Option<String> {
     let rest = p.strip_prefix("/mnt/").or_else(|| p.strip_prefix('/'))?;
@@ -139,6 +199,32 @@ mod tests {
         assert_eq!(join("/repo", "/tmp/x"), "/tmp/x");
         assert_eq!(join(r"C:\repo", r"web\..\dist"), "c:/repo/dist");
         assert_eq!(join("/repo", "."), "/repo");
+    }
+
+    #[test]
+    fn anchors() {
+        assert_eq!(anchor("$PWD/dist"), Some((Anchor::Cwd, "/dist")));
+        assert_eq!(anchor("${PWD}"), Some((Anchor::Cwd, "")));
+        assert_eq!(anchor("$(pwd)/x"), Some((Anchor::Cwd, "/x")));
+        assert_eq!(anchor(r"$pwd\dist"), Some((Anchor::Cwd, r"\dist")));
+        assert_eq!(
+            anchor("$CLAUDE_PROJECT_DIR/dist"),
+            Some((Anchor::Root, "/dist"))
+        );
+        assert_eq!(
+            anchor("$(git rev-parse --show-toplevel)/dist").map(|a| a.0),
+            Some(Anchor::Root)
+        );
+        assert_eq!(anchor("$TMPDIR/dist").map(|a| a.0), Some(Anchor::Temp));
+        assert_eq!(anchor(r"$env:TEMP\dist").map(|a| a.0), Some(Anchor::Temp));
+        assert_eq!(anchor("%TEMP%").map(|a| a.0), Some(Anchor::Temp));
+        assert_eq!(anchor("$(mktemp -d)/dist").map(|a| a.0), Some(Anchor::Temp));
+        assert_eq!(anchor("~/repo/dist"), Some((Anchor::Home, "/repo/dist")));
+        assert_eq!(anchor("$HOME").map(|a| a.0), Some(Anchor::Home));
+        assert_eq!(anchor("$OUT/dist").map(|a| a.0), Some(Anchor::Other));
+        assert_eq!(anchor("$PWD-old/dist").map(|a| a.0), Some(Anchor::Other));
+        assert_eq!(anchor("dist/$X"), None);
+        assert_eq!(anchor("/abs/x"), None);
     }
 
     #[test]

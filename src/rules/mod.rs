@@ -52,7 +52,7 @@ use std::cell::OnceCell;
 use crate::shell::pm::{PmCall, pm_call};
 use crate::shell::word::{base_lower, command_name};
 use crate::shell::{Analysis, Dialect, DirStep, Segment, Word, analyze};
-use lexpath::{is_absolute, join, normalize};
+use lexpath::{Anchor, anchor, is_absolute, join, normalize};
 
 /// Longest segment text quoted in a hit.
 const MAX_SEGMENT_TEXT: usize = 200;
@@ -187,17 +187,55 @@ impl<'c> Env<'c> {
         &self.paths().0
     }
 
-    /// The directory a segment runs in, following its lexical `cd` steps; `None` once a
-    /// step is unknown.
-    pub fn base(&self, seg: &Segment) -> Option<String> {
-        let mut b = self.paths().1.clone();
+    /// The last component of the root, lowercased (`~/<name>/dist` names this repo).
+    pub fn repo_name(&self) -> String {
+        self.root()
+            .rsplit('/')
+            .next()
+            .unwrap_or_default()
+            .to_ascii_lowercase()
+    }
+
+    /// The directory a segment runs in, following its lexical `cd` steps.
+    pub fn base(&self, seg: &Segment) -> Base {
+        let mut b = Base::Known(self.paths().1.clone());
         for step in &seg.dirs {
-            match step {
-                DirStep::To(p) => b = join(&b, p),
-                DirStep::Unknown => return None,
-            }
+            b = match step {
+                DirStep::To(p) => step_into(b, p),
+                DirStep::Dynamic(p) => match anchor(p) {
+                    Some((_, rest)) if rest.contains(['$', '`', '%']) => Base::Unknown,
+                    Some((Anchor::Cwd, rest)) => step_into(b, &format!(".{rest}")),
+                    Some((Anchor::Root, rest)) => {
+                        Base::Known(join(self.root(), rest.trim_start_matches(['/', '\\'])))
+                    }
+                    Some((Anchor::Temp, _)) => Base::Outside,
+                    _ => Base::Unknown,
+                },
+                DirStep::Unknown => Base::Unknown,
+            };
         }
-        Some(b)
+        b
+    }
+}
+
+/// Where a segment runs, as far as the command text tells.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Base {
+    /// This absolute, normalized directory.
+    Known(String),
+    /// Somewhere outside the repository (a temporary directory).
+    Outside,
+    /// Not known (`cd "$X"`, `cd -`).
+    Unknown,
+}
+
+fn step_into(b: Base, p: &str) -> Base {
+    if is_absolute(p) {
+        return Base::Known(normalize(p));
+    }
+    match b {
+        Base::Known(k) => Base::Known(join(&k, p)),
+        other => other,
     }
 }
 

@@ -83,7 +83,35 @@ fn dynamic_targets() {
     assert_eq!(ids(r#"rm -rf "$BUILD_DIR""#), Vec::<String>::new());
     assert_eq!(ids(r#"rm -rf "$X/dist-electron/main""#), ["rm.app-output"]);
     assert_eq!(ids("rm -rf ~/projects/repo/dist"), ["rm.app-output"]);
+    assert_eq!(ids("rm -rf $HOME/projects/repo"), ["rm.app-output"]);
     assert_eq!(ids("rm -rf ~/tmp"), Vec::<String>::new());
+    assert_eq!(ids("rm -rf ~/.cache/dist"), Vec::<String>::new());
+    assert_eq!(ids(r#"rm -rf "$TMPDIR/dist""#), Vec::<String>::new());
+    assert_eq!(ids("rm -rf $(mktemp -d)/dist"), Vec::<String>::new());
+    assert_eq!(ids("cd $(mktemp -d) && rm -rf dist"), Vec::<String>::new());
+    assert_eq!(
+        ids(r#"rm -rf "$CLAUDE_PROJECT_DIR/dist""#),
+        ["rm.app-output"]
+    );
+    assert_eq!(
+        ids(r#"rm -rf "$CLAUDE_PROJECT_DIR/src""#),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        ids("rm -rf \"$(git rev-parse --show-toplevel)/dist-electron\""),
+        ["rm.app-output"]
+    );
+    assert_eq!(
+        ids("cd \"$(git rev-parse --show-toplevel)\" && rm -rf dist"),
+        ["rm.app-output"]
+    );
+    assert_eq!(
+        ids("cd \"$CLAUDE_PROJECT_DIR/web\" && rm -rf dist"),
+        Vec::<String>::new()
+    );
+    assert_eq!(ids("cd \"$SOMEWHERE\" && rm -rf dist"), ["rm.app-output"]);
+    let ps = CommandContext::new(ROOT, ROOT).with_shell(Shell::PowerShell);
+    assert!(ids_in(r"Remove-Item -Recurse $env:TEMP\dist", &ps).is_empty());
 }
 
 #[test]

@@ -213,6 +213,11 @@ fn cd_steps_follow_scopes() {
     assert_eq!(find(&a, "x").dirs, [DirStep::To("web".into())]);
     assert!(find(&a, "rm -rf dist").dirs.is_empty());
     let a = analyze("cd \"$X\"; rm -rf dist", Dialect::Posix);
+    assert_eq!(
+        find(&a, "rm -rf dist").dirs,
+        [DirStep::Dynamic("$X".into())]
+    );
+    let a = analyze("cd -; rm -rf dist", Dialect::Posix);
     assert_eq!(find(&a, "rm -rf dist").dirs, [DirStep::Unknown]);
     let a = analyze("cd a; cd b; y", Dialect::Posix);
     assert_eq!(

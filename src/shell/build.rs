@@ -189,8 +189,10 @@ fn cd_step(argv: &[Word]) -> Option<DirStep> {
         break;
     }
     Some(match target {
-        Some(w) if !w.dynamic && w.text != "-" && !w.text.is_empty() => DirStep::To(w.text.clone()),
-        _ => DirStep::Unknown,
+        Some(w) if w.text == "-" || w.text.is_empty() => DirStep::Unknown,
+        Some(w) if w.dynamic => DirStep::Dynamic(w.text.clone()),
+        Some(w) => DirStep::To(w.text.clone()),
+        None => DirStep::Unknown,
     })
 }
 

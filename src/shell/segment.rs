@@ -47,7 +47,9 @@ impl Origin {
 pub enum DirStep {
     /// `cd <path>` with a literal path.
     To(String),
-    /// `cd`, `cd -`, `cd "$X"`, `popd`: the directory is no longer known.
+    /// `cd "$X/sub"`, `cd ~`, `cd $(mktemp -d)`: a path with an expansion, as written.
+    Dynamic(String),
+    /// `cd`, `cd -`, `popd`: the directory is no longer known.
     Unknown,
 }
 
