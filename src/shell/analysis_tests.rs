@@ -352,3 +352,16 @@ fn text_that_becomes_code_is_analyzed() {
     assert_eq!(ps("'git stash' | iex"), ["git stash", "git stash"]);
     assert_eq!(cmds("sudo -s <<'EOF'\ngit pull\nEOF"), ["sh", "git pull"]);
 }
+
+#[test]
+fn cmd_conditions_guard_commands() {
+    let cmd = |s: &str| cmds_in(s, Dialect::Cmd);
+    assert_eq!(cmd("if exist dist rmdir /s /q dist"), ["rmdir /s /q dist"]);
+    assert_eq!(cmd("IF /I NOT \"%A%\"==\"x\" npm start"), ["npm start"]);
+    assert_eq!(cmd("if %E% EQU 1 run.bat"), ["run.bat"]);
+    assert_eq!(
+        cmd("if exist dist (rmdir /s /q dist) else (echo none)"),
+        ["rmdir /s /q dist", "echo none"]
+    );
+    assert_eq!(cmd("if"), Vec::<String>::new());
+}

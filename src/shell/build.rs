@@ -165,6 +165,39 @@ fn is_header(w: &Word) -> bool {
     !w.quoted && matches!(w.text.as_str(), "for" | "select" | "case" | "function")
 }
 
+/// cmd's `if [/i] [not] exist|defined|errorlevel X cmd…` and `if [not] a==b cmd…`:
+/// drop the condition so the command it guards is the segment.
+fn strip_cmd_condition(words: &mut Vec<Word>) {
+    if !words
+        .first()
+        .is_some_and(|w| w.text.eq_ignore_ascii_case("if"))
+    {
+        return;
+    }
+    let mut i = 1;
+    let lower = |w: Option<&Word>| w.map(|w| w.text.to_ascii_lowercase());
+    if lower(words.get(i)).as_deref() == Some("/i") {
+        i += 1;
+    }
+    if lower(words.get(i)).as_deref() == Some("not") {
+        i += 1;
+    }
+    match lower(words.get(i)).as_deref() {
+        Some("exist" | "defined" | "errorlevel" | "cmdextversion") => i += 2,
+        Some(t) if t.contains("==") => i += 1,
+        Some(_) if words.get(i + 1).is_some_and(|w| w.text == "==") => i += 3,
+        Some(_)
+            if lower(words.get(i + 1)).is_some_and(|t| {
+                matches!(t.as_str(), "equ" | "neq" | "lss" | "leq" | "gtr" | "geq")
+            }) =>
+        {
+            i += 3
+        }
+        _ => return,
+    }
+    words.drain(..i.min(words.len()));
+}
+
 /// The directory change a `cd`-like command makes.
 fn cd_step(argv: &[Word]) -> Option<DirStep> {
     let name = command_name(&argv.first()?.text);
@@ -290,6 +323,9 @@ impl Builder {
         let mut words = std::mem::take(&mut cur.words);
         let mut redirects = std::mem::take(&mut cur.redirects);
         let heredocs = std::mem::take(&mut cur.heredocs);
+        if ctx.dialect == Dialect::Cmd {
+            strip_cmd_condition(&mut words);
+        }
         let lead = words.iter().take_while(|w| is_reserved_lead(w)).count();
         words.drain(..lead);
         if words.is_empty() && redirects.is_empty() {
