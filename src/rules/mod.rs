@@ -1,3 +1,5 @@
+#![warn(missing_docs)]
+
 //! Command rules: which shell commands and MCP calls the guard blocks, and why.
 //! Pure: the rules read no files, spawn nothing and read no clock.
 //!

@@ -1,3 +1,5 @@
+#![warn(missing_docs)]
+
 //! Command analysis: shell text → segments of argv words, wrappers peeled, nested
 //! commands found. Pure: no files, no processes, no clock.
 //!
