@@ -55,6 +55,8 @@ pub struct Config {
     pub build: BuildConfig,
     /// `reload-plugin`: reload one plugin's backend without restarting the app.
     pub reload_plugin: ReloadPluginConfig,
+    /// The destructive-command rules' app-specific parts (see src/rules/config.rs).
+    pub rules: crate::rules::RulesConfig,
 }
 
 /// The `build` section: what `build-renderer` runs under `session-lock/build.lock`.
@@ -167,6 +169,7 @@ impl Default for Config {
             restart_command: "npx electron .".into(),
             build: BuildConfig::default(),
             reload_plugin: ReloadPluginConfig::default(),
+            rules: crate::rules::RulesConfig::default(),
         }
     }
 }
