@@ -2,10 +2,10 @@
 //! stream owns is committed (modified, staged and untracked all count); then `<stream>.done` is
 //! written, and `milestones/ms-NN.done` when the milestone's last stream is done.
 
-use super::{caller_session, check_stream_name, open, read_lock, shell};
+use super::{callers_lock, check_stream_name, open, shell};
 use crate::exit::{Code, fail};
 use crate::globs::Owns;
-use crate::state::{DoneRecord, Layout, short_id};
+use crate::state::{DoneRecord, Layout};
 use crate::{plans, time};
 use serde_json::json;
 use std::path::Path;
@@ -140,29 +140,13 @@ fn mark_milestone(
 pub fn run(a: Args) -> anyhow::Result<Code> {
     check_stream_name(a.stream)?;
     let (root, config, layout) = open(a.repo)?;
-    let Some(held) = read_lock(&layout, a.stream)? else {
-        return Err(fail(
-            Code::NotFound,
-            format!(
-                "stream '{}' is not claimed in {} (no lock)",
-                a.stream,
-                layout.dir.display()
-            ),
-        ));
-    };
-    if let Some(me) = caller_session()
-        && me != held.record.session_id
-    {
-        return Err(fail(
-            Code::Conflict,
-            format!(
-                "stream '{}' belongs to session {}, not to this session ({})",
-                a.stream,
-                short_id(&held.record.session_id),
-                short_id(&me)
-            ),
-        ));
-    }
+    let held = callers_lock(&layout, a.stream, || {
+        format!(
+            "stream '{}' is not claimed in {} (no lock)",
+            a.stream,
+            layout.dir.display()
+        )
+    })?;
     if held.done {
         if a.json {
             crate::cli::print_json(

@@ -2,7 +2,7 @@
 //! one stream is done. A wait is one long tool call with no heartbeat, so `--stream <mine>`
 //! heartbeats the caller's own lock every poll; without it, waits over the limit are refused.
 
-use super::{caller_session, check_stream_name, open};
+use super::{check_stream_name, open};
 use crate::exit::{Code, fail};
 use crate::state::Layout;
 use crate::{plans, time};
@@ -101,23 +101,9 @@ pub fn run(a: Args) -> anyhow::Result<Code> {
     let mine = match a.stream {
         Some(s) => {
             check_stream_name(s)?;
-            let held = super::read_lock(&layout, s)?.ok_or_else(|| {
-                fail(
-                    Code::NotFound,
-                    format!("--stream {s}: that stream is not claimed (no lock)"),
-                )
-            })?;
-            if let Some(me) = caller_session()
-                && me != held.record.session_id
-            {
-                return Err(fail(
-                    Code::Conflict,
-                    format!(
-                        "--stream {s}: the lock belongs to session {}, not this session",
-                        crate::state::short_id(&held.record.session_id)
-                    ),
-                ));
-            }
+            let held =
+                super::callers_lock(&layout, s, || "that stream is not claimed (no lock)".into())
+                    .map_err(|e| e.context(format!("--stream {s}")))?;
             Some(held.record.session_id)
         }
         None => None,

@@ -134,7 +134,7 @@ fn only_the_holding_session_may_release() {
     let (code, _, err) = release(&repo, "bob", &["api"]);
     assert_eq!(code, 4, "{err}");
     assert!(
-        err.contains("stream 'api' belongs to session alice000, not to this session (bob00000)"),
+        err.contains("stream 'api' is held by session alice000, not by this session (bob00000)"),
         "{err}"
     );
     assert!(!repo.exists("session-lock/api.done"));

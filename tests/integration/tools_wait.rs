@@ -158,7 +158,7 @@ fn bad_targets_and_other_sessions_streams() {
     );
     assert_eq!(code, 4, "{err}");
     assert!(
-        err.contains("--stream theirs: the lock belongs to session bob00000"),
+        err.contains("--stream theirs: stream 'theirs' is held by session bob00000"),
         "{err}"
     );
     let (code, _, err) = wait(
