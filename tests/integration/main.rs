@@ -52,6 +52,7 @@ mod lifecycle_race;
 mod lifecycle_support;
 mod reload_bridge;
 mod reload_pipeline;
+mod run_script;
 mod selftest;
 mod selftest_commands;
 mod tools_claim;
