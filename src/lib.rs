@@ -9,6 +9,7 @@ pub mod filelock; // the only place OS file locks are taken
 pub mod globs; // `owns` patterns with `!` exclusions → one matcher
 pub mod hook;
 pub mod liveness; // pid + start time: is that process still the one we saw?
+pub mod messaging; // send-message: addresses, authorization, limits, ledgers, delivery, wake, bus
 pub mod paths; // payload path → repo-relative POSIX path, or outside
 pub mod plans; // plans/*-ms-NN-*/plan.md frontmatter → streams
 pub mod sessions; // who is running: the client's registry, the suite's, an external file

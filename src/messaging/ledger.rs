@@ -1,0 +1,514 @@
+//! The two ledgers of messaging, one JSON object per line under `<state home>/messaging/`:
+//!
+//! ```text
+//! outbox/<sender>.jsonl    the sender's: queued | held  →  delivered | expired | refused
+//!                          (+ `sent` lines: each write to a target, never final)
+//! inbound/<target>.jsonl   the target's: queued | held  →  delivered | accepted | expired | refused
+//! ```
+//!
+//! A queued message's text lives in the sender's outbox; a held message's text lives only in the
+//! target's inbound ledger, and is scrubbed from it once the message is refused or expires.
+//! Appends are serialized by a file lock beside the ledger, synced before anyone reports
+//! success, and a torn last line (a crash mid-append) is cut back before the next append.
+//! Lines with an op this build does not know are kept and never count as final.
+
+use crate::atomic;
+use crate::filelock::FileLock;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::{BTreeMap, HashMap};
+use std::io::{self, Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+
+pub const QUEUED: &str = "queued";
+pub const HELD: &str = "held";
+pub const SENT: &str = "sent";
+/// A `sent` that failed (the socket could not be written): cancels that attempt.
+pub const UNSENT: &str = "unsent";
+pub const DELIVERED: &str = "delivered";
+pub const ACCEPTED: &str = "accepted";
+pub const EXPIRED: &str = "expired";
+pub const REFUSED: &str = "refused";
+
+/// Past this many lines a ledger is compacted when at least half of it can go.
+pub const COMPACT_LINES: usize = 2000;
+/// Finished messages stay this long (status look-ups, rate and duplicate windows).
+pub const RETAIN_MS: u64 = 24 * 3600 * 1000;
+
+/// One ledger line. Unknown fields ride along in `extra` and survive compaction.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Record {
+    pub op: String,
+    pub message_id: String,
+    /// ISO time of the line.
+    pub at: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sender_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sender_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sender_cwd: Option<String>,
+    /// The sender's permission mode as declared in the frame: `bypass` or `prompting`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sender_mode: Option<String>,
+    /// `from=` in the frame: the sender's socket address, or `terminal`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sender_address: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<String>,
+    /// How a `sent`/`delivered` line reached the target: socket, hook, wake, review.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub via: Option<String>,
+    /// The target process a `sent` line wrote to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proc_start: Option<String>,
+    /// The target's client holds it (a permission-mode mismatch): never resent.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub client_hold: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<String>,
+    #[serde(flatten)]
+    pub extra: BTreeMap<String, Value>,
+}
+
+impl Record {
+    pub fn new(op: &str, message_id: &str, now_ms: u64) -> Record {
+        Record {
+            op: op.into(),
+            message_id: message_id.into(),
+            at: crate::time::iso(now_ms),
+            ..Record::default()
+        }
+    }
+
+    pub fn at_ms(&self) -> u64 {
+        crate::time::parse_iso(&self.at).unwrap_or(0)
+    }
+}
+
+/// Where a message stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum State {
+    Queued,
+    Held,
+    Delivered,
+    Accepted,
+    Expired,
+    Refused,
+    /// Only lines of ops this build does not know (or a start line compacted away).
+    Unknown,
+}
+
+impl State {
+    pub fn is_final(self) -> bool {
+        matches!(
+            self,
+            State::Delivered | State::Accepted | State::Expired | State::Refused
+        )
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            State::Queued => "queued",
+            State::Held => "held",
+            State::Delivered => "delivered",
+            State::Accepted => "accepted",
+            State::Expired => "expired",
+            State::Refused => "refused",
+            State::Unknown => "unknown",
+        }
+    }
+
+    fn from_final_op(op: &str) -> Option<State> {
+        match op {
+            DELIVERED => Some(State::Delivered),
+            ACCEPTED => Some(State::Accepted),
+            EXPIRED => Some(State::Expired),
+            REFUSED => Some(State::Refused),
+            _ => None,
+        }
+    }
+}
+
+/// One message folded from its lines.
+#[derive(Clone, Debug)]
+pub struct Entry {
+    pub id: String,
+    pub state: State,
+    /// The `queued`/`held` line: who, to whom, the text.
+    pub start: Option<Record>,
+    /// Every `sent` line, in order.
+    pub attempts: Vec<Record>,
+    /// The line that made it final.
+    pub end: Option<Record>,
+    /// Every line of it, in order (compaction keeps them for unfinished messages).
+    pub lines: Vec<Record>,
+    pub first_ms: u64,
+    pub last_ms: u64,
+}
+
+impl Entry {
+    pub fn target_id(&self) -> Option<&str> {
+        self.start.as_ref().and_then(|r| r.target_id.as_deref())
+    }
+
+    pub fn sender_id(&self) -> Option<&str> {
+        self.start.as_ref().and_then(|r| r.sender_id.as_deref())
+    }
+
+    pub fn text(&self) -> Option<&str> {
+        self.start.as_ref().and_then(|r| r.text.as_deref())
+    }
+
+    pub fn summary(&self) -> Option<&str> {
+        self.start.as_ref().and_then(|r| r.summary.as_deref())
+    }
+
+    /// True when the last write went to a client that holds it for its permission mode.
+    pub fn client_hold(&self) -> bool {
+        self.attempts.last().is_some_and(|a| a.client_hold)
+    }
+}
+
+/// Folds ledger lines into messages, in the order each first appeared. The first final line
+/// wins; lines of unknown ops are kept but change nothing.
+pub fn fold(records: &[Record]) -> Vec<Entry> {
+    let mut order: Vec<Entry> = Vec::new();
+    let mut index: HashMap<String, usize> = HashMap::new();
+    for r in records {
+        if r.message_id.is_empty() {
+            continue;
+        }
+        let at = r.at_ms();
+        let i = *index.entry(r.message_id.clone()).or_insert_with(|| {
+            order.push(Entry {
+                id: r.message_id.clone(),
+                state: State::Unknown,
+                start: None,
+                attempts: Vec::new(),
+                end: None,
+                lines: Vec::new(),
+                first_ms: at,
+                last_ms: at,
+            });
+            order.len() - 1
+        });
+        let e = &mut order[i];
+        e.lines.push(r.clone());
+        e.last_ms = e.last_ms.max(at);
+        match r.op.as_str() {
+            QUEUED | HELD => {
+                if e.start.is_none() {
+                    e.start = Some(r.clone());
+                }
+                if !e.state.is_final() {
+                    e.state = if r.op == QUEUED {
+                        State::Queued
+                    } else {
+                        State::Held
+                    };
+                }
+            }
+            SENT => e.attempts.push(r.clone()),
+            UNSENT => {
+                if let Some(i) = e
+                    .attempts
+                    .iter()
+                    .rposition(|a| a.via == r.via && a.pid == r.pid)
+                {
+                    e.attempts.remove(i);
+                }
+            }
+            op => {
+                if let Some(s) = State::from_final_op(op)
+                    && !e.state.is_final()
+                {
+                    e.state = s;
+                    e.end = Some(r.clone());
+                }
+            }
+        }
+    }
+    order
+}
+
+/// One ledger file and the lock file beside it.
+#[derive(Clone, Debug)]
+pub struct Ledger {
+    pub path: PathBuf,
+}
+
+/// A ledger file name from a session id (or `terminal`); `None` for anything that could climb
+/// out of the folder.
+pub fn safe_name(id: &str) -> Option<&str> {
+    let ok = !id.is_empty()
+        && id.len() <= 128
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+    ok.then_some(id)
+}
+
+/// `<state home>/messaging`.
+pub fn root(home: &Path) -> PathBuf {
+    home.join("messaging")
+}
+
+impl Ledger {
+    pub fn outbox(home: &Path, sender: &str) -> io::Result<Ledger> {
+        Ledger::in_dir(&root(home).join("outbox"), sender)
+    }
+
+    pub fn inbound(home: &Path, target: &str) -> io::Result<Ledger> {
+        Ledger::in_dir(&root(home).join("inbound"), target)
+    }
+
+    /// The target's inbound ledger if it exists (creates nothing: the hook's fast path).
+    pub fn existing_inbound(home: &Path, target: &str) -> Option<Ledger> {
+        let path = root(home)
+            .join("inbound")
+            .join(format!("{}.jsonl", safe_name(target)?));
+        path.is_file().then_some(Ledger { path })
+    }
+
+    fn in_dir(dir: &Path, id: &str) -> io::Result<Ledger> {
+        let name = safe_name(id)
+            .ok_or_else(|| io::Error::other(format!("ledger: bad session id '{id}'")))?;
+        std::fs::create_dir_all(dir)?;
+        Ok(Ledger {
+            path: dir.join(format!("{name}.jsonl")),
+        })
+    }
+
+    /// Takes the ledger's lock; appends and compaction need it.
+    pub fn lock(&self) -> io::Result<FileLock> {
+        FileLock::exclusive(&self.path.with_extension("lock"))
+    }
+
+    /// Takes the lock if it comes within `limit` (the hook never waits long).
+    pub fn lock_within(&self, limit: std::time::Duration) -> io::Result<Option<FileLock>> {
+        FileLock::exclusive_within(&self.path.with_extension("lock"), limit)
+    }
+
+    /// Every complete line that parses (a torn tail is left out; reading needs no lock).
+    pub fn read(&self) -> io::Result<Vec<Record>> {
+        let lines = atomic::read_lines(&self.path, false)?;
+        Ok(lines
+            .records
+            .into_iter()
+            .filter_map(|v| serde_json::from_value::<Record>(v).ok())
+            .collect())
+    }
+
+    /// The folded messages.
+    pub fn entries(&self) -> io::Result<Vec<Entry>> {
+        Ok(fold(&self.read()?))
+    }
+
+    /// Appends lines durably. The caller holds [`Ledger::lock`].
+    pub fn append_locked(&self, _lock: &FileLock, records: &[Record]) -> io::Result<()> {
+        self.repair_tail()?;
+        let mut text = String::new();
+        for (i, r) in records.iter().enumerate() {
+            if i > 0 {
+                text.push('\n');
+            }
+            text.push_str(&serde_json::to_string(r).map_err(io::Error::other)?);
+        }
+        atomic::append_line(&self.path, &text, true)
+    }
+
+    /// Takes the lock, appends, lets it go.
+    pub fn append(&self, records: &[Record]) -> io::Result<()> {
+        let lock = self.lock()?;
+        self.append_locked(&lock, records)
+    }
+
+    /// Cuts a torn last line (no newline) so the next append starts on a fresh line.
+    fn repair_tail(&self) -> io::Result<()> {
+        let mut file = match std::fs::File::open(&self.path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(e),
+        };
+        let len = file.metadata()?.len();
+        if len == 0 {
+            return Ok(());
+        }
+        file.seek(SeekFrom::Start(len - 1))?;
+        let mut last = [0u8; 1];
+        file.read_exact(&mut last)?;
+        if last[0] != b'\n' {
+            atomic::read_lines(&self.path, true)?;
+        }
+        Ok(())
+    }
+
+    /// Rewrites the ledger without finished messages older than `retain_ms`, and without the
+    /// text of refused or expired messages. Does nothing unless that drops at least half the
+    /// lines or scrubs a text. The caller holds the lock.
+    pub fn compact_locked(
+        &self,
+        _lock: &FileLock,
+        now_ms: u64,
+        retain_ms: u64,
+    ) -> io::Result<bool> {
+        let records = self.read()?;
+        let total = records.len();
+        let entries = fold(&records);
+        let mut keep: Vec<Value> = Vec::new();
+        let mut scrubbed = false;
+        for e in &entries {
+            if e.state.is_final() && now_ms.saturating_sub(e.last_ms) > retain_ms {
+                continue;
+            }
+            let scrub = matches!(e.state, State::Expired | State::Refused);
+            for r in &e.lines {
+                let mut r = r.clone();
+                if scrub && r.text.is_some() {
+                    r.text = None;
+                    scrubbed = true;
+                }
+                keep.push(serde_json::to_value(&r).map_err(io::Error::other)?);
+            }
+        }
+        if !scrubbed && keep.len() * 2 > total {
+            return Ok(false);
+        }
+        atomic::rewrite_lines(&self.path, &keep)?;
+        Ok(true)
+    }
+
+    /// Compacts when the ledger has grown past [`COMPACT_LINES`] lines.
+    pub fn maybe_compact_locked(
+        &self,
+        lock: &FileLock,
+        lines: usize,
+        now_ms: u64,
+    ) -> io::Result<()> {
+        if lines > COMPACT_LINES {
+            self.compact_locked(lock, now_ms, RETAIN_MS)?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn rec(op: &str, id: &str, at: u64) -> Record {
+        Record::new(op, id, at)
+    }
+
+    #[test]
+    fn fold_follows_ops_and_first_final_wins() {
+        let mut q = rec(QUEUED, "m1", 1000);
+        q.text = Some("hi".into());
+        q.target_id = Some("t".into());
+        let records = vec![
+            q,
+            rec(SENT, "m1", 1100),
+            rec(SENT, "m1", 1120),
+            rec(UNSENT, "m1", 1130),
+            rec("future-op", "m1", 1150),
+            rec(DELIVERED, "m1", 1200),
+            rec(EXPIRED, "m1", 1300),
+            rec(HELD, "m2", 1400),
+            rec("future-op", "m3", 1500),
+        ];
+        let e = fold(&records);
+        assert_eq!(e.len(), 3);
+        assert_eq!(e[0].state, State::Delivered);
+        assert_eq!(e[0].attempts.len(), 1);
+        assert_eq!(e[0].text(), Some("hi"));
+        assert_eq!(e[0].target_id(), Some("t"));
+        assert_eq!(e[0].end.as_ref().unwrap().op, DELIVERED);
+        assert_eq!(e[1].state, State::Held);
+        assert_eq!(e[2].state, State::Unknown, "unknown ops are never final");
+        assert!(!e[2].state.is_final());
+    }
+
+    #[test]
+    fn append_repairs_a_torn_tail_and_keeps_unknown_fields() {
+        let dir = tempfile::tempdir().unwrap();
+        let l = Ledger::outbox(dir.path(), "s1").unwrap();
+        l.append(&[rec(QUEUED, "a", 1)]).unwrap();
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&l.path)
+            .unwrap()
+            .write_all(b"{\"op\":\"deliv")
+            .unwrap();
+        assert_eq!(l.read().unwrap().len(), 1, "torn tail left out");
+        let mut odd = rec("sent", "a", 2);
+        odd.extra.insert("futureField".into(), Value::from(7));
+        l.append(&[odd]).unwrap();
+        let back = l.read().unwrap();
+        assert_eq!(back.len(), 2);
+        assert_eq!(back[1].extra["futureField"], 7);
+        let text = std::fs::read_to_string(&l.path).unwrap();
+        assert!(text.ends_with('\n') && !text.contains("deliv\""));
+    }
+
+    #[test]
+    fn compaction_drops_old_finished_and_scrubs_refused_text() {
+        let dir = tempfile::tempdir().unwrap();
+        let l = Ledger::inbound(dir.path(), "t").unwrap();
+        let day = RETAIN_MS;
+        let mut lines = Vec::new();
+        for i in 0..10 {
+            let id = format!("old{i}");
+            lines.push(rec(QUEUED, &id, 1000));
+            lines.push(rec(DELIVERED, &id, 2000));
+        }
+        let mut held = rec(HELD, "h", day + 10);
+        held.text = Some("secret".into());
+        lines.push(held);
+        lines.push(rec(REFUSED, "h", day + 20));
+        let mut pending = rec(QUEUED, "p", 1000);
+        pending.text = Some("still waiting".into());
+        lines.push(pending);
+        lines.push(rec("future-op", "p", 1500));
+        let lock = l.lock().unwrap();
+        l.append_locked(&lock, &lines).unwrap();
+        assert!(l.compact_locked(&lock, day + 3000, RETAIN_MS).unwrap());
+        let e = l.entries().unwrap();
+        let ids: Vec<&str> = e.iter().map(|e| e.id.as_str()).collect();
+        assert_eq!(ids, vec!["h", "p"]);
+        assert_eq!(e[0].state, State::Refused);
+        assert_eq!(e[0].text(), None, "refused text is stored nowhere");
+        assert_eq!(e[1].text(), Some("still waiting"));
+        assert_eq!(
+            e[1].lines.len(),
+            2,
+            "unknown lines of open messages are kept"
+        );
+        assert!(!std::fs::read_to_string(&l.path).unwrap().contains("secret"));
+        // Nothing more to drop: no rewrite.
+        assert!(!l.compact_locked(&lock, day + 3000, RETAIN_MS).unwrap());
+    }
+
+    #[test]
+    fn names_cannot_climb_out() {
+        assert!(safe_name("../x").is_none());
+        assert!(safe_name("").is_none());
+        assert!(safe_name("a/b").is_none());
+        assert_eq!(safe_name("terminal"), Some("terminal"));
+        let dir = tempfile::tempdir().unwrap();
+        assert!(Ledger::outbox(dir.path(), "..").is_err());
+    }
+}
