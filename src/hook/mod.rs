@@ -59,7 +59,7 @@ pub fn run(bytes: &[u8], env: &Env) -> Outcome {
         }
         "SessionStart" => {
             lifecycle::register(ctx.now, &p, env, 0);
-            Outcome::allow()
+            messages(&p, env, &ctx.config)
         }
         "PreToolUse" => {
             lifecycle::register(ctx.now, &p, env, throttle);
@@ -69,8 +69,16 @@ pub fn run(bytes: &[u8], env: &Env) -> Outcome {
             lifecycle::register(ctx.now, &p, env, throttle);
             let (mut locks, _) = ctx.layout.read_locks();
             lifecycle::heartbeat(&ctx, &p.session_id, &mut locks);
-            Outcome::allow()
+            messages(&p, env, &ctx.config)
         }
+    }
+}
+
+/// Messages from other sessions waiting for this one (send-message's hook route).
+fn messages(p: &Payload, env: &Env, config: &Config) -> Outcome {
+    match crate::messaging::hook_context(p, env, config) {
+        Some(text) => Outcome::context(&p.event, &text),
+        None => Outcome::allow(),
     }
 }
 
