@@ -3,7 +3,7 @@
 //! Atomic replace writes a temp file in the same directory, syncs it, renames it over the target
 //! and syncs the directory, so a reader sees the old file or the new one, never half of either.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
@@ -19,7 +19,7 @@ fn parent_of(path: &Path) -> &Path {
 pub fn sync_dir(dir: &Path) -> io::Result<()> {
     #[cfg(unix)]
     {
-        File::open(dir)?.sync_all()?;
+        fs::File::open(dir)?.sync_all()?;
     }
     #[cfg(not(unix))]
     {

@@ -47,6 +47,50 @@ fn compile(pattern: &str, ci: bool) -> Result<Glob, GlobError> {
         })
 }
 
+/// The fixed text a pattern starts with, up to its first wildcard (`src/api/` for
+/// `src/api/**/*.ts`), as the matcher sees it.
+fn literal_prefix(pattern: &str) -> String {
+    let mut p = pattern.trim().replace('\\', "/");
+    while let Some(rest) = p.strip_prefix("./") {
+        p = rest.to_string();
+    }
+    let end = p.find(['*', '?', '[', '{']).unwrap_or(p.len());
+    p[..end].to_string()
+}
+
+/// True when no include pattern of `patterns` can match `rel`, decided on literal prefixes
+/// alone: lets the guard skip compiling the patterns of streams that cannot own the path.
+pub fn cannot_match<S: AsRef<str>>(patterns: &[S], rel: &str, case_insensitive: bool) -> bool {
+    !patterns.iter().any(|p| {
+        let p = p.as_ref().trim();
+        if p.starts_with('!') {
+            return false;
+        }
+        let prefix = literal_prefix(p);
+        match rel.get(..prefix.len()) {
+            Some(head) if case_insensitive => {
+                head.eq_ignore_ascii_case(&prefix) || !prefix.is_ascii()
+            }
+            Some(head) => head == prefix,
+            None => {
+                rel.len() + 1 == prefix.len() && prefix.ends_with('/') && prefix.starts_with(rel)
+            }
+        }
+    })
+}
+
+/// Checks one pattern's syntax without building a matcher (cheap: no regex is compiled).
+pub fn check_pattern(pattern: &str) -> Result<(), GlobError> {
+    let raw = pattern.trim();
+    if raw.is_empty() || raw == "!" {
+        return Err(GlobError {
+            pattern: pattern.to_string(),
+            reason: "empty pattern".into(),
+        });
+    }
+    compile(raw.strip_prefix('!').unwrap_or(raw), false).map(|_| ())
+}
+
 impl Owns {
     /// Compiles patterns; `case_insensitive` for filesystems that ignore case.
     pub fn new<S: AsRef<str>>(patterns: &[S], case_insensitive: bool) -> Result<Owns, GlobError> {
@@ -135,6 +179,39 @@ mod tests {
         let ci = Owns::new(&["Src/API/**"], true).unwrap();
         assert!(ci.is_match("src/api/x.ts"));
         assert!(!owns(&["Src/API/**"]).is_match("src/api/x.ts"));
+    }
+
+    #[test]
+    fn literal_prefixes_only_rule_out_what_cannot_match() {
+        assert!(cannot_match(&["src/api/**"], "src/ui/x.ts", false));
+        assert!(!cannot_match(&["src/api/**"], "src/api/x.ts", false));
+        assert!(!cannot_match(&["**/*.ts"], "anything", false));
+        assert!(!cannot_match(&["src/*.ts", "docs/"], "docs/a", false));
+        assert!(cannot_match(&["Src/API/**"], "src/api/x", false));
+        assert!(!cannot_match(&["Src/API/**"], "src/api/x", true));
+        assert!(
+            cannot_match(&["!src/**"], "src/x", false),
+            "exclusions own nothing"
+        );
+        assert!(!cannot_match(&["./src\\api/**"], "src/api/x", false));
+        for (pats, rel) in [
+            (vec!["src/api/**"], "src/api"),
+            (vec!["a/b/c"], "a/b/c"),
+            (vec!["x/*/y"], "x/q/y"),
+        ] {
+            let o = Owns::new(&pats, false).unwrap();
+            if o.is_match(rel) {
+                assert!(!cannot_match(&pats, rel, false), "{pats:?} {rel}");
+            }
+        }
+    }
+
+    #[test]
+    fn pattern_syntax_is_checked_without_a_matcher() {
+        assert!(check_pattern("src/**").is_ok());
+        assert!(check_pattern("!src/x.ts").is_ok());
+        assert_eq!(check_pattern("src/[x").unwrap_err().pattern, "src/[x");
+        assert!(check_pattern("  ").is_err());
     }
 
     #[test]

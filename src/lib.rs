@@ -8,6 +8,7 @@ pub mod exit; // the exit-code table
 pub mod filelock; // the only place OS file locks are taken
 pub mod globs; // `owns` patterns with `!` exclusions → one matcher
 pub mod hook;
+pub mod install; // `guard install`: hook entries, .gitignore lines, PROTOCOL.md
 pub mod liveness; // pid + start time: is that process still the one we saw?
 pub mod messaging; // send-message: addresses, authorization, limits, ledgers, delivery, wake, bus
 pub mod paths; // payload path → repo-relative POSIX path, or outside
@@ -15,3 +16,4 @@ pub mod plans; // plans/*-ms-NN-*/plan.md frontmatter → streams
 pub mod sessions; // who is running: the client's registry, the suite's, an external file
 pub mod state; // the repo's session-lock/ folder: locks, done markers, history
 pub mod time; // UTC timestamps; the only clock reads // guard's pipeline: payload → decision → output
+pub mod tools; // claim, release, status, wait-milestone, …

@@ -232,8 +232,10 @@ pub fn parse_plan(text: &str, path: &str, folder: &str) -> Result<Stream, PlanEr
         Some(o) if o.is_empty() => return Err(bad(owns_line, "owns is empty".into())),
         Some(o) => o,
     };
-    if let Err(e) = crate::globs::Owns::new(&owns, false) {
-        return Err(bad(owns_line, e.to_string()));
+    for pattern in &owns {
+        if let Err(e) = crate::globs::check_pattern(pattern) {
+            return Err(bad(owns_line, e.to_string()));
+        }
     }
     let name = stream.unwrap_or(folder_stream);
     if !valid_stream_name(&name) {

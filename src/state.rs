@@ -272,6 +272,28 @@ impl Layout {
         atomic::write_atomic(&self.done_path(&done.stream), text.as_bytes())
     }
 
+    /// Moves the heartbeat of `stream` to `now` if `session_id` still holds it and it is not
+    /// done. Takes the state lock (waiting at most `limit`). `Ok(false)` when nothing was moved.
+    pub fn touch_heartbeat(
+        &self,
+        stream: &str,
+        session_id: &str,
+        now: u64,
+        limit: Duration,
+    ) -> std::io::Result<bool> {
+        let Some(_guard) = self.lock_state(limit)? else {
+            return Ok(false);
+        };
+        match self.read_lock(stream) {
+            Ok(Some(mut held)) if held.record.session_id == session_id && !held.done => {
+                held.record.heartbeat_at = time::iso(now);
+                self.write_lock(&held.record)?;
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+
     /// The round number: how many rounds `history/` holds.
     pub fn round(&self) -> u32 {
         std::fs::read_dir(self.history())

@@ -22,34 +22,76 @@ struct Cli {
 }
 
 #[derive(Subcommand)]
-enum Command {}
+enum Command {
+    /// Wire the guard into a repo: hook entries in .claude/settings.json (others kept), the
+    /// .gitignore lines and session-lock/PROTOCOL.md. Running it twice changes nothing.
+    Install {
+        /// The repo to wire (default: the git top level of the current folder).
+        repo: Option<std::path::PathBuf>,
+        /// The guard program the hooks run (default: this guard binary).
+        #[arg(long, value_name = "PATH")]
+        guard: Option<std::path::PathBuf>,
+        /// Hook timeout in seconds (the client's default is 600).
+        #[arg(long, default_value_t = 10)]
+        timeout: u64,
+        /// Print what changed as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn install(
+    repo: Option<std::path::PathBuf>,
+    guard: Option<std::path::PathBuf>,
+    timeout: u64,
+    json: bool,
+) -> anyhow::Result<session_lock::exit::Code> {
+    let repo = session_lock::tools::repo_root(repo.as_deref())?;
+    let guard = match guard {
+        Some(g) => g,
+        None => std::env::current_exe()?,
+    };
+    let report = session_lock::install::install(&repo, &guard, timeout)?;
+    if json {
+        session_lock::cli::print_json(&report)?;
+    } else if report.changed.is_empty() {
+        println!("{}: already wired, nothing changed", repo.display());
+    } else {
+        for f in &report.changed {
+            println!("wrote {f}");
+        }
+        println!("hooks run: {}", guard.display());
+    }
+    Ok(session_lock::exit::Code::Success)
+}
 
 fn hook_mode() -> Outcome {
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let result = std::panic::catch_unwind(|| {
-            let mut bytes = Vec::new();
-            let limit = (hook::MAX_PAYLOAD + 1) as u64;
-            if let Err(e) = std::io::stdin().take(limit).read_to_end(&mut bytes) {
-                return Outcome::allow_with_note(format!("cannot read stdin: {e}"));
-            }
-            hook::run(&bytes, &Env::from_process())
-        });
-        let out = result.unwrap_or_else(|panic| {
-            let what = panic
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown panic".into());
-            Outcome::allow_with_note(format!("internal error ({what}); allowing"))
-        });
-        let _ = tx.send(out);
-    });
-    rx.recv_timeout(DEADLINE).unwrap_or_else(|_| {
-        Outcome::allow_with_note(format!(
+    // A watchdog, not a worker: the work stays on the main thread (no second malloc arena, no
+    // big stack), and if it ever runs past the deadline the watchdog allows and exits.
+    let _ = std::thread::Builder::new().stack_size(64 * 1024).spawn(|| {
+        std::thread::sleep(DEADLINE);
+        let out = Outcome::allow_with_note(format!(
             "no answer within {}s; allowing",
             DEADLINE.as_secs()
-        ))
+        ));
+        let _ = emit(&out);
+        std::process::exit(0);
+    });
+    let result = std::panic::catch_unwind(|| {
+        let mut bytes = Vec::new();
+        let limit = (hook::MAX_PAYLOAD + 1) as u64;
+        if let Err(e) = std::io::stdin().take(limit).read_to_end(&mut bytes) {
+            return Outcome::allow_with_note(format!("cannot read stdin: {e}"));
+        }
+        hook::run(&bytes, &Env::from_process())
+    });
+    result.unwrap_or_else(|panic| {
+        let what = panic
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown panic".into());
+        Outcome::allow_with_note(format!("internal error ({what}); allowing"))
     })
 }
 
@@ -80,5 +122,11 @@ fn main() -> std::process::ExitCode {
             let out = hook_mode();
             emit(&out)
         }
+        Some(Command::Install {
+            repo,
+            guard,
+            timeout,
+            json,
+        }) => session_lock::cli::finish("guard install", install(repo, guard, timeout, json)),
     }
 }

@@ -91,14 +91,13 @@ impl Ctx {
 
 fn describe(held: &Held, now: u64) -> String {
     let mut s = format!(
-        "session {} (heartbeat {} ago",
+        "session {}, heartbeat {} ago",
         short_id(&held.record.session_id),
         time::age(held.age_ms(now))
     );
     if held.orphaned() {
         s.push_str(", its client process is gone");
     }
-    s.push(')');
     s
 }
 
@@ -172,7 +171,7 @@ pub fn claim(ctx: &Ctx, p: &Payload, env: &Env, stream: &Word) -> Result<(), Str
             let mine = held.record.session_id == p.session_id;
             if !mine && held.is_live(ctx.now, ctx.stale_ms()) {
                 return Err(format!(
-                    "session-lock: stream '{name}' is held by {}. Pick another stream, or wait for it: wait-milestone {name} --stream <yours>",
+                    "session-lock: stream '{name}' is held by another session ({}). Pick another stream, or wait for it: wait-milestone {name} --stream <yours>",
                     describe(&held, ctx.now)
                 ));
             }
@@ -201,7 +200,7 @@ pub fn check_release(ctx: &Ctx, p: &Payload, stream: &Word) -> Result<(), String
         && held.record.session_id != p.session_id
     {
         return Err(format!(
-            "session-lock: stream '{}' belongs to {}; only its own session may release it",
+            "session-lock: stream '{}' belongs to another session ({}); only its own session may release it",
             stream.text,
             describe(&held, ctx.now)
         ));
@@ -223,21 +222,14 @@ pub fn heartbeat(ctx: &Ctx, session_id: &str, locks: &mut [Held]) {
     if due.is_empty() {
         return;
     }
-    let Ok(Some(_guard)) = ctx.layout.lock_state(STATE_LOCK_WAIT) else {
-        return;
-    };
     for i in due {
-        // Re-read under the lock: a parallel hook may have moved it, or the stream changed hands.
         let stream = locks[i].record.stream.clone();
-        if let Ok(Some(mut fresh)) = ctx.layout.read_lock(&stream)
-            && fresh.record.session_id == session_id
-            && !fresh.done
+        if let Ok(true) = ctx
+            .layout
+            .touch_heartbeat(&stream, session_id, ctx.now, STATE_LOCK_WAIT)
         {
-            fresh.record.heartbeat_at = time::iso(ctx.now);
-            if ctx.layout.write_lock(&fresh.record).is_ok() {
-                fresh.heartbeat_ms = ctx.now;
-                locks[i] = fresh;
-            }
+            locks[i].heartbeat_ms = ctx.now;
+            locks[i].record.heartbeat_at = time::iso(ctx.now);
         }
     }
 }
@@ -280,9 +272,10 @@ pub fn check_write(
     }
     let ci = ctx.paths.case_insensitive();
     let owns_of = |h: &Held| Owns::new(&h.record.owns, ci).ok();
+    let may_own = |h: &Held, rel: &str| !crate::globs::cannot_match(&h.record.owns, rel, ci);
     let mine_covers = |rel: &str| {
         live.iter()
-            .filter(|h| h.record.session_id == p.session_id)
+            .filter(|h| h.record.session_id == p.session_id && may_own(h, rel))
             .any(|h| owns_of(h).is_some_and(|o| o.is_match(rel)))
     };
     let in_binary_dir = env
@@ -294,6 +287,7 @@ pub fn check_write(
         RepoPath::Root | RepoPath::Outside => None,
     };
     let protected = match &rel {
+        Some(rel) if crate::globs::cannot_match(&ctx.config.protected_paths, rel, ci) => false,
         Some(rel) => Owns::new(&ctx.config.protected_paths, ci)
             .map(|o| o.is_match(rel))
             .unwrap_or(false),
@@ -310,7 +304,10 @@ pub fn check_write(
     if mine_covers(&rel) {
         return Ok(());
     }
-    for h in live.iter().filter(|h| h.record.session_id != p.session_id) {
+    for h in live
+        .iter()
+        .filter(|h| h.record.session_id != p.session_id && may_own(h, &rel))
+    {
         if owns_of(h).is_some_and(|o| o.is_match(&rel)) {
             return Err(format!(
                 "session-lock: {rel} is owned by stream '{}' ({}). Edit only files your own stream owns; for a change here ask that stream's session, or wait for it: wait-milestone {} --stream <yours>",

@@ -1,0 +1,36 @@
+use clap::Parser;
+use session_lock::{cli, tools::claim};
+
+#[derive(Parser)]
+#[command(
+    name = "claim",
+    version,
+    about = "Take a stream: the first command of every session.",
+    long_about = "Run it with the Bash tool of a Claude Code session: `claim <stream>`. The guard hook sees the command before it runs and records session-lock/<stream>.lock with the session's real id and the plan's `owns`; claim then reads the lock back, checks it is this session's, and prints the protocol's rules, the globs you own and who owns what else. If another live session holds the stream, the hook blocks the call and claim never runs.",
+    after_help = concat!(
+        "Examples:\n  claim api\n  claim api --json\n\n",
+        "Exit codes: 0 claimed; 2 bad stream name or config; 4 held by another session; 6 no lock (the hook did not run)"
+    )
+)]
+struct Args {
+    /// The stream, as named by its plan (plans/<prefix>-ms-NN-<stream>/plan.md).
+    stream: String,
+    /// Print only the ownership summary, not the protocol text.
+    #[arg(long)]
+    quiet: bool,
+    #[command(flatten)]
+    common: cli::Common,
+}
+
+fn main() -> std::process::ExitCode {
+    let a = Args::parse();
+    cli::finish(
+        "claim",
+        claim::run(claim::Args {
+            stream: &a.stream,
+            repo: a.common.repo.as_deref(),
+            json: a.common.json,
+            quiet: a.quiet,
+        }),
+    )
+}

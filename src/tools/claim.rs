@@ -1,0 +1,107 @@
+//! `claim <stream>`: the first command of every session. It never writes the lock (only the
+//! guard hook knows the session id and writes it when it sees this command); it reads the lock
+//! back, checks it is this session's, and prints the rules and who owns what.
+
+use super::{caller_session, check_stream_name, open, protocol_text, read_lock};
+use crate::exit::{Code, fail};
+use crate::state::short_id;
+use crate::time;
+use serde_json::json;
+use std::path::Path;
+
+pub struct Args<'a> {
+    pub stream: &'a str,
+    pub repo: Option<&'a Path>,
+    pub json: bool,
+    pub quiet: bool,
+}
+
+pub fn run(a: Args) -> anyhow::Result<Code> {
+    check_stream_name(a.stream)?;
+    let (_root, config, layout) = open(a.repo)?;
+    let Some(held) = read_lock(&layout, a.stream)? else {
+        return Err(fail(
+            Code::NotFound,
+            format!(
+                "no lock for stream '{}' in {}: the guard hook did not record the claim. Run claim from a Claude Code session's Bash tool, with guard wired as its PreToolUse hook (guard install <repo>)",
+                a.stream,
+                layout.dir.display()
+            ),
+        ));
+    };
+    if let Some(me) = caller_session()
+        && me != held.record.session_id
+    {
+        return Err(fail(
+            Code::Conflict,
+            format!(
+                "stream '{}' is held by session {}, not by this session ({})",
+                a.stream,
+                short_id(&held.record.session_id),
+                short_id(&me)
+            ),
+        ));
+    }
+    let now = time::now_ms();
+    let stale = config.heartbeat_stale_ms();
+    let (locks, _) = layout.read_locks();
+    let others: Vec<_> = locks
+        .iter()
+        .filter(|h| h.record.stream != a.stream)
+        .collect();
+    if a.json {
+        let others: Vec<_> = others
+            .iter()
+            .map(|h| {
+                json!({
+                    "stream": h.record.stream,
+                    "sessionId": h.record.session_id,
+                    "state": h.state(now, stale).as_str(),
+                    "owns": h.record.owns,
+                })
+            })
+            .collect();
+        crate::cli::print_json(&json!({
+            "stream": held.record.stream,
+            "sessionId": held.record.session_id,
+            "milestone": held.record.milestone,
+            "plan": held.record.plan,
+            "round": held.record.round,
+            "owns": held.record.owns,
+            "others": others,
+        }))?;
+        return Ok(Code::Success);
+    }
+    let mut out = String::new();
+    if !a.quiet {
+        out.push_str(&protocol_text(&layout));
+        out.push_str("\n---\n");
+    }
+    out.push_str(&format!(
+        "Stream '{}' (milestone {:02}, round {}) is held by this session {}.\nYou own:\n",
+        held.record.stream,
+        held.record.milestone,
+        held.record.round,
+        short_id(&held.record.session_id)
+    ));
+    for o in &held.record.owns {
+        out.push_str(&format!("  {o}\n"));
+    }
+    if others.is_empty() {
+        out.push_str("No other stream is claimed.\n");
+    } else {
+        out.push_str("Other streams (do not edit what they own):\n");
+        for h in others {
+            out.push_str(&format!(
+                "  {} — session {}, {} (heartbeat {} ago): {}\n",
+                h.record.stream,
+                short_id(&h.record.session_id),
+                h.state(now, stale).as_str(),
+                time::age(h.age_ms(now)),
+                h.record.owns.join(", ")
+            ));
+        }
+    }
+    print!("{out}");
+    Ok(Code::Success)
+}

@@ -1,0 +1,245 @@
+//! `release <stream>`: the end-of-stream gate. Every configured check passes and every file the
+//! stream owns is committed (modified, staged and untracked all count); then `<stream>.done` is
+//! written, and `milestones/ms-NN.done` when the milestone's last stream is done.
+
+use super::{caller_session, check_stream_name, open, read_lock, shell};
+use crate::exit::{Code, fail};
+use crate::globs::Owns;
+use crate::state::{DoneRecord, Layout, short_id};
+use crate::{plans, time};
+use serde_json::json;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+pub struct Args<'a> {
+    pub stream: &'a str,
+    pub repo: Option<&'a Path>,
+    pub json: bool,
+}
+
+/// One check's result.
+#[derive(Debug, serde::Serialize)]
+pub struct Check {
+    pub command: String,
+    pub ok: bool,
+    pub status: Option<i32>,
+    /// The last lines of its output, when it failed.
+    pub tail: String,
+}
+
+fn run_check(root: &Path, command: &str) -> Check {
+    match shell(command)
+        .current_dir(root)
+        .stdin(Stdio::null())
+        .output()
+    {
+        Ok(out) => {
+            let mut text = String::from_utf8_lossy(&out.stdout).to_string();
+            text.push_str(&String::from_utf8_lossy(&out.stderr));
+            let lines: Vec<&str> = text.lines().collect();
+            let tail = lines[lines.len().saturating_sub(15)..].join("\n");
+            Check {
+                command: command.to_string(),
+                ok: out.status.success(),
+                status: out.status.code(),
+                tail: if out.status.success() {
+                    String::new()
+                } else {
+                    tail
+                },
+            }
+        }
+        Err(e) => Check {
+            command: command.to_string(),
+            ok: false,
+            status: None,
+            tail: format!("could not start: {e}"),
+        },
+    }
+}
+
+/// Files git reports as not committed (`XY path`), repo-relative POSIX.
+pub fn uncommitted(root: &Path) -> anyhow::Result<Vec<(String, String)>> {
+    let out = Command::new("git")
+        .args(["status", "--porcelain=v1", "-z", "--untracked-files=all"])
+        .current_dir(root)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| {
+            fail(
+                Code::Failure,
+                format!("cannot run git status in {}: {e}", root.display()),
+            )
+        })?;
+    if !out.status.success() {
+        return Err(fail(
+            Code::Failure,
+            format!(
+                "git status failed in {}: {}",
+                root.display(),
+                String::from_utf8_lossy(&out.stderr).trim()
+            ),
+        ));
+    }
+    let mut files = Vec::new();
+    let mut fields = out.stdout.split(|b| *b == 0).filter(|f| !f.is_empty());
+    while let Some(entry) = fields.next() {
+        let text = String::from_utf8_lossy(entry);
+        if text.len() < 4 {
+            continue;
+        }
+        let code = text[..2].to_string();
+        files.push((code.clone(), text[3..].to_string()));
+        if code.starts_with('R') || code.starts_with('C') {
+            // The original path follows; it changed too.
+            if let Some(orig) = fields.next() {
+                files.push((code, String::from_utf8_lossy(orig).to_string()));
+            }
+        }
+    }
+    Ok(files)
+}
+
+fn head(root: &Path) -> String {
+    Command::new("git")
+        .args(["rev-parse", "HEAD"])
+        .current_dir(root)
+        .stdin(Stdio::null())
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default()
+}
+
+fn mark_milestone(root: &Path, layout: &Layout, glob: &str, milestone: u32, now: u64) {
+    let Ok(streams) = plans::load(root, glob) else {
+        return;
+    };
+    let all_done = streams
+        .iter()
+        .filter(|s| s.milestone == milestone)
+        .all(|s| layout.done_path(&s.name).exists());
+    if all_done {
+        let _ = std::fs::create_dir_all(layout.milestones());
+        let text = json!({"milestone": milestone, "doneAt": time::iso(now)}).to_string();
+        let _ = crate::atomic::write_atomic(&layout.milestone_done(milestone), text.as_bytes());
+    }
+}
+
+pub fn run(a: Args) -> anyhow::Result<Code> {
+    check_stream_name(a.stream)?;
+    let (root, config, layout) = open(a.repo)?;
+    let Some(held) = read_lock(&layout, a.stream)? else {
+        return Err(fail(
+            Code::NotFound,
+            format!(
+                "stream '{}' is not claimed in {} (no lock)",
+                a.stream,
+                layout.dir.display()
+            ),
+        ));
+    };
+    if let Some(me) = caller_session()
+        && me != held.record.session_id
+    {
+        return Err(fail(
+            Code::Conflict,
+            format!(
+                "stream '{}' belongs to session {}, not to this session ({})",
+                a.stream,
+                short_id(&held.record.session_id),
+                short_id(&me)
+            ),
+        ));
+    }
+    if held.done {
+        if a.json {
+            crate::cli::print_json(
+                &json!({"stream": a.stream, "released": true, "already": true}),
+            )?;
+        } else {
+            println!("stream '{}' is already released", a.stream);
+        }
+        return Ok(Code::Success);
+    }
+    let owns = Owns::new(&held.record.owns, config.case_insensitive()).map_err(|e| {
+        fail(
+            Code::Failure,
+            format!("{}: {e}", layout.lock_path(a.stream).display()),
+        )
+    })?;
+    let dirty: Vec<(String, String)> = uncommitted(&root)?
+        .into_iter()
+        .filter(|(_, path)| owns.is_match(path.trim_end_matches('/')))
+        .collect();
+    let mut checks = Vec::new();
+    for command in &config.release_checks {
+        if !a.json {
+            eprintln!("release: running {command}");
+        }
+        checks.push(run_check(&root, command));
+    }
+    let failed: Vec<&Check> = checks.iter().filter(|c| !c.ok).collect();
+    let passed = dirty.is_empty() && failed.is_empty();
+    let now = time::now_ms();
+    if passed {
+        layout.write_done(&DoneRecord {
+            stream: a.stream.to_string(),
+            session_id: held.record.session_id.clone(),
+            released_at: time::iso(now),
+            head: head(&root),
+        })?;
+        mark_milestone(
+            &root,
+            &layout,
+            &config.plan_glob,
+            held.record.milestone,
+            now,
+        );
+    }
+    if a.json {
+        let dirty_json: Vec<_> = dirty
+            .iter()
+            .map(|(code, path)| json!({"status": code, "path": path}))
+            .collect();
+        crate::cli::print_json(&json!({
+            "stream": a.stream,
+            "released": passed,
+            "uncommitted": dirty_json,
+            "checks": checks,
+        }))?;
+        return Ok(if passed {
+            Code::Success
+        } else {
+            Code::GateFailed
+        });
+    }
+    if passed {
+        println!(
+            "released '{}': {} check(s) passed, every owned file is committed; wrote {}",
+            a.stream,
+            checks.len(),
+            layout.done_path(a.stream).display()
+        );
+        return Ok(Code::Success);
+    }
+    let mut msg = format!("stream '{}' is not released:", a.stream);
+    for c in &failed {
+        let status = c
+            .status
+            .map_or("no status".to_string(), |s| format!("exit {s}"));
+        msg.push_str(&format!("\n  check failed ({status}): {}", c.command));
+        for line in c.tail.lines() {
+            msg.push_str(&format!("\n    | {line}"));
+        }
+    }
+    if !dirty.is_empty() {
+        msg.push_str(&format!("\n  {} owned file(s) not committed:", dirty.len()));
+        for (code, path) in &dirty {
+            msg.push_str(&format!("\n    {code} {path}"));
+        }
+        msg.push_str("\n  commit them (git add <path> && git commit), then run release again");
+    }
+    Err(fail(Code::GateFailed, msg))
+}

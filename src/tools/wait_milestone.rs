@@ -1,0 +1,187 @@
+//! `wait-milestone <milestone|stream>`: waits until a milestone (every stream of it released) or
+//! one stream is done. A wait is one long tool call with no heartbeat, so `--stream <mine>`
+//! heartbeats the caller's own lock every poll; without it, waits over the limit are refused.
+
+use super::{caller_session, check_stream_name, open};
+use crate::exit::{Code, fail};
+use crate::state::Layout;
+use crate::{plans, time};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+pub struct Args<'a> {
+    pub target: &'a str,
+    pub stream: Option<&'a str>,
+    pub timeout: Option<u64>,
+    pub repo: Option<&'a Path>,
+    pub json: bool,
+}
+
+/// What is waited for.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Target {
+    Milestone(u32),
+    Stream(String),
+}
+
+/// `ms-03`, `MS03`, `3`, `03` → milestone 3; anything else is a stream name.
+pub fn parse_target(text: &str) -> Target {
+    let t = text.trim();
+    let digits = t
+        .strip_prefix("ms-")
+        .or_else(|| t.strip_prefix("MS-"))
+        .or_else(|| t.strip_prefix("ms"))
+        .or_else(|| t.strip_prefix("MS"))
+        .unwrap_or(t);
+    match digits.parse::<u32>() {
+        Ok(n) if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) => {
+            Target::Milestone(n)
+        }
+        _ => Target::Stream(t.to_string()),
+    }
+}
+
+/// Done yet? And what is still open (for progress lines).
+fn check(
+    root: &Path,
+    glob: &str,
+    layout: &Layout,
+    target: &Target,
+) -> anyhow::Result<(bool, Vec<String>)> {
+    match target {
+        Target::Stream(s) => Ok((layout.done_path(s).exists(), vec![s.clone()])),
+        Target::Milestone(n) => {
+            if layout.milestone_done(*n).exists() {
+                return Ok((true, Vec::new()));
+            }
+            let streams = plans::load(root, glob).map_err(|e| fail(Code::Usage, e.to_string()))?;
+            let open: Vec<String> = streams
+                .iter()
+                .filter(|s| s.milestone == *n && !layout.done_path(&s.name).exists())
+                .map(|s| s.name.clone())
+                .collect();
+            Ok((open.is_empty(), open))
+        }
+    }
+}
+
+pub fn run(a: Args) -> anyhow::Result<Code> {
+    let (root, cfg, layout) = open(a.repo)?;
+    let target = parse_target(a.target);
+    match &target {
+        Target::Stream(s) => check_stream_name(s)?,
+        Target::Milestone(n) => {
+            let streams =
+                plans::load(&root, &cfg.plan_glob).map_err(|e| fail(Code::Usage, e.to_string()))?;
+            if !streams.iter().any(|s| s.milestone == *n) && !layout.milestone_done(*n).exists() {
+                return Err(fail(
+                    Code::NotFound,
+                    format!("no plan belongs to milestone {n:02} ({})", cfg.plan_glob),
+                ));
+            }
+        }
+    }
+    let limit_s = cfg.wait_limit_minutes * 60;
+    let mine = match a.stream {
+        Some(s) => {
+            check_stream_name(s)?;
+            let held = super::read_lock(&layout, s)?.ok_or_else(|| {
+                fail(
+                    Code::NotFound,
+                    format!("--stream {s}: that stream is not claimed (no lock)"),
+                )
+            })?;
+            if let Some(me) = caller_session()
+                && me != held.record.session_id
+            {
+                return Err(fail(
+                    Code::Conflict,
+                    format!(
+                        "--stream {s}: the lock belongs to session {}, not this session",
+                        crate::state::short_id(&held.record.session_id)
+                    ),
+                ));
+            }
+            Some(held.record.session_id)
+        }
+        None => None,
+    };
+    let timeout = match (a.timeout, &mine) {
+        (Some(t), None) if t > limit_s => {
+            return Err(fail(
+                Code::Refused,
+                format!(
+                    "a wait of {t}s without --stream is refused (limit {limit_s}s): one long tool call sends no heartbeat, so your lock would go stale and others could take your files. Add --stream <your stream>"
+                ),
+            ));
+        }
+        (Some(t), _) => Some(t),
+        (None, None) => Some(limit_s),
+        (None, Some(_)) => None,
+    };
+    let start = Instant::now();
+    let mut last_open: Vec<String> = Vec::new();
+    loop {
+        if let (Some(s), Some(session)) = (a.stream, &mine) {
+            let _ = layout.touch_heartbeat(s, session, time::now_ms(), Duration::from_secs(5));
+        }
+        let (done, open) = check(&root, &cfg.plan_glob, &layout, &target)?;
+        if done {
+            break;
+        }
+        if open != last_open {
+            eprintln!(
+                "wait-milestone: waiting for {} [{}s]: {}",
+                a.target,
+                start.elapsed().as_secs(),
+                open.join(", ")
+            );
+            last_open = open;
+        }
+        if let Some(t) = timeout
+            && start.elapsed() >= Duration::from_secs(t)
+        {
+            return Err(fail(
+                Code::Timeout,
+                format!(
+                    "{} is not done after {t}s; still open: {}",
+                    a.target,
+                    last_open.join(", ")
+                ),
+            ));
+        }
+        let mut pause = Duration::from_secs(cfg.poll_seconds);
+        if let Some(t) = timeout {
+            pause = pause.min(
+                Duration::from_secs(t).saturating_sub(start.elapsed()) + Duration::from_millis(10),
+            );
+        }
+        std::thread::sleep(pause);
+    }
+    if a.json {
+        crate::cli::print_json(
+            &serde_json::json!({"target": a.target, "done": true, "waitedS": start.elapsed().as_secs()}),
+        )?;
+    } else {
+        println!(
+            "{} is done (waited {}s)",
+            a.target,
+            start.elapsed().as_secs()
+        );
+    }
+    Ok(Code::Success)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn targets() {
+        assert_eq!(parse_target("ms-03"), Target::Milestone(3));
+        assert_eq!(parse_target("MS3"), Target::Milestone(3));
+        assert_eq!(parse_target("07"), Target::Milestone(7));
+        assert_eq!(parse_target("api"), Target::Stream("api".into()));
+        assert_eq!(parse_target("ms-api"), Target::Stream("ms-api".into()));
+    }
+}

@@ -1,0 +1,19 @@
+//! The integration test binary (the only one: `autotests = false`).
+//!
+//! Each area is a module file beside this one; shared test support lives in
+//! `support/` (temporary git repositories, a fake Anthropic Messages API, real
+//! Claude Code CLI sessions). Tests reach the suite's tools only through
+//! `env!("CARGO_BIN_EXE_<name>")`. Tests that drive the real CLI find it through
+//! `support::claude` and skip when it is missing, unless `CI` is set, where they
+//! fail and name `scripts/install-claude-cli`.
+//!
+//! - `e2e_testbed`: proves the bed itself: the fake model's protocol, and the
+//!   real CLI's round trips through it (text, tools, hooks, parallel sessions,
+//!   API errors, timeouts).
+//! - `guard_props`: property tests of the guard binary (arbitrary bytes, JSON and
+//!   payloads: exit 0 or 2, no hang, nothing on stdout but one decision).
+
+mod support;
+
+mod e2e_testbed;
+mod guard_props;

@@ -1,0 +1,18 @@
+//! Shared test support: temporary git repositories, a fake Anthropic Messages
+//! API, and real Claude Code CLI sessions driven against it.
+//!
+//! - [`repo`]: [`repo::GitRepo`], a real git repository with files and a commit.
+//! - [`fake_model`]: [`fake_model::FakeModel`], a scripted Messages API on loopback
+//!   that logs what the model was sent.
+//! - [`claude`]: locating the CLI (`require_claude!`), [`claude::SessionBuilder`]
+//!   and [`claude::run_all`] to run headless sessions, [`claude::Finished`] to
+//!   read their output.
+//! - [`http`]: the minimal HTTP/1.1 server layer under the fake model.
+
+// A library for many test modules: not every module uses every item.
+#![allow(dead_code)]
+
+pub mod claude;
+pub mod fake_model;
+pub mod http;
+pub mod repo;
