@@ -56,6 +56,12 @@ pub enum Command {
         /// <tmp>/session-lock-messaging-<uid>/bus.sock).
         #[arg(long)]
         socket: Option<PathBuf>,
+        /// How long a connection may take to send its request, in ms.
+        #[arg(long, hide = true, default_value_t = 30_000)]
+        idle_ms: u64,
+        /// How long a request may take to answer, in ms.
+        #[arg(long, hide = true, default_value_t = 25_000)]
+        processing_ms: u64,
     },
     /// Start a new session in a folder with the message as its first prompt.
     Create {
@@ -96,14 +102,22 @@ pub fn default_waker() -> Arc<dyn wake::Waker> {
 pub fn run(common: &Common, command: Command) -> anyhow::Result<Code> {
     let cwd = std::env::current_dir()?;
     let ctx = Ctx::load(common.repo.as_deref(), &cwd, default_waker()).map_err(lib)?;
-    if let Command::Serve { socket } = &command {
+    if let Command::Serve {
+        socket,
+        idle_ms,
+        processing_ms,
+    } = &command
+    {
         let path = socket.clone().unwrap_or_else(super::bus::default_socket);
+        let mut opts = super::bus::BusOptions::new(path.clone());
+        opts.idle = std::time::Duration::from_millis(*idle_ms);
+        opts.processing = std::time::Duration::from_millis(*processing_ms);
         let stop = Arc::new(AtomicBool::new(false));
         for sig in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
             signal_hook::flag::register(sig, stop.clone())?;
         }
         eprintln!("send-message: serving {}", path.display());
-        super::bus::serve(ctx, super::bus::BusOptions::new(path), stop).map_err(lib)?;
+        super::bus::serve(ctx, opts, stop).map_err(lib)?;
         return Ok(Code::Success);
     }
     let caller = identity::from_env(&cwd).map_err(|e| lib(Error::Identity(e)))?;

@@ -17,3 +17,5 @@ mod support;
 
 mod e2e_testbed;
 mod guard_props;
+mod messaging_common;
+mod messaging_send;
