@@ -18,4 +18,5 @@ mod support;
 mod e2e_testbed;
 mod guard_props;
 mod messaging_common;
+mod messaging_hold;
 mod messaging_send;
