@@ -251,6 +251,17 @@ fn handle(ctx: &Ctx, mut conn: UnixStream, opts: &BusOptions) {
     };
     let _ = conn.set_write_timeout(Some(Duration::from_secs(5)));
     let _ = conn.write_all(format!("{reply}\n").as_bytes());
+    let _ = conn.shutdown(std::net::Shutdown::Write);
+    // Let a client still writing (an oversized request) finish, so it can read the answer.
+    let _ = conn.set_read_timeout(Some(Duration::from_millis(200)));
+    let mut sink = [0u8; 64 * 1024];
+    let until = Instant::now() + Duration::from_secs(1);
+    while Instant::now() < until {
+        match conn.read(&mut sink) {
+            Ok(n) if n > 0 => continue,
+            _ => break,
+        }
+    }
     let _ = conn.shutdown(std::net::Shutdown::Both);
 }
 

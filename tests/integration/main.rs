@@ -17,6 +17,7 @@ mod support;
 
 mod e2e_testbed;
 mod guard_props;
+mod messaging_bus;
 mod messaging_common;
 mod messaging_hold;
 mod messaging_send;

@@ -28,7 +28,6 @@ pub fn slug(cwd: &Path) -> String {
 /// One fake session.
 pub struct Fake {
     pub id: String,
-    pub name: String,
     pub pid: u32,
     pub token: String,
     pub cwd: PathBuf,
@@ -253,7 +252,6 @@ impl Bed {
         }
         Fake {
             id,
-            name: spec.name.unwrap_or_default(),
             pid,
             token,
             cwd,
