@@ -21,3 +21,4 @@ mod messaging_bus;
 mod messaging_common;
 mod messaging_hold;
 mod messaging_send;
+mod messaging_wake;
