@@ -210,10 +210,22 @@ pub fn parse_request(bytes: &[u8]) -> Result<(String, Op), Value> {
 }
 
 /// Answers one parsed request (the caller's repo config applies).
-fn answer(base: &Ctx, token: &str, op: Op) -> Value {
-    let Some(caller) = identity::by_token(token) else {
+fn answer(base: &Ctx, token: &str, peer: Option<u32>, seen: &Tokens, op: Op) -> Value {
+    let Some(caller) = identity::by_token(token, peer) else {
         return error("unauthenticated", "the token names no live session");
     };
+    // A token stays with the session it first came from.
+    if let Ok(mut map) = seen.lock() {
+        match map.get(token) {
+            Some(owner) if owner != &caller.id => {
+                return error("unauthenticated", "the token belongs to another session");
+            }
+            Some(_) => {}
+            None => {
+                map.insert(token.to_string(), caller.id.clone());
+            }
+        }
+    }
     let mut ctx = base.clone();
     if let Some(root) = crate::state::git_top(Path::new(&caller.cwd)) {
         match crate::config::Config::load(&root) {
@@ -231,15 +243,25 @@ fn answer(base: &Ctx, token: &str, op: Op) -> Value {
     }
 }
 
-fn handle(ctx: &Ctx, mut conn: UnixStream, opts: &BusOptions) {
+/// Which session each token came from (in memory, for the server's life).
+type Tokens = Arc<Mutex<std::collections::HashMap<String, String>>>;
+
+/// The connecting process, from the kernel.
+fn peer_pid(conn: &UnixStream) -> Option<u32> {
+    let cred = rustix::net::sockopt::socket_peercred(conn).ok()?;
+    Some(cred.pid.as_raw_nonzero().get() as u32)
+}
+
+fn handle(ctx: &Ctx, mut conn: UnixStream, opts: &BusOptions, seen: &Tokens) {
     let _ = conn.set_nonblocking(false);
+    let peer = peer_pid(&conn);
     let reply = match read_request(&mut conn, opts).and_then(|b| parse_request(&b)) {
         Err(v) => v,
         Ok((token, op)) => {
             let (tx, rx) = std::sync::mpsc::channel();
-            let c = ctx.clone();
+            let (c, seen) = (ctx.clone(), seen.clone());
             std::thread::spawn(move || {
-                let _ = tx.send(answer(&c, &token, op));
+                let _ = tx.send(answer(&c, &token, peer, &seen, op));
             });
             rx.recv_timeout(opts.processing).unwrap_or_else(|_| {
                 error(
@@ -305,6 +327,7 @@ pub fn serve(ctx: Ctx, opts: BusOptions, stop: Arc<AtomicBool>) -> Result<(), Er
         .map_err(io("cannot configure the socket"))?;
     let open: Arc<Mutex<Vec<(usize, UnixStream)>>> = Arc::new(Mutex::new(Vec::new()));
     let running = Arc::new(AtomicUsize::new(0));
+    let seen: Tokens = Arc::new(Mutex::new(Default::default()));
     let mut next = 0usize;
     while !stop.load(Ordering::SeqCst) {
         match listener.accept() {
@@ -314,11 +337,16 @@ pub fn serve(ctx: Ctx, opts: BusOptions, stop: Arc<AtomicBool>) -> Result<(), Er
                 if let (Ok(clone), Ok(mut list)) = (conn.try_clone(), open.lock()) {
                     list.push((n, clone));
                 }
-                let (c, o, open2, running2) =
-                    (ctx.clone(), opts.clone(), open.clone(), running.clone());
+                let (c, o, open2, running2, seen2) = (
+                    ctx.clone(),
+                    opts.clone(),
+                    open.clone(),
+                    running.clone(),
+                    seen.clone(),
+                );
                 running.fetch_add(1, Ordering::SeqCst);
                 std::thread::spawn(move || {
-                    handle(&c, conn, &o);
+                    handle(&c, conn, &o, &seen2);
                     if let Ok(mut list) = open2.lock() {
                         list.retain(|(i, _)| *i != n);
                     }

@@ -1,10 +1,18 @@
 //! Who is sending: only verified credentials count, never arguments.
 //!
 //! Inside a Claude Code session the client exports `CLAUDE_CODE_SESSION_ID` and
-//! `CLAUDE_CODE_MESSAGING_TOKEN`. The token is checked (constant time) against the client's own
-//! record of that session: the `peerToken` of `<pid>.<hash>.key` beside the live `<pid>.json`
-//! that names the session. A person at a terminal, outside any session, sends as `terminal`,
-//! authorized by the folder they run in. On the bus, the token alone names the session.
+//! `CLAUDE_CODE_MESSAGING_TOKEN`. That token is the client's child token, which it keeps in
+//! memory only; what it writes down is the session's record (`<pid>.json`: pid + start time +
+//! session id) and, beside it, `<pid>.<sha256 of socket path>.key` with the session's
+//! `peerToken`. So a claim to be session S is accepted when S's record is live and either
+//!
+//! - the claiming process descends from S's client process (the client's own test for its
+//!   children: the process tree, read from the kernel), or
+//! - the token presented is S's `peerToken` (constant-time compare).
+//!
+//! A person at a terminal, outside any session, sends as `terminal`, authorized by the folder
+//! they run in. On the bus the kernel names the connecting process (SO_PEERCRED), and the same
+//! two tests apply.
 
 use super::directory::{self, workspace_of};
 use super::frame::{self, Mode};
@@ -71,7 +79,7 @@ impl std::fmt::Display for IdentityError {
             ),
             IdentityError::BadToken(id) => write!(
                 f,
-                "the messaging token does not match the client's record of session {}",
+                "cannot verify session {}: this process does not run under its client, and the token does not match the client's record of it",
                 crate::state::short_id(id)
             ),
         }
@@ -149,8 +157,50 @@ fn registry_dir() -> Option<PathBuf> {
     claude::config_dir().map(|d| d.join("sessions"))
 }
 
-/// Verifies a session id + token against the client's registry.
-pub fn verify(session_id: &str, token: &str) -> Result<Caller, IdentityError> {
+/// The parent of `pid`, from the kernel (`None` at the top or when unknown).
+pub fn parent_of(pid: u32) -> Option<u32> {
+    #[cfg(target_os = "linux")]
+    {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        let after = &stat[stat.rfind(')')? + 1..];
+        after.split_ascii_whitespace().nth(1)?.parse().ok()
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        use sysinfo::{Pid, ProcessRefreshKind, ProcessesToUpdate, System};
+        let mut sys = System::new();
+        let p = Pid::from_u32(pid);
+        sys.refresh_processes_specifics(
+            ProcessesToUpdate::Some(&[p]),
+            true,
+            ProcessRefreshKind::nothing(),
+        );
+        sys.process(p)?.parent().map(|x| x.as_u32())
+    }
+}
+
+/// True when `pid` is `ancestor` or runs below it.
+pub fn descends_from(pid: u32, ancestor: u32) -> bool {
+    let mut cur = Some(pid);
+    for _ in 0..64 {
+        match cur {
+            Some(p) if p == ancestor => return true,
+            Some(p) if p > 1 => cur = parent_of(p),
+            _ => return false,
+        }
+    }
+    false
+}
+
+fn peer_token_ok(dir: &Path, e: &claude::ClaudeSession, token: &str) -> bool {
+    !token.is_empty()
+        && key_tokens(dir, e.pid, e.proc_start.as_deref())
+            .iter()
+            .any(|t| frame::ct_eq(t.as_bytes(), token.as_bytes()))
+}
+
+/// Verifies that the process `claimant` (with `token`) is session `session_id`.
+pub fn verify(session_id: &str, token: &str, claimant: u32) -> Result<Caller, IdentityError> {
     let dir = registry_dir().ok_or_else(|| IdentityError::NotRegistered(session_id.into()))?;
     let mut seen = false;
     for e in claude::entries() {
@@ -158,10 +208,7 @@ pub fn verify(session_id: &str, token: &str) -> Result<Caller, IdentityError> {
             continue;
         }
         seen = true;
-        let ok = key_tokens(&dir, e.pid, e.proc_start.as_deref())
-            .iter()
-            .any(|t| frame::ct_eq(t.as_bytes(), token.as_bytes()));
-        if ok {
+        if descends_from(claimant, e.pid) || peer_token_ok(&dir, &e, token) {
             return Ok(from_entry(&e));
         }
     }
@@ -172,21 +219,25 @@ pub fn verify(session_id: &str, token: &str) -> Result<Caller, IdentityError> {
     })
 }
 
-/// The live session whose token this is (the bus), or `None`.
-pub fn by_token(token: &str) -> Option<Caller> {
+/// The live session a bus request comes from: the one whose `peerToken` this is, else the one
+/// whose client process the connecting process `peer` runs under.
+pub fn by_token(token: &str, peer: Option<u32>) -> Option<Caller> {
     if token.is_empty() {
         return None;
     }
     let dir = registry_dir()?;
-    claude::entries().into_iter().find_map(|e| {
-        if !e.alive() {
-            return None;
-        }
-        let ok = key_tokens(&dir, e.pid, e.proc_start.as_deref())
-            .iter()
-            .any(|t| frame::ct_eq(t.as_bytes(), token.as_bytes()));
-        ok.then(|| from_entry(&e))
-    })
+    let live: Vec<claude::ClaudeSession> = claude::entries()
+        .into_iter()
+        .filter(|e| e.alive())
+        .collect();
+    if let Some(e) = live.iter().find(|e| peer_token_ok(&dir, e, token)) {
+        return Some(from_entry(e));
+    }
+    let peer = peer?;
+    live.iter()
+        .filter(|e| descends_from(peer, e.pid))
+        .max_by_key(|e| e.started_at.unwrap_or(0))
+        .map(from_entry)
 }
 
 /// The caller of this process: a verified session, or the terminal in `cwd`.
@@ -199,7 +250,7 @@ pub fn from_env(cwd: &Path) -> Result<Caller, IdentityError> {
     if token.is_empty() {
         return Err(IdentityError::NoToken);
     }
-    verify(id.trim(), &token)
+    verify(id.trim(), &token, std::process::id())
 }
 
 #[cfg(test)]
@@ -222,6 +273,22 @@ mod tests {
         assert_eq!(key_tokens(dir.path(), 42, Some("100")), vec!["t1"]);
         assert!(key_tokens(dir.path(), 42, Some("999")).is_empty());
         assert_eq!(key_tokens(dir.path(), 420, None), vec!["t2"]);
+    }
+
+    #[test]
+    fn this_process_descends_from_its_parent_not_from_a_child() {
+        let me = std::process::id();
+        let parent = parent_of(me).expect("a parent");
+        assert!(descends_from(me, me));
+        assert!(descends_from(me, parent));
+        let mut child = std::process::Command::new("sleep")
+            .arg("5")
+            .spawn()
+            .unwrap();
+        assert!(descends_from(child.id(), me));
+        assert!(!descends_from(me, child.id()));
+        let _ = child.kill();
+        let _ = child.wait();
     }
 
     #[test]

@@ -19,6 +19,7 @@ mod e2e_testbed;
 mod guard_props;
 mod messaging_bus;
 mod messaging_common;
+mod messaging_e2e;
 mod messaging_hold;
 mod messaging_send;
 mod messaging_wake;
