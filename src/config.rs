@@ -54,6 +54,92 @@ pub struct Config {
     /// `send-message`: addressing, authorization, limits, inbound review, cold wake.
     #[serde(default)]
     pub messaging: MessagingConfig,
+    /// `build-renderer`: the one serialized renderer build.
+    pub build: BuildConfig,
+    /// `reload-plugin`: reload one plugin's backend without restarting the app.
+    pub reload_plugin: ReloadPluginConfig,
+}
+
+/// The `build` section: what `build-renderer` runs under `session-lock/build.lock`.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields, default, rename_all = "camelCase")]
+pub struct BuildConfig {
+    /// The build, run through the platform shell (`sh -c`, `cmd /C`) from the repo root.
+    pub command: String,
+    /// While waiting for the lock, print "still waiting" this often.
+    pub report_seconds: u64,
+}
+
+impl Default for BuildConfig {
+    fn default() -> BuildConfig {
+        BuildConfig {
+            command: "npx vite build".into(),
+            report_seconds: 30,
+        }
+    }
+}
+
+/// The `reloadPlugin` section: each step of `reload-plugin`. `{id}` in any template is the
+/// plugin id; `{appName}` in `userDataDir` is `appName`.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields, default, rename_all = "camelCase")]
+pub struct ReloadPluginConfig {
+    /// Plugins whose backend must never be reloaded while sessions run (deactivating them ends
+    /// every running session).
+    pub protected: Vec<String>,
+    /// Step 2a, from the repo root through the platform shell; must exit 0.
+    pub typecheck: String,
+    /// Step 2b, from the repo root through the platform shell; must exit 0.
+    pub emit: String,
+    /// The plugin's folder, repo-relative. Files written outside it are reported.
+    pub plugin_folder: String,
+    /// What is copied, relative to `pluginFolder`.
+    pub copy_from: String,
+    /// The app's user-data folder; `null` means the platform default for `appName`
+    /// (`%APPDATA%/{appName}`, `~/Library/Application Support/{appName}`,
+    /// `$XDG_CONFIG_HOME/{appName}` or `~/.config/{appName}`).
+    pub user_data_dir: Option<String>,
+    /// The app's name, for the default user-data folder.
+    pub app_name: String,
+    /// Where the copy goes, relative to the user-data folder.
+    pub copy_to: String,
+    /// The app's loopback bridge server, e.g. `http://127.0.0.1:3917`; `null` means it must come
+    /// from `--bridge` or `SESSION_LOCK_BRIDGE_URL`.
+    pub bridge_url: Option<String>,
+    /// The toggle endpoint (POSTed twice: off, then on).
+    pub toggle_path: String,
+    /// The toggle request's JSON body.
+    pub toggle_body: serde_json::Value,
+    /// The broadcast endpoint; the body is `{"channel": ..., "payload": ...}`.
+    pub broadcast_path: String,
+    /// The broadcast's channel.
+    pub broadcast_channel: String,
+    /// The broadcast's payload.
+    pub broadcast_payload: serde_json::Value,
+    /// Each bridge request gives up after this long.
+    pub http_timeout_seconds: u64,
+}
+
+impl Default for ReloadPluginConfig {
+    fn default() -> ReloadPluginConfig {
+        ReloadPluginConfig {
+            protected: vec!["ai-chat".into()],
+            typecheck: "npx tsc --noEmit -p tsconfig.plugins.json".into(),
+            emit: "npx tsc -p tsconfig.plugins.json".into(),
+            plugin_folder: "plugins-library/{id}".into(),
+            copy_from: "main".into(),
+            user_data_dir: None,
+            app_name: "kazuo-ai".into(),
+            copy_to: "plugins/{id}/main".into(),
+            bridge_url: None,
+            toggle_path: "/plugins/toggle".into(),
+            toggle_body: serde_json::json!({"id": "{id}"}),
+            broadcast_path: "/broadcast".into(),
+            broadcast_channel: "plugin:{id}:reload".into(),
+            broadcast_payload: serde_json::json!({"id": "{id}", "reason": "reload-plugin"}),
+            http_timeout_seconds: 10,
+        }
+    }
 }
 
 impl Default for Config {
@@ -83,6 +169,8 @@ impl Default for Config {
             rebuild_command: "npm run build".into(),
             restart_command: "npx electron .".into(),
             messaging: MessagingConfig::default(),
+            build: BuildConfig::default(),
+            reload_plugin: ReloadPluginConfig::default(),
         }
     }
 }
@@ -154,6 +242,11 @@ impl Config {
             ("heartbeatStaleMinutes", self.heartbeat_stale_minutes),
             ("roundStaleMinutes", self.round_stale_minutes),
             ("pollSeconds", self.poll_seconds),
+            ("build.reportSeconds", self.build.report_seconds),
+            (
+                "reloadPlugin.httpTimeoutSeconds",
+                self.reload_plugin.http_timeout_seconds,
+            ),
         ] {
             if v == 0 {
                 return Err(bad(key, "must be at least 1"));
@@ -167,6 +260,27 @@ impl Config {
         }
         if let Err((key, reason)) = self.messaging.validate() {
             return Err(bad(&format!("messaging.{key}"), reason));
+        }
+        let rp = &self.reload_plugin;
+        for (key, v) in [
+            ("build.command", &self.build.command),
+            ("reloadPlugin.pluginFolder", &rp.plugin_folder),
+            ("reloadPlugin.appName", &rp.app_name),
+            ("reloadPlugin.copyTo", &rp.copy_to),
+            ("reloadPlugin.togglePath", &rp.toggle_path),
+            ("reloadPlugin.broadcastPath", &rp.broadcast_path),
+        ] {
+            if v.trim().is_empty() {
+                return Err(bad(key, "must not be empty"));
+            }
+        }
+        for (key, v) in [
+            ("reloadPlugin.togglePath", &rp.toggle_path),
+            ("reloadPlugin.broadcastPath", &rp.broadcast_path),
+        ] {
+            if !v.starts_with('/') {
+                return Err(bad(key, "must start with '/'"));
+            }
         }
         Ok(())
     }
@@ -326,6 +440,51 @@ mod tests {
         assert!(e.contains("pollSeconds"), "{e}");
         let e = parse("{").unwrap_err();
         assert!(e.contains("config.json"), "{e}");
+    }
+
+    #[test]
+    fn build_and_reload_defaults_are_the_protocols() {
+        let c = parse("{}").unwrap();
+        assert_eq!(c.build.command, "npx vite build");
+        assert_eq!(c.build.report_seconds, 30);
+        let r = &c.reload_plugin;
+        assert_eq!(r.protected, vec!["ai-chat"]);
+        assert_eq!(r.typecheck, "npx tsc --noEmit -p tsconfig.plugins.json");
+        assert_eq!(r.emit, "npx tsc -p tsconfig.plugins.json");
+        assert_eq!(r.plugin_folder, "plugins-library/{id}");
+        assert_eq!(r.copy_from, "main");
+        assert_eq!(r.app_name, "kazuo-ai");
+        assert_eq!(r.copy_to, "plugins/{id}/main");
+        assert_eq!(r.user_data_dir, None);
+        assert_eq!(r.bridge_url, None);
+        assert_eq!(r.toggle_path, "/plugins/toggle");
+        assert_eq!(r.toggle_body, serde_json::json!({"id": "{id}"}));
+        assert_eq!(r.broadcast_path, "/broadcast");
+        assert_eq!(r.broadcast_channel, "plugin:{id}:reload");
+        let partial = parse(r#"{"reloadPlugin": {"protected": ["ai-chat", "core"]}}"#).unwrap();
+        assert_eq!(partial.reload_plugin.protected, vec!["ai-chat", "core"]);
+        assert_eq!(
+            partial.reload_plugin.emit, r.emit,
+            "other keys keep defaults"
+        );
+    }
+
+    #[test]
+    fn build_and_reload_errors_name_the_key() {
+        let e = parse(r#"{"build": {"comand": "x"}}"#).unwrap_err();
+        assert!(e.contains("key 'build.comand'"), "{e}");
+        let e = parse(r#"{"build": {"command": 7}}"#).unwrap_err();
+        assert!(e.contains("key 'build.command'"), "{e}");
+        let e = parse(r#"{"build": {"reportSeconds": 0}}"#).unwrap_err();
+        assert!(e.contains("build.reportSeconds"), "{e}");
+        let e = parse(r#"{"reloadPlugin": {"protected": "ai-chat"}}"#).unwrap_err();
+        assert!(e.contains("key 'reloadPlugin.protected'"), "{e}");
+        let e = parse(r#"{"reloadPlugin": {"bridge": "http://127.0.0.1:1"}}"#).unwrap_err();
+        assert!(e.contains("key 'reloadPlugin.bridge'"), "{e}");
+        let e = parse(r#"{"reloadPlugin": {"togglePath": "plugins/toggle"}}"#).unwrap_err();
+        assert!(e.contains("reloadPlugin.togglePath"), "{e}");
+        let e = parse(r#"{"reloadPlugin": {"httpTimeoutSeconds": -1}}"#).unwrap_err();
+        assert!(e.contains("reloadPlugin.httpTimeoutSeconds"), "{e}");
     }
 
     #[test]

@@ -1,8 +1,10 @@
 //! The tools people and sessions type. Each module is one tool's whole behaviour; its binary in
 //! src/bin/ only parses arguments.
 
+pub mod build_renderer;
 pub mod claim;
 pub mod release;
+pub mod reload_plugin;
 pub mod status;
 pub mod wait_milestone;
 
@@ -65,11 +67,16 @@ pub fn check_stream_name(name: &str) -> anyhow::Result<()> {
 
 /// A command line run through the platform shell (`sh -c`, or `cmd /C` on Windows).
 pub fn shell(command: &str) -> std::process::Command {
-    if cfg!(windows) {
+    #[cfg(windows)]
+    {
+        // cmd parses its own command line: hand it over verbatim, not re-quoted.
+        use std::os::windows::process::CommandExt;
         let mut c = std::process::Command::new("cmd");
-        c.arg("/C").arg(command);
+        c.arg("/C").raw_arg(command);
         c
-    } else {
+    }
+    #[cfg(not(windows))]
+    {
         let mut c = std::process::Command::new("sh");
         c.arg("-c").arg(command);
         c

@@ -12,9 +12,19 @@
 //!   API errors, timeouts).
 //! - `guard_props`: property tests of the guard binary (arbitrary bytes, JSON and
 //!   payloads: exit 0 or 2, no hang, nothing on stdout but one decision).
+//! - `build_lock`: `build-renderer` as concurrent real processes: no overlapping builds,
+//!   waiters and the queue, a killed holder, the build's exit status.
+//! - `reload_pipeline` (with the fake bridge `reload_bridge`): `reload-plugin` end to end.
+//! - `messaging_*`: `send-message` against fake live sessions (`messaging_common`: delivery,
+//!   hook route, holds, crash recovery, the bus, cold wake) and between real CLI sessions
+//!   (`messaging_e2e`).
+
+// The tests drive real processes with POSIX shells and signals; they run on Unix.
+#![cfg(unix)]
 
 mod support;
 
+mod build_lock;
 mod e2e_testbed;
 mod guard_props;
 mod messaging_bus;
@@ -23,3 +33,5 @@ mod messaging_e2e;
 mod messaging_hold;
 mod messaging_send;
 mod messaging_wake;
+mod reload_bridge;
+mod reload_pipeline;
