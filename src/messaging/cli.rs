@@ -3,7 +3,7 @@
 use super::list::{ListRequest, Scope};
 use super::review::Action;
 use super::send::SendRequest;
-use super::{Ctx, Error, SendStatus, identity, wake};
+use super::{Ctx, Error, identity, wake};
 use crate::cli::{Common, print_json};
 use crate::exit::{Code, fail};
 use std::io::Read;
@@ -285,9 +285,4 @@ pub fn run(common: &Common, command: Command) -> anyhow::Result<Code> {
         }
         Command::Serve { .. } => Ok(Code::Success),
     }
-}
-
-/// The exit code a send status maps to (documented in `--help`).
-pub fn send_code(s: SendStatus) -> Code {
-    s.code()
 }

@@ -88,7 +88,9 @@ pub fn create(ctx: &Ctx, caller: &Caller, req: &CreateRequest) -> Result<CreateR
     let mut start = Record::new(ledger::QUEUED, &id, time::now_ms());
     {
         let lock = outbox.lock().map_err(io("outbox lock"))?;
-        let entries = outbox.entries().map_err(io("outbox"))?;
+        let entries = outbox
+            .entries_since(time::now_ms().saturating_sub(60_000))
+            .map_err(io("outbox"))?;
         if limits::sent_last_minute(&entries, NEW_SESSION, time::now_ms()) >= m.rate_per_minute {
             return Ok(CreateResult::refused(
                 &id,
@@ -149,10 +151,7 @@ pub fn create(ctx: &Ctx, caller: &Caller, req: &CreateRequest) -> Result<CreateR
                 .unwrap_or_else(|| "the message is not in its transcript".into())
         )
     });
-    if let Some(s) = &result.session_id {
-        end.extra
-            .insert("sessionId".into(), serde_json::Value::from(s.clone()));
-    }
+    end.session_id = result.session_id.clone();
     outbox.append(&[end.clone()]).map_err(io("outbox"))?;
     let where_ = Path::new(&cwd).display().to_string();
     Ok(CreateResult {

@@ -5,13 +5,13 @@
 //! claimed in this repo (`session-lock/<stream>.lock`).
 
 use crate::sessions::{self, claude, registry};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 /// How much of a transcript's head and tail is read for its cwd, title and mode.
 const HEAD_BYTES: u64 = 64 * 1024;
-const TAIL_BYTES: u64 = 256 * 1024;
+const TAIL_BYTES: u64 = 128 * 1024;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -88,7 +88,7 @@ pub fn workspace_of(cwd: &str) -> String {
 }
 
 /// What the head and tail of a transcript say.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct TranscriptInfo {
     pub cwd: Option<String>,
     pub title: Option<String>,
@@ -160,6 +160,89 @@ pub fn transcript_info(path: &Path) -> Option<TranscriptInfo> {
         info.cwd = cwd;
     }
     Some(info)
+}
+
+/// Transcript facts remembered between runs (`<state home>/messaging/transcripts.json`), each
+/// valid while its file keeps the size and modification time it had: a snapshot then reads only
+/// the transcripts that changed.
+#[derive(Default, serde::Serialize, serde::Deserialize)]
+struct InfoCache {
+    files: HashMap<String, Cached>,
+}
+
+#[derive(Clone, serde::Serialize, serde::Deserialize)]
+struct Cached {
+    len: u64,
+    mtime: u64,
+    info: TranscriptInfo,
+}
+
+struct InfoReader {
+    path: Option<PathBuf>,
+    old: InfoCache,
+    new: InfoCache,
+    changed: bool,
+}
+
+impl InfoReader {
+    fn load() -> InfoReader {
+        let path = sessions::state_home().map(|h| h.join("messaging").join("transcripts.json"));
+        let old = path
+            .as_deref()
+            .and_then(|p| std::fs::read_to_string(p).ok())
+            .and_then(|t| serde_json::from_str(&t).ok())
+            .unwrap_or_default();
+        InfoReader {
+            path,
+            old,
+            new: InfoCache::default(),
+            changed: false,
+        }
+    }
+
+    fn info(&mut self, file: &Path) -> TranscriptInfo {
+        let key = file.to_string_lossy().to_string();
+        let (len, mtime) = (file_len(file), mtime_ms(file));
+        if let Some(c) = self.old.files.get(&key)
+            && c.len == len
+            && c.mtime == mtime
+        {
+            self.new.files.insert(key, c.clone());
+            return c.info.clone();
+        }
+        let info = transcript_info(file).unwrap_or_default();
+        self.changed = true;
+        self.new.files.insert(
+            key,
+            Cached {
+                len,
+                mtime,
+                info: info.clone(),
+            },
+        );
+        info
+    }
+
+    /// Keeps what this snapshot saw (a full scan drops files that are gone).
+    fn save(self, full: bool) {
+        let Some(path) = self.path else { return };
+        let before = self.old.files.len();
+        let mut keep = self.new;
+        if !full {
+            for (k, v) in self.old.files {
+                keep.files.entry(k).or_insert(v);
+            }
+        }
+        if !self.changed && (!full || keep.files.len() == before) {
+            return;
+        }
+        if let Some(dir) = path.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        if let Ok(text) = serde_json::to_string(&keep) {
+            let _ = crate::atomic::write_atomic(&path, text.as_bytes());
+        }
+    }
 }
 
 /// The transcript of a session: the suite registry's record, else `<projects>/<slug(cwd)>/`,
@@ -315,6 +398,7 @@ pub fn snapshot(opts: &Options) -> Vec<Target> {
         }
     }
     // Transcripts: cold sessions, and titles/modes of live ones.
+    let mut reader = InfoReader::load();
     if let Some(projects) = claude::config_dir().map(|d| d.join("projects"))
         && let Ok(dirs) = std::fs::read_dir(&projects)
     {
@@ -327,7 +411,7 @@ pub fn snapshot(opts: &Options) -> Vec<Target> {
                 let name = f.file_name().to_string_lossy().to_string();
                 if path.is_dir() {
                     if opts.subagents {
-                        add_subagents(&mut by_id, &path, &name);
+                        add_subagents(&mut by_id, &path, &name, &mut reader);
                     }
                     continue;
                 }
@@ -341,7 +425,7 @@ pub fn snapshot(opts: &Options) -> Vec<Target> {
                 if !live && !opts.cold {
                     continue;
                 }
-                let info = transcript_info(&path).unwrap_or_default();
+                let info = reader.info(&path);
                 let t = by_id.entry(id.to_string()).or_insert_with(|| Target {
                     id: id.to_string(),
                     cwd: info.cwd.clone().unwrap_or_default(),
@@ -365,6 +449,7 @@ pub fn snapshot(opts: &Options) -> Vec<Target> {
             }
         }
     }
+    reader.save(opts.cold);
     // Stream claims in this repo.
     if let Some(root) = opts.repo_root.as_deref() {
         let (locks, _) = crate::state::Layout::new(root).read_locks();
@@ -389,7 +474,12 @@ pub fn snapshot(opts: &Options) -> Vec<Target> {
     out
 }
 
-fn add_subagents(by_id: &mut BTreeMap<String, Target>, dir: &Path, parent: &str) {
+fn add_subagents(
+    by_id: &mut BTreeMap<String, Target>,
+    dir: &Path,
+    parent: &str,
+    reader: &mut InfoReader,
+) {
     let Ok(files) = std::fs::read_dir(dir.join("subagents")) else {
         return;
     };
@@ -400,7 +490,7 @@ fn add_subagents(by_id: &mut BTreeMap<String, Target>, dir: &Path, parent: &str)
             continue;
         };
         let id = format!("{parent}/{stem}");
-        let info = transcript_info(&f.path()).unwrap_or_default();
+        let info = reader.info(&f.path());
         by_id.insert(
             id.clone(),
             Target {

@@ -67,7 +67,7 @@ pub fn sweep_locked(
     adding: usize,
 ) -> std::io::Result<Vec<(String, Record)>> {
     let now = time::now_ms();
-    let entries = inbound.entries()?;
+    let entries = inbound.entries_since(u64::MAX)?;
     let gone = sweep(&entries, now, cfg, adding);
     if gone.is_empty() {
         return Ok(Vec::new());
@@ -228,7 +228,7 @@ mod tests {
         }
         lines.push(held("done", base));
         lines.push(Record::new(ledger::ACCEPTED, "done", base + 1));
-        let e = fold(&lines);
+        let e = fold(lines);
         let gone = sweep(&e, base + 5000, &cfg, 0);
         assert_eq!(gone, vec![("old".to_string(), "expired")]);
         let gone = sweep(&e, base + 5000, &cfg, 1);

@@ -62,7 +62,7 @@ pub fn hook_context(p: &Payload, env: &Env, config: &Config) -> Option<String> {
     let cfg = &config.messaging;
     let lock = inbound.lock_within(Duration::from_secs(2)).ok()??;
     let mut updates = super::hold::sweep_locked(&inbound, &lock, cfg, 0).unwrap_or_default();
-    let entries = inbound.entries().ok()?;
+    let entries = inbound.entries_since(u64::MAX).ok()?;
     let transcript = (!p.transcript_path.is_empty()).then(|| PathBuf::from(&p.transcript_path));
     let now = time::now_ms();
     let live = env.client_pid.map(|pid| directory::Live {
@@ -70,7 +70,25 @@ pub fn hook_context(p: &Payload, env: &Env, config: &Config) -> Option<String> {
         proc_start: crate::liveness::start_time(pid),
         socket: None,
     });
-    let my_mode = (!p.permission_mode.is_empty()).then_some(p.permission_mode.as_str());
+    // This session's mode: the payload's, else the last one recorded (SessionStart payloads
+    // carry none). Unknown, a prompting sender's message is not handed over here.
+    let recorded = (p.permission_mode.is_empty())
+        .then(|| {
+            crate::sessions::registry::read(home, &p.session_id)
+                .and_then(|e| e.permission_mode)
+                .or_else(|| {
+                    transcript
+                        .as_deref()
+                        .and_then(directory::transcript_info)
+                        .and_then(|i| i.permission_mode)
+                })
+        })
+        .flatten();
+    let my_mode = if p.permission_mode.is_empty() {
+        recorded.as_deref()
+    } else {
+        Some(p.permission_mode.as_str())
+    };
     let mut parts = Vec::new();
     let mut lines: Vec<Record> = Vec::new();
     let mut by_sender: BTreeMap<String, Vec<Record>> = BTreeMap::new();
@@ -99,7 +117,9 @@ pub fn hook_context(p: &Payload, env: &Env, config: &Config) -> Option<String> {
             continue;
         };
         let sender_mode = Mode::parse(start.sender_mode.as_deref().unwrap_or("prompting"));
-        if frame::receiver_holds(sender_mode, my_mode) {
+        if frame::receiver_holds(sender_mode, my_mode)
+            || (my_mode.is_none() && sender_mode == Mode::Prompting)
+        {
             continue;
         }
         let Some(content) = content_of(&start) else {
@@ -117,7 +137,7 @@ pub fn hook_context(p: &Payload, env: &Env, config: &Config) -> Option<String> {
         let _ = inbound.append_locked(&lock, &lines);
     }
     let held: Vec<String> = inbound
-        .entries()
+        .entries_since(u64::MAX)
         .unwrap_or_default()
         .iter()
         .filter(|e| e.state == State::Held)

@@ -16,7 +16,7 @@ use crate::atomic;
 use crate::filelock::FileLock;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
@@ -35,7 +35,8 @@ pub const COMPACT_LINES: usize = 2000;
 /// Finished messages stay this long (status look-ups, rate and duplicate windows).
 pub const RETAIN_MS: u64 = 24 * 3600 * 1000;
 
-/// One ledger line. Unknown fields ride along in `extra` and survive compaction.
+/// One ledger line. Compaction copies lines as they are, so fields this build does not know
+/// survive it.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct Record {
@@ -78,8 +79,9 @@ pub struct Record {
     pub reason: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expires_at: Option<String>,
-    #[serde(flatten)]
-    pub extra: BTreeMap<String, Value>,
+    /// The session a `create` started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
 }
 
 impl Record {
@@ -95,6 +97,17 @@ impl Record {
     pub fn at_ms(&self) -> u64 {
         crate::time::parse_iso(&self.at).unwrap_or(0)
     }
+}
+
+/// The three fields every line has, borrowed from the line where it can be.
+#[derive(Deserialize)]
+struct Light<'a> {
+    #[serde(borrow)]
+    op: std::borrow::Cow<'a, str>,
+    #[serde(borrow, rename = "messageId")]
+    message_id: std::borrow::Cow<'a, str>,
+    #[serde(borrow)]
+    at: std::borrow::Cow<'a, str>,
 }
 
 /// Where a message stands.
@@ -153,8 +166,8 @@ pub struct Entry {
     pub attempts: Vec<Record>,
     /// The line that made it final.
     pub end: Option<Record>,
-    /// Every line of it, in order (compaction keeps them for unfinished messages).
-    pub lines: Vec<Record>,
+    /// How many lines it has.
+    pub lines: usize,
     pub first_ms: u64,
     pub last_ms: u64,
 }
@@ -183,8 +196,8 @@ impl Entry {
 }
 
 /// Folds ledger lines into messages, in the order each first appeared. The first final line
-/// wins; lines of unknown ops are kept but change nothing.
-pub fn fold(records: &[Record]) -> Vec<Entry> {
+/// wins; lines of unknown ops are counted but change nothing.
+pub fn fold(records: impl IntoIterator<Item = Record>) -> Vec<Entry> {
     let mut order: Vec<Entry> = Vec::new();
     let mut index: HashMap<String, usize> = HashMap::new();
     for r in records {
@@ -192,27 +205,28 @@ pub fn fold(records: &[Record]) -> Vec<Entry> {
             continue;
         }
         let at = r.at_ms();
-        let i = *index.entry(r.message_id.clone()).or_insert_with(|| {
-            order.push(Entry {
-                id: r.message_id.clone(),
-                state: State::Unknown,
-                start: None,
-                attempts: Vec::new(),
-                end: None,
-                lines: Vec::new(),
-                first_ms: at,
-                last_ms: at,
-            });
-            order.len() - 1
-        });
+        let i = match index.get(&r.message_id) {
+            Some(i) => *i,
+            None => {
+                index.insert(r.message_id.clone(), order.len());
+                order.push(Entry {
+                    id: r.message_id.clone(),
+                    state: State::Unknown,
+                    start: None,
+                    attempts: Vec::new(),
+                    end: None,
+                    lines: 0,
+                    first_ms: at,
+                    last_ms: at,
+                });
+                order.len() - 1
+            }
+        };
         let e = &mut order[i];
-        e.lines.push(r.clone());
+        e.lines += 1;
         e.last_ms = e.last_ms.max(at);
         match r.op.as_str() {
             QUEUED | HELD => {
-                if e.start.is_none() {
-                    e.start = Some(r.clone());
-                }
                 if !e.state.is_final() {
                     e.state = if r.op == QUEUED {
                         State::Queued
@@ -220,8 +234,11 @@ pub fn fold(records: &[Record]) -> Vec<Entry> {
                         State::Held
                     };
                 }
+                if e.start.is_none() {
+                    e.start = Some(r);
+                }
             }
-            SENT => e.attempts.push(r.clone()),
+            SENT => e.attempts.push(r),
             UNSENT => {
                 if let Some(i) = e
                     .attempts
@@ -236,12 +253,33 @@ pub fn fold(records: &[Record]) -> Vec<Entry> {
                     && !e.state.is_final()
                 {
                     e.state = s;
-                    e.end = Some(r.clone());
+                    e.end = Some(r);
                 }
             }
         }
     }
     order
+}
+
+/// The complete lines of a ledger file (a torn tail left out), each with its parsed record
+/// (`None` for a line that does not parse).
+fn raw_lines(path: &Path) -> io::Result<Vec<(String, Option<Record>)>> {
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e),
+    };
+    let complete = bytes.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+    Ok(bytes[..complete]
+        .split(|b| *b == b'\n')
+        .filter(|l| !l.iter().all(u8::is_ascii_whitespace))
+        .map(|l| {
+            (
+                String::from_utf8_lossy(l).into_owned(),
+                serde_json::from_slice::<Record>(l).ok(),
+            )
+        })
+        .collect())
 }
 
 /// One ledger file and the lock file beside it.
@@ -304,17 +342,62 @@ impl Ledger {
 
     /// Every complete line that parses (a torn tail is left out; reading needs no lock).
     pub fn read(&self) -> io::Result<Vec<Record>> {
-        let lines = atomic::read_lines(&self.path, false)?;
-        Ok(lines
-            .records
+        Ok(raw_lines(&self.path)?
             .into_iter()
-            .filter_map(|v| serde_json::from_value::<Record>(v).ok())
+            .filter_map(|(_, r)| r)
             .collect())
     }
 
-    /// The folded messages.
+    /// The folded messages, every line parsed whole.
     pub fn entries(&self) -> io::Result<Vec<Entry>> {
-        Ok(fold(&self.read()?))
+        Ok(fold(self.read()?))
+    }
+
+    /// The folded messages, cheaply: lines of unfinished messages and of messages first seen at
+    /// or after `since_ms` are parsed whole; of the others only op, id and time (what state and
+    /// age need). Limits and delivery read ledgers this way.
+    pub fn entries_since(&self, since_ms: u64) -> io::Result<Vec<Entry>> {
+        let bytes = match std::fs::read(&self.path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(e),
+        };
+        let complete = bytes.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+        let lines: Vec<&[u8]> = bytes[..complete]
+            .split(|b| *b == b'\n')
+            .filter(|l| !l.iter().all(u8::is_ascii_whitespace))
+            .collect();
+        let light: Vec<Option<Light<'_>>> = lines
+            .iter()
+            .map(|l| serde_json::from_slice::<Light<'_>>(l).ok())
+            .collect();
+        // Which messages need whole lines: unfinished, or recent.
+        let mut need: HashMap<&str, (bool, u64)> = HashMap::new();
+        for l in light.iter().flatten() {
+            let at = crate::time::parse_iso(&l.at).unwrap_or(0);
+            let e = need.entry(l.message_id.as_ref()).or_insert((false, at));
+            if State::from_final_op(&l.op).is_some() {
+                e.0 = true;
+            }
+        }
+        let records = lines.iter().zip(&light).filter_map(|(raw, l)| {
+            let l = l.as_ref()?;
+            let (finished, first) = need
+                .get(l.message_id.as_ref())
+                .copied()
+                .unwrap_or((false, 0));
+            if !finished || first >= since_ms {
+                serde_json::from_slice::<Record>(raw).ok()
+            } else {
+                Some(Record {
+                    op: l.op.to_string(),
+                    message_id: l.message_id.to_string(),
+                    at: l.at.to_string(),
+                    ..Record::default()
+                })
+            }
+        });
+        Ok(fold(records.collect::<Vec<_>>()))
     }
 
     /// Appends lines durably. The caller holds [`Ledger::lock`].
@@ -357,37 +440,49 @@ impl Ledger {
     }
 
     /// Rewrites the ledger without finished messages older than `retain_ms`, and without the
-    /// text of refused or expired messages. Does nothing unless that drops at least half the
-    /// lines or scrubs a text. The caller holds the lock.
+    /// text of refused or expired messages; every other line is copied as it is. Does nothing
+    /// unless that drops at least half the lines or scrubs a text. The caller holds the lock.
     pub fn compact_locked(
         &self,
         _lock: &FileLock,
         now_ms: u64,
         retain_ms: u64,
     ) -> io::Result<bool> {
-        let records = self.read()?;
-        let total = records.len();
-        let entries = fold(&records);
-        let mut keep: Vec<Value> = Vec::new();
+        let lines = raw_lines(&self.path)?;
+        let total = lines.len();
+        let entries = fold(lines.iter().filter_map(|(_, r)| r.clone()));
+        let by_id: HashMap<&str, &Entry> = entries.iter().map(|e| (e.id.as_str(), e)).collect();
+        let mut keep: Vec<String> = Vec::new();
         let mut scrubbed = false;
-        for e in &entries {
+        for (raw, rec) in &lines {
+            let Some(rec) = rec else {
+                continue; // a line no build could read
+            };
+            let Some(e) = by_id.get(rec.message_id.as_str()) else {
+                continue;
+            };
             if e.state.is_final() && now_ms.saturating_sub(e.last_ms) > retain_ms {
                 continue;
             }
-            let scrub = matches!(e.state, State::Expired | State::Refused);
-            for r in &e.lines {
-                let mut r = r.clone();
-                if scrub && r.text.is_some() {
-                    r.text = None;
-                    scrubbed = true;
+            if matches!(e.state, State::Expired | State::Refused) && rec.text.is_some() {
+                let mut v: Value = serde_json::from_str(raw).map_err(io::Error::other)?;
+                if let Some(o) = v.as_object_mut() {
+                    o.remove("text");
                 }
-                keep.push(serde_json::to_value(&r).map_err(io::Error::other)?);
+                keep.push(v.to_string());
+                scrubbed = true;
+            } else {
+                keep.push(raw.clone());
             }
         }
         if !scrubbed && keep.len() * 2 > total {
             return Ok(false);
         }
-        atomic::rewrite_lines(&self.path, &keep)?;
+        let mut text = keep.join("\n");
+        if !text.is_empty() {
+            text.push('\n');
+        }
+        atomic::write_atomic(&self.path, text.as_bytes())?;
         Ok(true)
     }
 
@@ -430,7 +525,7 @@ mod tests {
             rec(HELD, "m2", 1400),
             rec("future-op", "m3", 1500),
         ];
-        let e = fold(&records);
+        let e = fold(records);
         assert_eq!(e.len(), 3);
         assert_eq!(e[0].state, State::Delivered);
         assert_eq!(e[0].attempts.len(), 1);
@@ -443,7 +538,7 @@ mod tests {
     }
 
     #[test]
-    fn append_repairs_a_torn_tail_and_keeps_unknown_fields() {
+    fn append_repairs_a_torn_tail() {
         let dir = tempfile::tempdir().unwrap();
         let l = Ledger::outbox(dir.path(), "s1").unwrap();
         l.append(&[rec(QUEUED, "a", 1)]).unwrap();
@@ -454,12 +549,9 @@ mod tests {
             .write_all(b"{\"op\":\"deliv")
             .unwrap();
         assert_eq!(l.read().unwrap().len(), 1, "torn tail left out");
-        let mut odd = rec("sent", "a", 2);
-        odd.extra.insert("futureField".into(), Value::from(7));
-        l.append(&[odd]).unwrap();
+        l.append(&[rec("sent", "a", 2)]).unwrap();
         let back = l.read().unwrap();
         assert_eq!(back.len(), 2);
-        assert_eq!(back[1].extra["futureField"], 7);
         let text = std::fs::read_to_string(&l.path).unwrap();
         assert!(text.ends_with('\n') && !text.contains("deliv\""));
     }
@@ -482,9 +574,15 @@ mod tests {
         let mut pending = rec(QUEUED, "p", 1000);
         pending.text = Some("still waiting".into());
         lines.push(pending);
-        lines.push(rec("future-op", "p", 1500));
         let lock = l.lock().unwrap();
         l.append_locked(&lock, &lines).unwrap();
+        // A line of a later build, with a field this one does not know.
+        atomic::append_line(
+            &l.path,
+            r#"{"op":"future-op","messageId":"p","at":"1970-01-01T00:00:01.500Z","futureField":7}"#,
+            true,
+        )
+        .unwrap();
         assert!(l.compact_locked(&lock, day + 3000, RETAIN_MS).unwrap());
         let e = l.entries().unwrap();
         let ids: Vec<&str> = e.iter().map(|e| e.id.as_str()).collect();
@@ -492,14 +590,44 @@ mod tests {
         assert_eq!(e[0].state, State::Refused);
         assert_eq!(e[0].text(), None, "refused text is stored nowhere");
         assert_eq!(e[1].text(), Some("still waiting"));
-        assert_eq!(
-            e[1].lines.len(),
-            2,
-            "unknown lines of open messages are kept"
+        assert_eq!(e[1].lines, 2, "unknown lines of open messages are kept");
+        assert!(
+            std::fs::read_to_string(&l.path)
+                .unwrap()
+                .contains("\"futureField\":7")
         );
         assert!(!std::fs::read_to_string(&l.path).unwrap().contains("secret"));
         // Nothing more to drop: no rewrite.
         assert!(!l.compact_locked(&lock, day + 3000, RETAIN_MS).unwrap());
+    }
+
+    #[test]
+    fn cheap_reads_fold_the_same_states() {
+        let dir = tempfile::tempdir().unwrap();
+        let l = Ledger::outbox(dir.path(), "s").unwrap();
+        let mut lines = Vec::new();
+        for (i, at) in [(0, 1_000u64), (1, 50_000), (2, 90_000)] {
+            let id = format!("m{i}");
+            let mut q = rec(QUEUED, &id, at);
+            q.text = Some(format!("text {i}"));
+            q.target_id = Some("t".into());
+            lines.push(q);
+            if i != 2 {
+                lines.push(rec(DELIVERED, &id, at + 1));
+            }
+        }
+        l.append(&lines).unwrap();
+        let full = l.entries().unwrap();
+        let cheap = l.entries_since(40_000).unwrap();
+        let states = |v: &[Entry]| {
+            v.iter()
+                .map(|e| (e.id.clone(), e.state))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(states(&full), states(&cheap));
+        assert_eq!(cheap[0].text(), None, "old and finished: only its state");
+        assert_eq!(cheap[1].text(), Some("text 1"), "recent: whole");
+        assert_eq!(cheap[2].text(), Some("text 2"), "unfinished: whole");
     }
 
     #[test]

@@ -98,7 +98,7 @@ mod tests {
     #[test]
     fn duplicates_within_the_window_only() {
         let base = 1_000_000;
-        let out = fold(&[
+        let out = fold([
             q("m1", "t", "hello", Some("s"), base),
             q("m2", "t", "other", None, base + 1000),
         ]);
@@ -141,7 +141,7 @@ mod tests {
         lines.push(q("r", "t", "refused", None, base));
         lines.push(Record::new(REFUSED, "r", base));
         lines.push(Record::new(DELIVERED, "m0", base + 100));
-        let out = fold(&lines);
+        let out = fold(lines);
         assert_eq!(sent_last_minute(&out, "t", base + 20_000), 20);
         assert_eq!(sent_last_minute(&out, "u", base + 20_000), 1);
         assert_eq!(sent_last_minute(&out, "t", base + 60_500), 19);

@@ -88,7 +88,7 @@ pub fn review(ctx: &Ctx, caller: &Caller, action: Option<Action>) -> Result<Revi
     let inbound = Ledger::inbound(&ctx.home, &caller.id).map_err(io("inbound"))?;
     let lock = inbound.lock().map_err(io("inbound lock"))?;
     let mut updates = hold::sweep_locked(&inbound, &lock, &cfg, 0).map_err(io("inbound"))?;
-    let entries = inbound.entries().map_err(io("inbound"))?;
+    let entries = inbound.entries_since(u64::MAX).map_err(io("inbound"))?;
     let mut result = None;
     if let Some(action) = action {
         let id = match &action {
@@ -174,7 +174,7 @@ pub fn review(ctx: &Ctx, caller: &Caller, action: Option<Action>) -> Result<Revi
         });
     }
     let held: Vec<HeldView> = inbound
-        .entries()
+        .entries_since(u64::MAX)
         .map_err(io("inbound"))?
         .iter()
         .filter(|e| e.state == State::Held)

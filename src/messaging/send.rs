@@ -152,6 +152,7 @@ pub fn confirm(transcript: Option<&Path>, id: &str, offset: u64, wait_ms: u64) -
         return false;
     };
     let start = std::time::Instant::now();
+    let mut pause = Duration::from_millis(1);
     loop {
         if directory::transcript_mentions(path, id, offset) {
             return true;
@@ -159,7 +160,8 @@ pub fn confirm(transcript: Option<&Path>, id: &str, offset: u64, wait_ms: u64) -
         if start.elapsed() >= Duration::from_millis(wait_ms) {
             return false;
         }
-        std::thread::sleep(Duration::from_millis(40));
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_millis(40));
     }
 }
 
@@ -290,7 +292,7 @@ fn live_route(
 /// The start line of a message from its sender's outbox.
 pub fn start_of(home: &Path, sender: &str, id: &str) -> Option<Record> {
     let l = Ledger::outbox(home, sender).ok()?;
-    l.entries()
+    l.entries_since(u64::MAX)
         .ok()?
         .into_iter()
         .find(|e| e.id == id)
@@ -357,7 +359,10 @@ fn deliver_cold(ctx: &Ctx, target: &Target, start: &Record) -> Result<(SendStatu
     // Every message waiting for the target rides this one wake.
     let inbound = Ledger::inbound(&ctx.home, &target.id).map_err(io("inbound ledger"))?;
     let mut starts: Vec<Record> = Vec::new();
-    for e in inbound.entries().map_err(io("inbound ledger"))? {
+    for e in inbound
+        .entries_since(u64::MAX)
+        .map_err(io("inbound ledger"))?
+    {
         if e.state != State::Queued {
             continue;
         }
@@ -439,7 +444,7 @@ pub fn recover_outbox(ctx: &Ctx, caller: &Caller, targets: &[Target]) {
     let Ok(outbox) = Ledger::outbox(&ctx.home, &caller.id) else {
         return;
     };
-    let Ok(entries) = outbox.entries() else {
+    let Ok(entries) = outbox.entries_since(u64::MAX) else {
         return;
     };
     let now = time::now_ms();
@@ -548,8 +553,11 @@ pub fn send(ctx: &Ctx, caller: &Caller, req: &SendRequest) -> Result<SendResult,
     recover_outbox(ctx, caller, &targets);
     let outbox = Ledger::outbox(&ctx.home, &caller.id).map_err(io("outbox"))?;
     let olock = outbox.lock().map_err(io("outbox lock"))?;
-    let entries = outbox.entries().map_err(io("outbox"))?;
     let now = time::now_ms();
+    let window = (m.dedupe_window_seconds * 1000).max(60_000);
+    let entries = outbox
+        .entries_since(now.saturating_sub(window))
+        .map_err(io("outbox"))?;
     if req.dedupe
         && let Some(orig) = limits::duplicate_of(
             &entries,
@@ -617,7 +625,7 @@ pub fn send(ctx: &Ctx, caller: &Caller, req: &SendRequest) -> Result<SendResult,
     }
     let inbound = Ledger::inbound(&ctx.home, &target.id).map_err(io("inbound"))?;
     let ilock = inbound.lock().map_err(io("inbound lock"))?;
-    let waiting = inbound.entries().map_err(io("inbound"))?;
+    let waiting = inbound.entries_since(u64::MAX).map_err(io("inbound"))?;
     if limits::pending(&waiting) >= m.max_pending_per_target {
         return Ok(SendResult::new(
             SendStatus::Refused,
@@ -639,7 +647,7 @@ pub fn send(ctx: &Ctx, caller: &Caller, req: &SendRequest) -> Result<SendResult,
     inbound
         .append_locked(&ilock, &[start])
         .map_err(io("inbound"))?;
-    let lines: usize = entries.iter().map(|e| e.lines.len()).sum();
+    let lines: usize = entries.iter().map(|e| e.lines).sum();
     let _ = outbox.maybe_compact_locked(&olock, lines, now);
     drop(ilock);
     drop(olock);
@@ -654,7 +662,7 @@ mod tests {
     fn entry_with(attempts: Vec<Record>) -> Entry {
         let mut lines = vec![Record::new(ledger::QUEUED, "m", 0)];
         lines.extend(attempts);
-        ledger::fold(&lines).remove(0)
+        ledger::fold(lines).remove(0)
     }
 
     fn sent(pid: u32, start: &str, at: u64, hold: bool) -> Record {

@@ -87,6 +87,25 @@ fn a_bypass_receiver_is_never_told_it_was_delivered_by_a_prompting_sender() {
 }
 
 #[test]
+fn the_hook_does_not_hand_a_prompting_senders_message_to_a_bypass_session() {
+    let mut bed = Bed::new();
+    let a = bed.live(Spec::named("prompting-a"));
+    let b = bed.live(
+        Spec::named("bypass-no-sock")
+            .no_socket()
+            .mode("bypassPermissions"),
+    );
+    let (_, v, _) = bed.run(Some(&a), &["send", "--to", "bypass-no-sock", "sneak in"]);
+    assert_eq!(v["status"], "accepted", "{v}");
+    let id = v["message_id"].as_str().unwrap().to_string();
+    // SessionStart payloads carry no mode: the recorded one (the transcript's) decides.
+    assert!(!context(&bed.guard(&b, "SessionStart", "")).contains(&id));
+    assert!(!context(&bed.guard(&b, "PostToolUse", "bypassPermissions")).contains(&id));
+    // Were the session in a prompting mode, it would get it.
+    assert!(context(&bed.guard(&b, "PostToolUse", "default")).contains(&id));
+}
+
+#[test]
 fn hold_then_review_accept_delivers_and_refuse_deletes() {
     let mut bed = Bed::new();
     bed.config(json!({"inbound": "hold"}));
