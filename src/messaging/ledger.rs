@@ -486,14 +486,24 @@ impl Ledger {
         Ok(true)
     }
 
-    /// Compacts when the ledger has grown past [`COMPACT_LINES`] lines.
+    /// Compacts when the ledger (folded as `entries`) has grown past [`COMPACT_LINES`] lines
+    /// and at least half of them belong to messages finished more than [`RETAIN_MS`] ago.
     pub fn maybe_compact_locked(
         &self,
         lock: &FileLock,
-        lines: usize,
+        entries: &[Entry],
         now_ms: u64,
     ) -> io::Result<()> {
-        if lines > COMPACT_LINES {
+        let total: usize = entries.iter().map(|e| e.lines).sum();
+        if total <= COMPACT_LINES {
+            return Ok(());
+        }
+        let old: usize = entries
+            .iter()
+            .filter(|e| e.state.is_final() && now_ms.saturating_sub(e.last_ms) > RETAIN_MS)
+            .map(|e| e.lines)
+            .sum();
+        if old * 2 >= total {
             self.compact_locked(lock, now_ms, RETAIN_MS)?;
         }
         Ok(())
@@ -599,6 +609,30 @@ mod tests {
         assert!(!std::fs::read_to_string(&l.path).unwrap().contains("secret"));
         // Nothing more to drop: no rewrite.
         assert!(!l.compact_locked(&lock, day + 3000, RETAIN_MS).unwrap());
+    }
+
+    #[test]
+    fn a_long_ledger_of_old_messages_is_compacted_when_half_can_go() {
+        let dir = tempfile::tempdir().unwrap();
+        let l = Ledger::outbox(dir.path(), "s").unwrap();
+        let now = 10 * RETAIN_MS;
+        let mut lines = Vec::new();
+        for i in 0..1100 {
+            let id = format!("m{i}");
+            let at = if i < 600 { 1000 } else { now - 1000 };
+            lines.push(rec(QUEUED, &id, at));
+            lines.push(rec(DELIVERED, &id, at));
+        }
+        let lock = l.lock().unwrap();
+        l.append_locked(&lock, &lines).unwrap();
+        let entries = l.entries_since(now).unwrap();
+        l.maybe_compact_locked(&lock, &entries, now).unwrap();
+        assert_eq!(l.read().unwrap().len(), 1000, "the 600 old messages went");
+        // Now under the threshold: left alone.
+        let entries = l.entries_since(now).unwrap();
+        l.maybe_compact_locked(&lock, &entries, now + RETAIN_MS)
+            .unwrap();
+        assert_eq!(l.read().unwrap().len(), 1000);
     }
 
     #[test]

@@ -647,8 +647,8 @@ pub fn send(ctx: &Ctx, caller: &Caller, req: &SendRequest) -> Result<SendResult,
     inbound
         .append_locked(&ilock, &[start])
         .map_err(io("inbound"))?;
-    let lines: usize = entries.iter().map(|e| e.lines).sum();
-    let _ = outbox.maybe_compact_locked(&olock, lines, now);
+    let _ = inbound.maybe_compact_locked(&ilock, &waiting, now);
+    let _ = outbox.maybe_compact_locked(&olock, &entries, now);
     drop(ilock);
     drop(olock);
     let (status, detail) = route(ctx, &target, &with_text)?;
