@@ -59,6 +59,10 @@ fn main() {
     let guard = Path::new(env!("CARGO_BIN_EXE_guard"));
     let floor = Path::new("/bin/true");
     let dir = tempfile::tempdir().expect("tempdir");
+    if std::env::var_os("GUARD_BENCH_KEEP").is_some() {
+        // Keep the bench repo to measure one payload by hand (perf stat, strace).
+        eprintln!("bench repo kept at {}", dir.path().display());
+    }
     let repo = dir.path().join("repo");
     let home = dir.path().join("state");
     std::fs::create_dir_all(repo.join("session-lock")).unwrap();
@@ -149,11 +153,23 @@ fn main() {
     // Interleave so machine noise hits every series alike.
     for _ in 0..runs {
         floor_times.push(run_once(floor, b"", &[]));
-        for (i, (_, p)) in cases.iter().enumerate() {
+        for (i, (name, p)) in cases.iter().enumerate() {
+            if name.ends_with("claim") {
+                // Measure a first claim every time: it creates the lock, durably.
+                let _ = std::fs::remove_file(repo.join("session-lock/mine.lock"));
+            }
             times[i].push(run_once(guard, p, &env));
         }
     }
     let floor_med = median(floor_times);
+    if std::env::var_os("GUARD_BENCH_KEEP").is_some() {
+        let kept = dir.keep();
+        for (i, (name, p)) in cases.iter().enumerate() {
+            let file = kept.join(format!("payload-{i}.json"));
+            std::fs::write(&file, p).expect("write payload");
+            eprintln!("payload '{name}': {}", file.display());
+        }
+    }
     println!("guard per call, {runs} runs each, medians (spawn floor: /bin/true)");
     println!(
         "{:<24} {:>10} {:>14} {:>8}",

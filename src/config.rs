@@ -58,6 +58,8 @@ pub struct Config {
     pub build: BuildConfig,
     /// `reload-plugin`: reload one plugin's backend without restarting the app.
     pub reload_plugin: ReloadPluginConfig,
+    /// The destructive-command rules' app-specific parts (see src/rules/config.rs).
+    pub rules: crate::rules::RulesConfig,
 }
 
 /// The `build` section: what `build-renderer` runs under `session-lock/build.lock`.
@@ -171,6 +173,7 @@ impl Default for Config {
             messaging: MessagingConfig::default(),
             build: BuildConfig::default(),
             reload_plugin: ReloadPluginConfig::default(),
+            rules: crate::rules::RulesConfig::default(),
         }
     }
 }
@@ -195,7 +198,10 @@ impl std::fmt::Display for ConfigError {
             ConfigError::Io { path, source } => {
                 write!(f, "cannot read {}: {source}", path.display())
             }
-            ConfigError::Invalid { path, key, reason } if key.is_empty() || key == "." => {
+            // `?` is how the path tracker names a spot that is no key (a JSON syntax error).
+            ConfigError::Invalid { path, key, reason }
+                if key.is_empty() || key == "." || key == "?" =>
+            {
                 write!(f, "{}: {reason}", path.display())
             }
             ConfigError::Invalid { path, key, reason } => {
@@ -215,8 +221,17 @@ pub fn path_in(root: &Path) -> PathBuf {
 impl Config {
     /// Parses config text; `path` is for messages.
     pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
+        let whole = |reason: String| ConfigError::Invalid {
+            path: path.to_path_buf(),
+            key: String::new(),
+            reason,
+        };
+        // serde would also fill the struct from a JSON array, field by field in order.
+        if !text.trim_start().starts_with('{') {
+            return Err(whole("must be a JSON object".into()));
+        }
         let de = &mut serde_json::Deserializer::from_str(text);
-        let cfg: Config = serde_path_to_error::deserialize(de).map_err(|e| {
+        let cfg: Config = serde_path_to_error::deserialize(&mut *de).map_err(|e| {
             let key = e.path().to_string();
             let mut reason = e.into_inner().to_string();
             if let Some(i) = reason.find(", expected one of") {
@@ -228,6 +243,7 @@ impl Config {
                 reason,
             }
         })?;
+        de.end().map_err(|e| whole(e.to_string()))?;
         cfg.validate(path)?;
         Ok(cfg)
     }
@@ -440,6 +456,19 @@ mod tests {
         assert!(e.contains("pollSeconds"), "{e}");
         let e = parse("{").unwrap_err();
         assert!(e.contains("config.json"), "{e}");
+        let e = parse("{not json").unwrap_err();
+        assert!(!e.contains("key '?'"), "a syntax error names no key: {e}");
+    }
+
+    #[test]
+    fn only_one_json_object_is_a_config() {
+        let e = parse("[]").unwrap_err();
+        assert!(e.contains("must be a JSON object"), "{e}");
+        let e = parse("[30, 60]").unwrap_err();
+        assert!(e.contains("must be a JSON object"), "{e}");
+        let e = parse(r#"{"pollSeconds": 1} x"#).unwrap_err();
+        assert!(e.contains("trailing characters"), "{e}");
+        assert!(parse("  {}\n").is_ok());
     }
 
     #[test]

@@ -1,19 +1,22 @@
 //! session-lock: let several AI coding sessions share one git working tree without destroying
 //! each other's work. The map of the crate:
 
+pub mod agent; // run-agent: one headless Claude Code turn, its contracts and MCP proxy
 pub mod atomic; // atomic replace, create-if-absent, JSON-lines ledgers with torn-tail repair
 pub mod cli; // the one exit path every binary returns through; shared flags
 pub mod config; // session-lock/config.json with the protocol's defaults
 pub mod exit; // the exit-code table
 pub mod filelock; // the only place OS file locks are taken
 pub mod globs; // `owns` patterns with `!` exclusions → one matcher
-pub mod hook;
+pub mod hook; // guard's pipeline: payload → decision → output
 pub mod install; // `guard install`: hook entries, .gitignore lines, PROTOCOL.md
 pub mod liveness; // pid + start time: is that process still the one we saw?
 pub mod messaging; // send-message: addresses, authorization, limits, ledgers, delivery, wake, bus
 pub mod paths; // payload path → repo-relative POSIX path, or outside
 pub mod plans; // plans/*-ms-NN-*/plan.md frontmatter → streams
+pub mod rules; // the destructive-command rules: data with stable ids, pure functions over words
 pub mod sessions; // who is running: the client's registry, the suite's, an external file
+pub mod shell; // command lexer → segments of argv words, peeled wrappers, heredocs (pure)
 pub mod state; // the repo's session-lock/ folder: locks, done markers, history
-pub mod time; // UTC timestamps; the only clock reads // guard's pipeline: payload → decision → output
+pub mod time; // UTC timestamps; the only clock reads
 pub mod tools; // claim, release, status, wait-milestone, …

@@ -24,6 +24,25 @@ pub struct Stream {
     pub owns: Vec<String>,
     /// The plan file, repo-relative POSIX.
     pub plan: String,
+    /// The line of `owns:` in the plan, for messages.
+    #[serde(skip)]
+    pub owns_line: usize,
+}
+
+impl Stream {
+    /// Checks every `owns` pattern's syntax; the error names the plan and the `owns:` line.
+    pub fn check_globs(&self) -> Result<(), PlanError> {
+        for pattern in &self.owns {
+            if let Err(e) = crate::globs::check_pattern(pattern) {
+                return Err(PlanError::Malformed {
+                    path: self.plan.clone(),
+                    line: self.owns_line,
+                    reason: e.to_string(),
+                });
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Why a plan could not be read.
@@ -71,14 +90,32 @@ impl std::fmt::Display for PlanError {
 
 impl std::error::Error for PlanError {}
 
-/// Is this a usable stream name? Letters, digits, `.`, `_`, `-`; 1–64 long; no leading `.`/`-`.
-pub fn valid_stream_name(name: &str) -> bool {
-    !name.is_empty()
+/// Names no stream may take: `session-lock/build.lock` is the build serializer's OS lock, so a
+/// stream called `build` would overwrite it and be skipped by every reader of `*.lock`.
+pub const RESERVED_NAMES: [&str; 1] = ["build"];
+
+/// Why `name` cannot name a stream, or `None` when it can: letters, digits, `.`, `_`, `-`;
+/// 1–64 long; no leading `.`/`-`; not a reserved name (compared ignoring case, for the file
+/// systems that do).
+pub fn stream_name_problem(name: &str) -> Option<&'static str> {
+    let charset = !name.is_empty()
         && name.len() <= 64
         && !name.starts_with(['.', '-'])
         && name
             .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
+            .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b));
+    if !charset {
+        Some("letters, digits, '.', '_', '-'; at most 64; not starting with '.' or '-'")
+    } else if RESERVED_NAMES.iter().any(|r| r.eq_ignore_ascii_case(name)) {
+        Some("'build' is reserved: session-lock/build.lock is the build lock")
+    } else {
+        None
+    }
+}
+
+/// Is this a usable stream name? See [`stream_name_problem`].
+pub fn valid_stream_name(name: &str) -> bool {
+    stream_name_problem(name).is_none()
 }
 
 /// `2026-ms-03-api` → (3, "api").
@@ -213,10 +250,10 @@ pub fn parse_plan(text: &str, path: &str, folder: &str) -> Result<Stream, PlanEr
             }
             "stream" => {
                 let name = unquote(value);
-                if !valid_stream_name(name) {
+                if let Some(problem) = stream_name_problem(name) {
                     return Err(bad(
                         n,
-                        format!("stream name '{name}' is not valid (letters, digits, . _ -)"),
+                        format!("stream name '{name}' is not valid ({problem})"),
                     ));
                 }
                 stream = Some(name.to_string());
@@ -232,29 +269,94 @@ pub fn parse_plan(text: &str, path: &str, folder: &str) -> Result<Stream, PlanEr
         Some(o) if o.is_empty() => return Err(bad(owns_line, "owns is empty".into())),
         Some(o) => o,
     };
-    for pattern in &owns {
-        if let Err(e) = crate::globs::check_pattern(pattern) {
-            return Err(bad(owns_line, e.to_string()));
-        }
-    }
     let name = stream.unwrap_or(folder_stream);
-    if !valid_stream_name(&name) {
+    if let Some(problem) = stream_name_problem(&name) {
         return Err(bad(
             1,
-            format!("stream name '{name}' from the folder is not valid"),
+            format!("stream name '{name}' from the folder is not valid ({problem})"),
         ));
     }
-    Ok(Stream {
+    let stream = Stream {
         name,
         milestone,
         owns,
         plan: path.to_string(),
-    })
+        owns_line,
+    };
+    stream.check_globs()?;
+    Ok(stream)
 }
 
-/// Every plan under `root` matching `plan_glob` (repo-relative, e.g. `plans/*-ms-*-*/plan.md`),
-/// sorted by milestone then name. Any malformed plan is an error.
-pub fn load(root: &Path, plan_glob: &str) -> Result<Vec<Stream>, PlanError> {
+/// `*` and `?` within one path segment, nothing else (no regex to build).
+fn wildcard(pattern: &str, name: &str) -> bool {
+    let (p, n) = (pattern.as_bytes(), name.as_bytes());
+    let (mut pi, mut ni) = (0, 0);
+    let mut back: Option<(usize, usize)> = None;
+    while ni < n.len() {
+        if pi < p.len() && (p[pi] == b'?' || p[pi] == n[ni]) {
+            pi += 1;
+            ni += 1;
+        } else if pi < p.len() && p[pi] == b'*' {
+            back = Some((pi, ni));
+            pi += 1;
+        } else if let Some((bp, bn)) = back {
+            pi = bp + 1;
+            ni = bn + 1;
+            back = Some((bp, bn + 1));
+        } else {
+            return false;
+        }
+    }
+    p[pi..].iter().all(|c| *c == b'*')
+}
+
+fn io_error(path: &Path, source: std::io::Error) -> PlanError {
+    PlanError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// The plan files a glob names, sorted. Globs of `*`/`?` segments are walked folder by folder
+/// (the default `plans/*-ms-*-*/plan.md` reads two folders); others go through globset.
+fn plan_files(root: &Path, plan_glob: &str) -> Result<Vec<PathBuf>, PlanError> {
+    let segments: Vec<&str> = plan_glob.split('/').filter(|s| !s.is_empty()).collect();
+    let simple = !plan_glob.contains("**") && !plan_glob.contains(['[', '{', '\\']);
+    if simple {
+        let mut level = vec![root.to_path_buf()];
+        for (i, seg) in segments.iter().enumerate() {
+            let last = i + 1 == segments.len();
+            let mut next = Vec::new();
+            for dir in &level {
+                if !seg.contains(['*', '?']) {
+                    let p = dir.join(seg);
+                    if (last && p.is_file()) || (!last && p.is_dir()) {
+                        next.push(p);
+                    }
+                    continue;
+                }
+                let entries = match std::fs::read_dir(dir) {
+                    Ok(e) => e,
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                    Err(e) => return Err(io_error(dir, e)),
+                };
+                for entry in entries.flatten() {
+                    let name = entry.file_name();
+                    let Some(name) = name.to_str() else { continue };
+                    if !wildcard(seg, name) {
+                        continue;
+                    }
+                    let is_dir = entry.file_type().map(|t| t.is_dir()).unwrap_or(false);
+                    if last != is_dir {
+                        next.push(entry.path());
+                    }
+                }
+            }
+            level = next;
+        }
+        level.sort();
+        return Ok(level);
+    }
     let matcher = GlobBuilder::new(plan_glob)
         .literal_separator(true)
         .build()
@@ -263,8 +365,7 @@ pub fn load(root: &Path, plan_glob: &str) -> Result<Vec<Stream>, PlanError> {
             reason: e.kind().to_string(),
         })?
         .compile_matcher();
-    let parts: Vec<&str> = plan_glob.split('/').collect();
-    let fixed: Vec<&str> = parts
+    let fixed: Vec<&str> = segments
         .iter()
         .take_while(|p| !p.contains(['*', '?', '[', '{']))
         .copied()
@@ -273,44 +374,51 @@ pub fn load(root: &Path, plan_glob: &str) -> Result<Vec<Stream>, PlanError> {
     let depth = if plan_glob.contains("**") {
         16
     } else {
-        parts.len() - fixed.len()
+        segments.len() - fixed.len()
     };
     if !base.is_dir() {
         return Ok(Vec::new());
     }
-    let mut out: Vec<Stream> = Vec::new();
+    let mut out = Vec::new();
     for entry in walkdir::WalkDir::new(&base)
         .min_depth(1)
         .max_depth(depth)
         .sort_by_file_name()
     {
-        let entry = entry.map_err(|e| PlanError::Io {
-            path: e
+        let entry = entry.map_err(|e| {
+            let path = e
                 .path()
                 .map(Path::to_path_buf)
-                .unwrap_or_else(|| base.clone()),
-            source: e.into(),
+                .unwrap_or_else(|| base.clone());
+            io_error(&path, e.into())
         })?;
         if !entry.file_type().is_file() {
             continue;
         }
-        let rel = match entry.path().strip_prefix(root) {
+        if let Ok(rel) = entry.path().strip_prefix(root)
+            && matcher.is_match(rel.to_string_lossy().replace('\\', "/"))
+        {
+            out.push(entry.path().to_path_buf());
+        }
+    }
+    Ok(out)
+}
+
+/// Every plan under `root` matching `plan_glob` (repo-relative, e.g. `plans/*-ms-*-*/plan.md`),
+/// sorted by milestone then name. Any malformed plan is an error.
+pub fn load(root: &Path, plan_glob: &str) -> Result<Vec<Stream>, PlanError> {
+    let mut out: Vec<Stream> = Vec::new();
+    for path in plan_files(root, plan_glob)? {
+        let rel = match path.strip_prefix(root) {
             Ok(r) => r.to_string_lossy().replace('\\', "/"),
             Err(_) => continue,
         };
-        if !matcher.is_match(&rel) {
-            continue;
-        }
-        let folder = entry
-            .path()
+        let folder = path
             .parent()
             .and_then(|p| p.file_name())
             .map(|f| f.to_string_lossy().to_string())
             .unwrap_or_default();
-        let text = std::fs::read_to_string(entry.path()).map_err(|source| PlanError::Io {
-            path: entry.path().to_path_buf(),
-            source,
-        })?;
+        let text = std::fs::read_to_string(&path).map_err(|e| io_error(&path, e))?;
         let stream = parse_plan(&text, &rel, &folder)?;
         if let Some(first) = out.iter().find(|s| s.name == stream.name) {
             return Err(PlanError::Duplicate {
@@ -381,6 +489,41 @@ mod tests {
             assert!(msg.contains(frag), "{msg} lacks {frag}");
         }
         assert!(parse_plan(OK, "p", "no-milestone-here").is_err());
+    }
+
+    #[test]
+    fn build_is_reserved_because_build_lock_is_the_build_serializer() {
+        assert!(valid_stream_name("api") && valid_stream_name("builder"));
+        for name in ["build", "Build", "BUILD"] {
+            assert!(!valid_stream_name(name), "{name}");
+        }
+        let err = parse_plan("---\nowns: [tools/**]\n---\n", "p", "r-ms-01-build").unwrap_err();
+        assert!(err.to_string().contains("'build' is reserved"), "{err}");
+    }
+
+    #[test]
+    fn wildcards_stay_in_their_segment() {
+        assert!(wildcard("*-ms-*-*", "r1-ms-01-api"));
+        assert!(wildcard("*-ms-*-*", "a-ms--b-c"));
+        assert!(!wildcard("*-ms-*-*", "notes"));
+        assert!(wildcard("plan.md", "plan.md"));
+        assert!(!wildcard("plan.md", "plan.mdx"));
+        assert!(wildcard("p?an*", "plan.md"));
+        assert!(wildcard("*", ""));
+        assert!(!wildcard("a*b", "acb-c"));
+        assert!(wildcard("a*b*", "aXbYb"));
+    }
+
+    #[test]
+    fn complex_globs_fall_back_to_globset() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().join("work/plans/x-ms-03-api");
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(d.join("plan.md"), "---\nowns: [src/**]\n---\n").unwrap();
+        let s = load(dir.path(), "work/**/*-ms-*-*/plan.{md,markdown}").unwrap();
+        assert_eq!(s.len(), 1);
+        assert_eq!(s[0].plan, "work/plans/x-ms-03-api/plan.md");
+        assert!(load(dir.path(), "work/[x/plan.md").is_err());
     }
 
     #[test]

@@ -195,7 +195,14 @@ impl Layout {
                 });
             }
         };
-        self.parse_lock(&path, &text).map(Some)
+        let held = self.parse_lock(&path, &text)?;
+        if held.record.stream != stream {
+            return Err(BadLock {
+                reason: format!("names stream '{}', not '{stream}'", held.record.stream),
+                path,
+            });
+        }
+        Ok(Some(held))
     }
 
     fn parse_lock(&self, path: &Path, text: &str) -> Result<Held, BadLock> {
@@ -281,12 +288,32 @@ impl Layout {
         now: u64,
         limit: Duration,
     ) -> std::io::Result<bool> {
+        self.touch_heartbeat_from(stream, session_id, None, now, limit)
+    }
+
+    /// Like [`Layout::touch_heartbeat`], from the session's client process `client_pid`: a
+    /// lock that names another process (the session was resumed, so its client is a new
+    /// process) is made to name this one, so it is no longer shown as orphaned.
+    pub fn touch_heartbeat_from(
+        &self,
+        stream: &str,
+        session_id: &str,
+        client_pid: Option<u32>,
+        now: u64,
+        limit: Duration,
+    ) -> std::io::Result<bool> {
         let Some(_guard) = self.lock_state(limit)? else {
             return Ok(false);
         };
         match self.read_lock(stream) {
             Ok(Some(mut held)) if held.record.session_id == session_id && !held.done => {
                 held.record.heartbeat_at = time::iso(now);
+                if let Some(pid) = client_pid
+                    && held.record.client_pid != Some(pid)
+                {
+                    held.record.client_pid = Some(pid);
+                    held.record.client_start = crate::liveness::start_time(pid);
+                }
                 self.write_lock(&held.record)?;
                 Ok(true)
             }
@@ -337,11 +364,14 @@ impl Layout {
     }
 }
 
-/// The repo root for a session: `CLAUDE_PROJECT_DIR` when set, else the git top level above
-/// `cwd` (found by looking for `.git`, without running git).
+/// The repo root for a session: the git top level above `CLAUDE_PROJECT_DIR` when set (the
+/// session's start folder, which may be a subfolder of the tree; the folder itself when it is
+/// in no repo), else the git top level above `cwd`. Found by looking for `.git`, without
+/// running git.
 pub fn repo_root(cwd: &Path, project_dir: Option<&str>) -> Option<PathBuf> {
     if let Some(dir) = project_dir.filter(|d| !d.is_empty()) {
-        return Some(PathBuf::from(dir));
+        let dir = Path::new(dir);
+        return Some(git_top(dir).unwrap_or_else(|| dir.to_path_buf()));
     }
     git_top(cwd)
 }
@@ -405,6 +435,51 @@ mod tests {
     }
 
     #[test]
+    fn heartbeat_from_a_new_client_process_names_that_process() {
+        let dir = tempfile::tempdir().unwrap();
+        let l = Layout::new(dir.path());
+        let then = time::now_ms() - 10 * 60_000;
+        let mut r = record("api", then);
+        // A client process that is gone: the lock is orphaned.
+        r.client_pid = Some(u32::MAX - 1);
+        r.client_start = Some("1".into());
+        l.write_lock(&r).unwrap();
+        assert!(l.read_lock("api").unwrap().unwrap().orphaned());
+
+        let me = std::process::id();
+        let now = time::now_ms();
+        let wait = Duration::from_secs(1);
+        assert!(
+            l.touch_heartbeat_from("api", &r.session_id, Some(me), now, wait)
+                .unwrap()
+        );
+        let held = l.read_lock("api").unwrap().unwrap();
+        assert_eq!(held.heartbeat_ms, now);
+        assert_eq!(held.record.client_pid, Some(me));
+        assert_eq!(held.record.client_start, crate::liveness::start_time(me));
+        assert!(!held.orphaned(), "the resumed session's process is alive");
+
+        assert!(
+            l.touch_heartbeat("api", &r.session_id, now + 1, wait)
+                .unwrap()
+        );
+        let held = l.read_lock("api").unwrap().unwrap();
+        assert_eq!(
+            held.record.client_pid,
+            Some(me),
+            "no pid given: the client is kept"
+        );
+        assert!(
+            !l.touch_heartbeat_from("api", "someone-else", Some(1), now, wait)
+                .unwrap()
+        );
+        assert_eq!(
+            l.read_lock("api").unwrap().unwrap().record.client_pid,
+            Some(me)
+        );
+    }
+
+    #[test]
     fn broken_locks_are_reported_with_their_file() {
         let dir = tempfile::tempdir().unwrap();
         let l = Layout::new(dir.path());
@@ -417,6 +492,26 @@ mod tests {
         assert_eq!(bad.len(), 1);
         assert!(bad[0].to_string().contains("ui.lock"), "{}", bad[0]);
         assert!(l.read_lock("ui").is_err());
+        // A lock file naming another stream is broken for read_lock as for read_locks.
+        std::fs::copy(l.lock_path("api"), l.lock_path("web")).unwrap();
+        let err = l.read_lock("web").unwrap_err().to_string();
+        assert!(err.contains("names stream 'api', not 'web'"), "{err}");
+    }
+
+    #[test]
+    fn the_repo_root_is_the_git_top_of_the_start_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("repo");
+        let sub = root.join("plugins-library/chat");
+        std::fs::create_dir_all(root.join(".git")).unwrap();
+        std::fs::create_dir_all(&sub).unwrap();
+        let sub_text = sub.to_string_lossy().to_string();
+        assert_eq!(repo_root(dir.path(), Some(&sub_text)), Some(root.clone()));
+        assert_eq!(repo_root(&sub, None), Some(root.clone()));
+        let loose = dir.path().join("no-repo");
+        let loose_text = loose.to_string_lossy().to_string();
+        assert_eq!(repo_root(&sub, Some(&loose_text)), Some(loose));
+        assert_eq!(repo_root(&sub, Some("")), Some(root));
     }
 
     #[test]

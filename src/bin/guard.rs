@@ -23,6 +23,35 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Show how the guard reads a command: segments (argv), peeled wrappers, heredocs, and the
+    /// rule it hits or "allow". Rules come from the repo's session-lock/config.json.
+    #[command(
+        after_help = "Examples:\n  guard explain 'git checkout -b x && git reset --hard'\n  guard explain --powershell 'Stop-Process -Name electron'\n  guard explain --cwd web 'rm -rf ../dist'"
+    )]
+    Explain {
+        /// The command, as the Bash (or PowerShell) tool would receive it.
+        command: String,
+        /// The shell's working directory, relative to the repo root or absolute.
+        #[arg(long, value_name = "DIR")]
+        cwd: Option<std::path::PathBuf>,
+        /// Read the command as PowerShell.
+        #[arg(long)]
+        powershell: bool,
+        /// The repo (default: the git top level of the current folder).
+        #[arg(long, value_name = "DIR")]
+        repo: Option<std::path::PathBuf>,
+    },
+    /// Path-boundary hook of run-agent's restricted runs (read-only review, workspace
+    /// single-tool). Allows only Read, Grep and Glob (plus --allow-tool names) on targets that
+    /// resolve inside a --root. Fails closed: its own errors, panics and deadline deny.
+    Scope {
+        /// A confirmed scope root (absolute; symlinks are followed). Repeat for several.
+        #[arg(long = "root", value_name = "DIR")]
+        roots: Vec<String>,
+        /// One more tool name allowed as is (exact match). Repeatable.
+        #[arg(long = "allow-tool", value_name = "NAME")]
+        allow_tools: Vec<String>,
+    },
     /// Wire the guard into a repo: hook entries in .claude/settings.json (others kept), the
     /// .gitignore lines and session-lock/PROTOCOL.md. Running it twice changes nothing.
     Install {
@@ -38,6 +67,38 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+}
+
+fn explain(
+    command: &str,
+    cwd: Option<std::path::PathBuf>,
+    powershell: bool,
+    repo: Option<std::path::PathBuf>,
+) -> anyhow::Result<session_lock::exit::Code> {
+    use session_lock::exit::{Code, fail};
+    let root = session_lock::tools::repo_root(repo.as_deref())
+        .or_else(|_| std::env::current_dir().map_err(anyhow::Error::from))?;
+    let config =
+        session_lock::config::Config::load(&root).map_err(|e| fail(Code::Usage, e.to_string()))?;
+    let rules = session_lock::rules::compile(&config.rules)
+        .map_err(|e| fail(Code::Usage, e.to_string()))?;
+    let cwd = match cwd {
+        Some(c) if c.is_absolute() => c,
+        Some(c) => root.join(c),
+        None => root.clone(),
+    };
+    let shell = if powershell {
+        session_lock::rules::Shell::PowerShell
+    } else {
+        session_lock::rules::Shell::Bash
+    };
+    let ctx = session_lock::rules::CommandContext::new(
+        cwd.display().to_string(),
+        root.display().to_string(),
+    )
+    .with_shell(shell);
+    print!("{}", session_lock::rules::explain(&rules, command, &ctx));
+    Ok(Code::Success)
 }
 
 fn install(
@@ -122,6 +183,18 @@ fn main() -> std::process::ExitCode {
             let out = hook_mode();
             emit(&out)
         }
+        Some(Command::Scope { roots, allow_tools }) => {
+            emit(&hook::scope::hook_mode(hook::scope::Scope {
+                roots,
+                allow_tools,
+            }))
+        }
+        Some(Command::Explain {
+            command,
+            cwd,
+            powershell,
+            repo,
+        }) => session_lock::cli::finish("guard explain", explain(&command, cwd, powershell, repo)),
         Some(Command::Install {
             repo,
             guard,

@@ -9,7 +9,7 @@ use session_lock::{cli, tools::wait_milestone};
     long_about = "Waits until milestone NN (every stream of it released) or one stream is done, printing progress on stderr. A wait is one long tool call with no other heartbeat, so pass `--stream <yours>`: your lock's heartbeat moves on every poll. Without --stream, a wait longer than 25 minutes (waitLimitMinutes) is refused, and the default timeout is that limit.",
     after_help = concat!(
         "Examples:\n  wait-milestone ms-01 --stream ui\n  wait-milestone api --stream ui --timeout 3600\n  wait-milestone 2 --timeout 600\n\n",
-        "Exit codes: 0 done; 2 bad arguments or config; 4 --stream is another session's; 5 timed out; 6 no such milestone or stream lock; 8 refused (long wait without --stream)"
+        "Exit codes: 0 done; 2 bad arguments or config; 4 --stream is another session's; 5 timed out; 6 no such milestone or stream (no plan, no lock), or --stream is not claimed; 8 refused (long wait without --stream)"
     )
 )]
 struct Args {

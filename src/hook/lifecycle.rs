@@ -110,9 +110,14 @@ pub fn claim(ctx: &Ctx, p: &Payload, env: &Env, stream: &Word) -> Result<(), Str
         ));
     }
     let name = stream.text.as_str();
-    if !plans::valid_stream_name(name) {
+    if let Some(problem) = plans::stream_name_problem(name) {
         return Err(format!(
-            "session-lock: '{name}' is not a stream name (letters, digits, '.', '_', '-')"
+            "session-lock: '{name}' is not a stream name ({problem})"
+        ));
+    }
+    if p.session_id.is_empty() {
+        return Err(format!(
+            "session-lock: the hook payload carries no session_id, so the claim of '{name}' cannot be recorded (a lock without its session protects nothing)"
         ));
     }
     let streams = plans::load(&ctx.root, &ctx.config.plan_glob)
@@ -141,7 +146,9 @@ pub fn claim(ctx: &Ctx, p: &Payload, env: &Env, stream: &Word) -> Result<(), Str
         .ok_or_else(|| {
             "session-lock: the state folder stayed locked; try the claim again".to_string()
         })?;
-    let existing = ctx.layout.read_lock(name).ok().flatten();
+    let existing = ctx.layout.read_lock(name).map_err(|bad| {
+        format!("session-lock: cannot claim '{name}': {bad}; fix or delete that file")
+    })?;
     let client_start = env.client_pid.and_then(liveness::start_time);
     let now_iso = time::iso(ctx.now);
     let mut record = LockRecord {
@@ -208,14 +215,17 @@ pub fn check_release(ctx: &Ctx, p: &Payload, stream: &Word) -> Result<(), String
     Ok(())
 }
 
-/// Moves this session's heartbeats forward (at most once per throttle interval).
-pub fn heartbeat(ctx: &Ctx, session_id: &str, locks: &mut [Held]) {
+/// Moves this session's heartbeats forward (at most once per throttle interval). A lock that
+/// names another client process than `client_pid` (the session was resumed in a new process) is
+/// due at once and is made to name this one.
+pub fn heartbeat(ctx: &Ctx, session_id: &str, client_pid: Option<u32>, locks: &mut [Held]) {
     let throttle = ctx.config.heartbeat_throttle_seconds * 1000;
     let due: Vec<usize> = locks
         .iter()
         .enumerate()
         .filter(|(_, h)| {
-            h.record.session_id == session_id && !h.done && h.age_ms(ctx.now) >= throttle
+            let moved = client_pid.is_some() && h.record.client_pid != client_pid;
+            h.record.session_id == session_id && !h.done && (moved || h.age_ms(ctx.now) >= throttle)
         })
         .map(|(i, _)| i)
         .collect();
@@ -224,12 +234,20 @@ pub fn heartbeat(ctx: &Ctx, session_id: &str, locks: &mut [Held]) {
     }
     for i in due {
         let stream = locks[i].record.stream.clone();
-        if let Ok(true) = ctx
-            .layout
-            .touch_heartbeat(&stream, session_id, ctx.now, STATE_LOCK_WAIT)
-        {
-            locks[i].heartbeat_ms = ctx.now;
-            locks[i].record.heartbeat_at = time::iso(ctx.now);
+        if let Ok(true) = ctx.layout.touch_heartbeat_from(
+            &stream,
+            session_id,
+            client_pid,
+            ctx.now,
+            STATE_LOCK_WAIT,
+        ) {
+            match ctx.layout.read_lock(&stream) {
+                Ok(Some(fresh)) => locks[i] = fresh,
+                _ => {
+                    locks[i].heartbeat_ms = ctx.now;
+                    locks[i].record.heartbeat_at = time::iso(ctx.now);
+                }
+            }
         }
     }
 }
@@ -278,10 +296,11 @@ pub fn check_write(
             .filter(|h| h.record.session_id == p.session_id && may_own(h, rel))
             .any(|h| owns_of(h).is_some_and(|o| o.is_match(rel)))
     };
-    let in_binary_dir = env
-        .binary_dir
-        .as_deref()
-        .is_some_and(|d| under_dir(d, raw, &p.cwd));
+    // The suite's own folder is frozen; a folder that holds the whole repo (the guard copied to
+    // the repo root) is not the suite's, or every file in the repo would be frozen.
+    let in_binary_dir = env.binary_dir.as_deref().is_some_and(|d| {
+        !under_dir(d, &ctx.root.to_string_lossy(), &p.cwd) && under_dir(d, raw, &p.cwd)
+    });
     let rel = match ctx.paths.locate(&p.cwd, raw) {
         RepoPath::Inside(rel) => Some(rel),
         RepoPath::Root | RepoPath::Outside => None,
@@ -359,11 +378,19 @@ pub fn stream_commands(segments: &[Vec<Word>]) -> Vec<StreamCommand> {
             "release" => "release",
             _ => continue,
         };
-        match seg
-            .iter()
-            .skip(1)
-            .find(|w| !w.text.starts_with('-') || w.dynamic)
-        {
+        // The first argument that is not an option; `--repo DIR` takes a value.
+        let mut args = seg.iter().skip(1);
+        let mut stream = None;
+        while let Some(w) = args.next() {
+            if w.dynamic || !w.text.starts_with('-') {
+                stream = Some(w);
+                break;
+            }
+            if w.text == "--repo" {
+                args.next();
+            }
+        }
+        match stream {
             Some(w) if cmd == "claim" => out.push(StreamCommand::Claim(w.clone())),
             Some(w) => out.push(StreamCommand::Release(w.clone())),
             None => out.push(StreamCommand::Bare(cmd)),
@@ -385,4 +412,60 @@ pub fn head_name(word: &str) -> String {
         }
     }
     base
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::state::LockRecord;
+
+    fn lock(ctx: &Ctx, heartbeat_ms: u64, client_pid: u32) -> LockRecord {
+        let record = LockRecord {
+            stream: "api".into(),
+            session_id: "3f2a9c1e-0000-4000-8000-000000000000".into(),
+            owns: vec!["src/api/**".into()],
+            plan: "plans/r-ms-01-api/plan.md".into(),
+            milestone: 1,
+            claimed_at: time::iso(heartbeat_ms),
+            heartbeat_at: time::iso(heartbeat_ms),
+            round: 0,
+            cwd: ctx.root.display().to_string(),
+            client_pid: Some(client_pid),
+            client_start: liveness::start_time(client_pid),
+        };
+        ctx.layout.write_lock(&record).unwrap();
+        record
+    }
+
+    #[test]
+    fn heartbeat_is_throttled_unless_the_client_process_changed() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = Ctx::new(dir.path().to_path_buf(), Config::default());
+        let me = std::process::id();
+        let recent = ctx.now - 5_000;
+        let record = lock(&ctx, recent, me);
+        let (mut locks, _) = ctx.layout.read_locks();
+        heartbeat(&ctx, &record.session_id, Some(me), &mut locks);
+        let held = ctx.layout.read_lock("api").unwrap().unwrap();
+        assert_eq!(
+            held.heartbeat_ms, recent,
+            "same process, within the throttle"
+        );
+
+        // The session was resumed: a new client process, 5 s after the last heartbeat.
+        lock(&ctx, recent, u32::MAX - 1);
+        let (mut locks, _) = ctx.layout.read_locks();
+        assert!(locks[0].orphaned());
+        heartbeat(&ctx, &record.session_id, Some(me), &mut locks);
+        let held = ctx.layout.read_lock("api").unwrap().unwrap();
+        assert_eq!(held.heartbeat_ms, ctx.now);
+        assert_eq!(held.record.client_pid, Some(me));
+        assert!(!held.orphaned());
+        assert_eq!(
+            locks[0].record.client_pid,
+            Some(me),
+            "the caller's copy too"
+        );
+        assert!(!locks[0].orphaned());
+    }
 }

@@ -2,8 +2,8 @@
 //! guard hook knows the session id and writes it when it sees this command); it reads the lock
 //! back, checks it is this session's, and prints the rules and who owns what.
 
-use super::{caller_session, check_stream_name, open, protocol_text, read_lock};
-use crate::exit::{Code, fail};
+use super::{callers_lock, check_stream_name, open, protocol_text};
+use crate::exit::Code;
 use crate::state::short_id;
 use crate::time;
 use serde_json::json;
@@ -19,29 +19,13 @@ pub struct Args<'a> {
 pub fn run(a: Args) -> anyhow::Result<Code> {
     check_stream_name(a.stream)?;
     let (_root, config, layout) = open(a.repo)?;
-    let Some(held) = read_lock(&layout, a.stream)? else {
-        return Err(fail(
-            Code::NotFound,
-            format!(
-                "no lock for stream '{}' in {}: the guard hook did not record the claim. Run claim from a Claude Code session's Bash tool, with guard wired as its PreToolUse hook (guard install <repo>)",
-                a.stream,
-                layout.dir.display()
-            ),
-        ));
-    };
-    if let Some(me) = caller_session()
-        && me != held.record.session_id
-    {
-        return Err(fail(
-            Code::Conflict,
-            format!(
-                "stream '{}' is held by session {}, not by this session ({})",
-                a.stream,
-                short_id(&held.record.session_id),
-                short_id(&me)
-            ),
-        ));
-    }
+    let held = callers_lock(&layout, a.stream, || {
+        format!(
+            "no lock for stream '{}' in {}: the guard hook did not record the claim. Run claim from the Bash tool of a Claude Code session started at the repo root (the client reads the repo's .claude/settings.json only when it starts there), with guard wired as its PreToolUse hook (guard install <repo>)",
+            a.stream,
+            layout.dir.display()
+        )
+    })?;
     let now = time::now_ms();
     let stale = config.heartbeat_stale_ms();
     let (locks, _) = layout.read_locks();

@@ -55,13 +55,12 @@ pub fn caller_session() -> Option<String> {
 
 /// Checks a stream name given on the command line.
 pub fn check_stream_name(name: &str) -> anyhow::Result<()> {
-    if crate::plans::valid_stream_name(name) {
-        Ok(())
-    } else {
-        Err(fail(
+    match crate::plans::stream_name_problem(name) {
+        None => Ok(()),
+        Some(problem) => Err(fail(
             Code::Usage,
-            format!("'{name}' is not a stream name (letters, digits, '.', '_', '-'; at most 64)"),
-        ))
+            format!("'{name}' is not a stream name ({problem})"),
+        )),
     }
 }
 
@@ -95,4 +94,27 @@ pub fn read_lock(layout: &Layout, stream: &str) -> anyhow::Result<Option<crate::
 pub fn protocol_text(layout: &Layout) -> String {
     std::fs::read_to_string(layout.dir.join("PROTOCOL.md"))
         .unwrap_or_else(|_| crate::install::PROTOCOL.to_string())
+}
+
+/// The stream's lock, which must exist and, when run inside a Claude Code session, belong to
+/// that session. `missing` says what a missing lock means to this tool.
+pub fn callers_lock(
+    layout: &Layout,
+    stream: &str,
+    missing: impl FnOnce() -> String,
+) -> anyhow::Result<crate::state::Held> {
+    let held = read_lock(layout, stream)?.ok_or_else(|| fail(Code::NotFound, missing()))?;
+    if let Some(me) = caller_session()
+        && me != held.record.session_id
+    {
+        return Err(fail(
+            Code::Conflict,
+            format!(
+                "stream '{stream}' is held by session {}, not by this session ({})",
+                crate::state::short_id(&held.record.session_id),
+                crate::state::short_id(&me)
+            ),
+        ));
+    }
+    Ok(held)
 }

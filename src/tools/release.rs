@@ -2,10 +2,10 @@
 //! stream owns is committed (modified, staged and untracked all count); then `<stream>.done` is
 //! written, and `milestones/ms-NN.done` when the milestone's last stream is done.
 
-use super::{caller_session, check_stream_name, open, read_lock, shell};
+use super::{callers_lock, check_stream_name, open, shell};
 use crate::exit::{Code, fail};
 use crate::globs::Owns;
-use crate::state::{DoneRecord, Layout, short_id};
+use crate::state::{DoneRecord, Layout};
 use crate::{plans, time};
 use serde_json::json;
 use std::path::Path;
@@ -112,47 +112,41 @@ fn head(root: &Path) -> String {
         .unwrap_or_default()
 }
 
-fn mark_milestone(root: &Path, layout: &Layout, glob: &str, milestone: u32, now: u64) {
-    let Ok(streams) = plans::load(root, glob) else {
-        return;
-    };
+/// Writes `milestones/ms-NN.done` when every stream of the milestone is done. An error says why
+/// the marker could not be decided or written; the release itself stands.
+fn mark_milestone(
+    root: &Path,
+    layout: &Layout,
+    glob: &str,
+    milestone: u32,
+    now: u64,
+) -> Result<(), String> {
+    let streams = plans::load(root, glob)
+        .map_err(|e| format!("cannot tell whether milestone {milestone:02} is done: {e}"))?;
     let all_done = streams
         .iter()
         .filter(|s| s.milestone == milestone)
         .all(|s| layout.done_path(&s.name).exists());
     if all_done {
-        let _ = std::fs::create_dir_all(layout.milestones());
+        let path = layout.milestone_done(milestone);
         let text = json!({"milestone": milestone, "doneAt": time::iso(now)}).to_string();
-        let _ = crate::atomic::write_atomic(&layout.milestone_done(milestone), text.as_bytes());
+        std::fs::create_dir_all(layout.milestones())
+            .and_then(|()| crate::atomic::write_atomic(&path, text.as_bytes()))
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     }
+    Ok(())
 }
 
 pub fn run(a: Args) -> anyhow::Result<Code> {
     check_stream_name(a.stream)?;
     let (root, config, layout) = open(a.repo)?;
-    let Some(held) = read_lock(&layout, a.stream)? else {
-        return Err(fail(
-            Code::NotFound,
-            format!(
-                "stream '{}' is not claimed in {} (no lock)",
-                a.stream,
-                layout.dir.display()
-            ),
-        ));
-    };
-    if let Some(me) = caller_session()
-        && me != held.record.session_id
-    {
-        return Err(fail(
-            Code::Conflict,
-            format!(
-                "stream '{}' belongs to session {}, not to this session ({})",
-                a.stream,
-                short_id(&held.record.session_id),
-                short_id(&me)
-            ),
-        ));
-    }
+    let held = callers_lock(&layout, a.stream, || {
+        format!(
+            "stream '{}' is not claimed in {} (no lock)",
+            a.stream,
+            layout.dir.display()
+        )
+    })?;
     if held.done {
         if a.json {
             crate::cli::print_json(
@@ -190,13 +184,15 @@ pub fn run(a: Args) -> anyhow::Result<Code> {
             released_at: time::iso(now),
             head: head(&root),
         })?;
-        mark_milestone(
+        if let Err(e) = mark_milestone(
             &root,
             &layout,
             &config.plan_glob,
             held.record.milestone,
             now,
-        );
+        ) {
+            eprintln!("release: warning: {e}");
+        }
     }
     if a.json {
         let dirty_json: Vec<_> = dirty

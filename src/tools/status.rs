@@ -223,6 +223,20 @@ pub fn run(a: Args) -> anyhow::Result<Code> {
         let _guard = layout
             .lock_state(Duration::from_secs(30))?
             .ok_or_else(|| fail(Code::Busy, "the session-lock folder stayed locked for 30s"))?;
+        // Archiving a live lock would take its protection away mid-round; looked at again
+        // under the state lock, so a claim that came in after the wait is seen.
+        let now = report(&root, &cfg, &layout);
+        let open = pending(&now);
+        if !open.is_empty() {
+            return Err(fail(
+                Code::Refused,
+                format!(
+                    "will not archive while {} stream(s) are open: {}. Archive when every claimed stream is done: status --wait --archive",
+                    open.len(),
+                    describe_pending(&open)
+                ),
+            ));
+        }
         archived = layout.archive(time::now_ms())?;
     }
     if a.json {

@@ -2,7 +2,7 @@
 //! one stream is done. A wait is one long tool call with no heartbeat, so `--stream <mine>`
 //! heartbeats the caller's own lock every poll; without it, waits over the limit are refused.
 
-use super::{caller_session, check_stream_name, open};
+use super::{check_stream_name, open};
 use crate::exit::{Code, fail};
 use crate::state::Layout;
 use crate::{plans, time};
@@ -69,7 +69,23 @@ pub fn run(a: Args) -> anyhow::Result<Code> {
     let (root, cfg, layout) = open(a.repo)?;
     let target = parse_target(a.target);
     match &target {
-        Target::Stream(s) => check_stream_name(s)?,
+        Target::Stream(s) => {
+            check_stream_name(s)?;
+            // A misspelt stream would be waited for forever (with --stream there is no limit).
+            let declared = plans::load(&root, &cfg.plan_glob)
+                .map_err(|e| fail(Code::Usage, e.to_string()))?
+                .iter()
+                .any(|p| p.name == *s);
+            if !declared && !layout.lock_path(s).exists() && !layout.done_path(s).exists() {
+                return Err(fail(
+                    Code::NotFound,
+                    format!(
+                        "no plan declares stream '{s}' ({}) and it has no lock",
+                        cfg.plan_glob
+                    ),
+                ));
+            }
+        }
         Target::Milestone(n) => {
             let streams =
                 plans::load(&root, &cfg.plan_glob).map_err(|e| fail(Code::Usage, e.to_string()))?;
@@ -85,23 +101,9 @@ pub fn run(a: Args) -> anyhow::Result<Code> {
     let mine = match a.stream {
         Some(s) => {
             check_stream_name(s)?;
-            let held = super::read_lock(&layout, s)?.ok_or_else(|| {
-                fail(
-                    Code::NotFound,
-                    format!("--stream {s}: that stream is not claimed (no lock)"),
-                )
-            })?;
-            if let Some(me) = caller_session()
-                && me != held.record.session_id
-            {
-                return Err(fail(
-                    Code::Conflict,
-                    format!(
-                        "--stream {s}: the lock belongs to session {}, not this session",
-                        crate::state::short_id(&held.record.session_id)
-                    ),
-                ));
-            }
+            let held =
+                super::callers_lock(&layout, s, || "that stream is not claimed (no lock)".into())
+                    .map_err(|e| e.context(format!("--stream {s}")))?;
             Some(held.record.session_id)
         }
         None => None,

@@ -303,13 +303,14 @@ fn a_killed_holder_releases_the_lock() {
 #[test]
 fn the_build_of_a_killed_holder_ends_before_the_next_starts() {
     let repo = GitRepo::new();
-    // Only the holder is killed; its build goes on and must finish before another starts.
+    // Only the holder is killed; its build goes on (until the test creates `go`) and must
+    // finish before another build starts.
     let mut holder = tool(&repo);
     holder.args([
         "--",
         "sh",
         "-c",
-        "echo 'start 1' >> build.log; touch started; sleep 1.5; echo 'end 1' >> build.log",
+        "echo 'start 1' >> build.log; touch started; while [ ! -e go ]; do sleep 0.05; done; echo 'end 1' >> build.log",
     ]);
     let mut holder = spawn_piped(holder);
     wait_for("the holder's build", Duration::from_secs(20), || {
@@ -322,23 +323,50 @@ fn the_build_of_a_killed_holder_ends_before_the_next_starts() {
     assert_eq!(s["holding"], false, "{s}");
     assert_eq!(s["holder"]["orphanBuildRunning"], true, "{s}");
 
-    let next = tool(&repo)
-        .args([
-            "--",
-            "sh",
-            "-c",
-            "echo 'start 2' >> build.log; echo 'end 2' >> build.log",
-        ])
-        .output()
-        .expect("next build");
-    assert!(next.status.success(), "{:?}", text(&next));
-    assert!(
-        text(&next)
-            .1
-            .contains("is still running; waiting for it to end"),
-        "{:?}",
-        text(&next)
+    let mut next = tool(&repo);
+    next.args([
+        "--",
+        "sh",
+        "-c",
+        "echo 'start 2' >> build.log; echo 'end 2' >> build.log",
+    ]);
+    let mut next = spawn_piped(next);
+    let stderr = next.stderr.take().expect("stderr");
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let reader = {
+        let seen = seen.clone();
+        std::thread::spawn(move || {
+            use std::io::BufRead;
+            for line in std::io::BufReader::new(stderr)
+                .lines()
+                .map_while(Result::ok)
+            {
+                let mut s = seen.lock().unwrap();
+                s.push_str(&line);
+                s.push('\n');
+            }
+        })
+    };
+    wait_for(
+        "the next build to wait for the orphan",
+        Duration::from_secs(30),
+        || {
+            seen.lock()
+                .unwrap()
+                .contains("is still running; waiting for it to end")
+        },
     );
+    assert!(
+        !repo
+            .read("build.log")
+            .unwrap_or_default()
+            .contains("start 2"),
+        "the next build started while the orphan ran"
+    );
+    repo.write("go", "");
+    let status = next.wait().expect("next build");
+    reader.join().expect("stderr reader");
+    assert!(status.success(), "{}", seen.lock().unwrap());
     assert_serial(&repo.read("build.log").unwrap_or_default(), 2);
     assert!(
         repo.read("build.log")

@@ -10,6 +10,9 @@
 //! - `e2e_testbed`: proves the bed itself: the fake model's protocol, and the
 //!   real CLI's round trips through it (text, tools, hooks, parallel sessions,
 //!   API errors, timeouts).
+//! - `agent_run`, `agent_contracts`: run-agent through its binary with the real CLI (one
+//!   turn, resume, API error, timeout, env profiles; the read-only and workspace
+//!   contracts); `agent_harness` runs the binary for them.
 //! - `guard_props`: property tests of the guard binary (arbitrary bytes, JSON and
 //!   payloads: exit 0 or 2, no hang, nothing on stdout but one decision).
 //! - `build_lock`: `build-renderer` as concurrent real processes: no overlapping builds,
@@ -18,14 +21,34 @@
 //! - `messaging_*`: `send-message` against fake live sessions (`messaging_common`: delivery,
 //!   hook route, holds, crash recovery, the bus, cold wake) and between real CLI sessions
 //!   (`messaging_e2e`).
+//! - `selftest`: the `selftest/` case corpus through the real `guard`.
+//! - `lifecycle_*`: the claim race and a whole round through the real binaries.
+//! - `tools_*`: claim, release, status, wait-milestone and `guard install` one by one.
+
+//! - `e2e_bed`: the shared bed of the scenarios below: a repo wired by
+//!   `guard install`, sessions with the suite's tools on PATH, gates, and the
+//!   check that the guard prints nothing on stdout but one decision.
+//! - `e2e_lifecycle`: the stream lifecycle through the real CLI: claims (and two
+//!   at once), ownership and protocol-file blocks, heartbeats (`wait-milestone`
+//!   too) and staleness, the release gate and `status --wait`.
+//! - `e2e_hook_contract`: the guard and the real client: fail-open on a crash,
+//!   the exit-2 decision form, paths after a `cd`, sessions started below the
+//!   repo root.
 
 // The tests drive real processes with POSIX shells and signals; they run on Unix.
 #![cfg(unix)]
 
 mod support;
 
+mod agent_contracts;
+mod agent_harness;
+mod agent_run;
 mod build_lock;
+mod e2e_bed;
+mod e2e_hook_contract;
+mod e2e_lifecycle;
 mod e2e_testbed;
+mod guard_explain;
 mod guard_props;
 mod messaging_bus;
 mod messaging_common;
@@ -33,5 +56,16 @@ mod messaging_e2e;
 mod messaging_hold;
 mod messaging_send;
 mod messaging_wake;
+mod lifecycle_flow;
+mod lifecycle_race;
+mod lifecycle_support;
 mod reload_bridge;
 mod reload_pipeline;
+mod selftest;
+mod selftest_commands;
+mod tools_claim;
+mod tools_corrupt;
+mod tools_install;
+mod tools_release;
+mod tools_status;
+mod tools_wait;

@@ -1,0 +1,382 @@
+//! Small matchers the rules share: getopt-style option parsing, glob matching of one
+//! name, and "does this text name that program/plugin" token checks.
+
+use crate::shell::Word;
+
+/// Options and operands of one command's arguments.
+#[derive(Debug, Default)]
+pub struct Opts<'a> {
+    /// Flags without a value: short letters (`"f"`) and long names (`"--force"`).
+    pub flags: Vec<String>,
+    /// Options with a value: (`"m"` or `"--message"`, value).
+    pub values: Vec<(String, &'a str)>,
+    /// Operands in order.
+    pub operands: Vec<&'a Word>,
+    /// How many operands came before `--` (all of them when there was none).
+    pub before_dashdash: usize,
+    /// A `--` was seen.
+    pub dashdash: bool,
+}
+
+impl<'a> Opts<'a> {
+    /// Parse `args` (GNU style: options may follow operands; `--` ends options).
+    /// `short_val` lists short options that take a value, `long_val` long ones.
+    pub fn parse(args: &'a [Word], short_val: &str, long_val: &[&str]) -> Opts<'a> {
+        let mut o = Opts::default();
+        let mut i = 0;
+        while i < args.len() {
+            let t = args[i].text.as_str();
+            if o.dashdash || t == "-" || !t.starts_with('-') {
+                o.operands.push(&args[i]);
+                i += 1;
+                continue;
+            }
+            if t == "--" {
+                o.dashdash = true;
+                o.before_dashdash = o.operands.len();
+                i += 1;
+                continue;
+            }
+            if let Some(long) = t.strip_prefix("--") {
+                if let Some((n, v)) = long.split_once('=') {
+                    o.values.push((format!("--{n}"), v));
+                } else if long_val.contains(&long) {
+                    let v = args.get(i + 1).map_or("", |w| w.text.as_str());
+                    o.values.push((format!("--{long}"), v));
+                    i += 1;
+                } else {
+                    o.flags.push(format!("--{long}"));
+                }
+                i += 1;
+                continue;
+            }
+            let bundle = &t[1..];
+            for (k, c) in bundle.char_indices() {
+                if short_val.contains(c) {
+                    let rest = &bundle[k + c.len_utf8()..];
+                    let v = if rest.is_empty() {
+                        i += 1;
+                        args.get(i).map_or("", |w| w.text.as_str())
+                    } else {
+                        rest
+                    };
+                    o.values.push((c.to_string(), v));
+                    break;
+                }
+                o.flags.push(c.to_string());
+            }
+            i += 1;
+        }
+        if !o.dashdash {
+            o.before_dashdash = o.operands.len();
+        }
+        o
+    }
+
+    /// A flag or valued option by any of `names` (`"f"`, `"--force"`).
+    pub fn has(&self, names: &[&str]) -> bool {
+        self.flags.iter().any(|f| names.contains(&f.as_str()))
+            || self.values.iter().any(|(n, _)| names.contains(&n.as_str()))
+    }
+
+    /// The last value of an option named by any of `names`.
+    pub fn value(&self, names: &[&str]) -> Option<&'a str> {
+        self.values
+            .iter()
+            .rev()
+            .find(|(n, _)| names.contains(&n.as_str()))
+            .map(|(_, v)| *v)
+    }
+
+    /// `-h` / `--help`.
+    pub fn help(&self) -> bool {
+        self.has(&["h", "--help"])
+    }
+}
+
+/// Glob match of one name: `*`, `?`, `[abc]`, `[a-z]`, `[!x]`/`[^x]`.
+pub fn glob_match(pattern: &str, text: &str) -> bool {
+    let p: Vec<char> = pattern.chars().collect();
+    let t: Vec<char> = text.chars().collect();
+    let (mut pi, mut ti) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while ti < t.len() {
+        if pi < p.len() {
+            match p[pi] {
+                '*' => {
+                    star = Some((pi, ti));
+                    pi += 1;
+                    continue;
+                }
+                '?' => {
+                    pi += 1;
+                    ti += 1;
+                    continue;
+                }
+                '[' => {
+                    if let Some((ok, next)) = class(&p, pi, t[ti]) {
+                        if ok {
+                            pi = next;
+                            ti += 1;
+                            continue;
+                        }
+                    } else if t[ti] == '[' {
+                        pi += 1;
+                        ti += 1;
+                        continue;
+                    }
+                }
+                c if c == t[ti] => {
+                    pi += 1;
+                    ti += 1;
+                    continue;
+                }
+                _ => {}
+            }
+        }
+        match star {
+            Some((sp, st)) => {
+                pi = sp + 1;
+                ti = st + 1;
+                star = Some((sp, st + 1));
+            }
+            None => return false,
+        }
+    }
+    p[pi..].iter().all(|&c| c == '*')
+}
+
+/// Match `c` against the class starting at `p[start] == '['`; `None` if unterminated.
+fn class(p: &[char], start: usize, c: char) -> Option<(bool, usize)> {
+    let mut i = start + 1;
+    let negate = matches!(p.get(i), Some('!' | '^'));
+    if negate {
+        i += 1;
+    }
+    let mut matched = false;
+    let mut first = true;
+    while i < p.len() {
+        if p[i] == ']' && !first {
+            return Some((matched != negate, i + 1));
+        }
+        if i + 2 < p.len() && p[i + 1] == '-' && p[i + 2] != ']' {
+            if p[i] <= c && c <= p[i + 2] {
+                matched = true;
+            }
+            i += 3;
+        } else {
+            if p[i] == c {
+                matched = true;
+            }
+            i += 1;
+        }
+        first = false;
+    }
+    None
+}
+
+/// Whether `text` names the program `name`: some token of it (split on characters other
+/// than letters, digits, `-`, `_`, `.`, `*`, `?`), lowercased and without `.exe`, equals
+/// `name` or glob-matches it.
+pub fn names_program(text: &str, name: &str) -> bool {
+    let lower = text.to_ascii_lowercase();
+    lower
+        .split(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '*' | '?')))
+        .any(|tok| {
+            let tok = tok.trim_end_matches('.');
+            let tok = tok.strip_suffix(".exe").unwrap_or(tok);
+            tok == name || (tok.contains(['*', '?']) && glob_match(tok, name))
+        })
+}
+
+/// Whether `text` contains `id` bounded by characters that cannot be part of an id
+/// (anything but letters, digits, `-`, `_`, `.`), case-insensitively.
+pub fn mentions_id(text: &str, id: &str) -> bool {
+    if id.is_empty() {
+        return false;
+    }
+    let hay = text.to_ascii_lowercase();
+    let id = id.to_ascii_lowercase();
+    let inner = |c: u8| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_');
+    let b = hay.as_bytes();
+    let mut from = 0;
+    while let Some(k) = hay[from..].find(&id) {
+        let s = from + k;
+        let e = s + id.len();
+        let before = s == 0 || !inner(b[s - 1]);
+        let after = e >= b.len() || !inner(b[e]);
+        if before && after {
+            return true;
+        }
+        from = s + 1;
+        while from < hay.len() && !hay.is_char_boundary(from) {
+            from += 1;
+        }
+    }
+    false
+}
+
+/// Whether `text` contains the URL path `path` followed by a path boundary.
+pub fn has_url_path(text: &str, path: &str) -> bool {
+    let hay = text.to_ascii_lowercase();
+    let path = path.to_ascii_lowercase();
+    let mut from = 0;
+    while let Some(k) = hay[from..].find(&path) {
+        let e = from + k + path.len();
+        match hay.as_bytes().get(e) {
+            None => return true,
+            Some(c) if !c.is_ascii_alphanumeric() && !matches!(c, b'-' | b'_') => return true,
+            _ => {}
+        }
+        from += k + 1;
+        while from < hay.len() && !hay.is_char_boundary(from) {
+            from += 1;
+        }
+    }
+    false
+}
+
+/// Expand `{a,b}` alternatives (one level at a time, at most `max` results).
+pub fn expand_braces(text: &str, max: usize) -> Vec<String> {
+    let mut out = vec![text.to_string()];
+    let mut rounds = 0;
+    while rounds < 8 {
+        rounds += 1;
+        let mut next = Vec::new();
+        let mut changed = false;
+        for s in &out {
+            match split_brace(s) {
+                Some((pre, alts, post)) => {
+                    changed = true;
+                    for a in alts {
+                        if next.len() < max {
+                            next.push(format!("{pre}{a}{post}"));
+                        }
+                    }
+                }
+                None => next.push(s.clone()),
+            }
+        }
+        out = next;
+        if !changed {
+            break;
+        }
+    }
+    out
+}
+
+fn split_brace(s: &str) -> Option<(&str, Vec<&str>, &str)> {
+    let open = s.find('{')?;
+    let mut depth = 0;
+    let mut parts = Vec::new();
+    let mut last = open + 1;
+    for (i, c) in s[open..].char_indices() {
+        let i = open + i;
+        match c {
+            '{' => depth += 1,
+            '}' => {
+                depth -= 1;
+                if depth == 0 {
+                    parts.push(&s[last..i]);
+                    if parts.len() < 2 {
+                        return None;
+                    }
+                    return Some((&s[..open], parts, &s[i + 1..]));
+                }
+            }
+            ',' if depth == 1 => {
+                parts.push(&s[last..i]);
+                last = i + 1;
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ws(s: &str) -> Vec<Word> {
+        s.split_whitespace().map(Word::plain).collect()
+    }
+
+    #[test]
+    fn option_parsing() {
+        let a = ws("-fdx -- .");
+        let o = Opts::parse(&a, "", &[]);
+        assert_eq!(o.flags, ["f", "d", "x"]);
+        assert_eq!(o.operands.len(), 1);
+        assert!(o.dashdash);
+        assert_eq!(o.before_dashdash, 0);
+        let a = ws("-am msg file --author=x --date y");
+        let o = Opts::parse(&a, "m", &["date"]);
+        assert!(o.has(&["a"]));
+        assert_eq!(o.value(&["m"]), Some("msg"));
+        assert_eq!(o.value(&["--author"]), Some("x"));
+        assert_eq!(o.value(&["--date"]), Some("y"));
+        assert_eq!(o.operands.len(), 1);
+        let a = ws("-b new");
+        assert_eq!(Opts::parse(&a, "b", &[]).value(&["b"]), Some("new"));
+        let a = ws("-bnew");
+        assert_eq!(Opts::parse(&a, "b", &[]).value(&["b"]), Some("new"));
+        let a = ws("-");
+        assert_eq!(Opts::parse(&a, "", &[]).operands.len(), 1);
+    }
+
+    #[test]
+    fn globbing() {
+        assert!(glob_match("*", "dist"));
+        assert!(glob_match("di*", "dist"));
+        assert!(glob_match("d?st", "dist"));
+        assert!(glob_match("[cd]ist", "dist"));
+        assert!(glob_match("[!x]ist", "dist"));
+        assert!(glob_match("[a-e]ist", "dist"));
+        assert!(glob_match("*-electron", "dist-electron"));
+        assert!(!glob_match("*.js", "dist"));
+        assert!(!glob_match("src*", "dist"));
+        assert!(glob_match("a[", "a["));
+        assert!(glob_match("**", ""));
+    }
+
+    #[test]
+    fn program_names() {
+        assert!(names_program("electron.exe", "electron"));
+        assert!(names_program("$(pgrep -f electron)", "electron"));
+        assert!(names_program("electr*", "electron"));
+        assert!(names_program("imagename eq ELECTRON.EXE", "electron"));
+        assert!(!names_program("electron-builder", "electron"));
+        assert!(!names_program("node", "electron"));
+    }
+
+    #[test]
+    fn ids_and_paths() {
+        assert!(mentions_id(r#"{"id":"ai-chat"}"#, "ai-chat"));
+        assert!(mentions_id("?id=AI-CHAT&x", "ai-chat"));
+        assert!(!mentions_id("ai-chat-tools", "ai-chat"));
+        assert!(!mentions_id("my-ai-chat", "ai-chat"));
+        assert!(mentions_id("plugins/ai-chat", "ai-chat"));
+        assert!(has_url_path(
+            "http://127.0.0.1:3000/app/relaunch",
+            "/app/relaunch"
+        ));
+        assert!(has_url_path("http://x/app/relaunch?now=1", "/app/relaunch"));
+        assert!(!has_url_path("http://x/app/relaunched", "/app/relaunch"));
+        assert!(has_url_path("http://x/plugins/toggle", "/plugins/toggle"));
+    }
+
+    #[test]
+    fn braces() {
+        assert_eq!(
+            expand_braces("{dist,dist-electron}", 8),
+            ["dist", "dist-electron"]
+        );
+        assert_eq!(
+            expand_braces("a/{b,c}/{d,e}", 8),
+            ["a/b/d", "a/b/e", "a/c/d", "a/c/e"]
+        );
+        assert_eq!(expand_braces("{x}", 8), ["{x}"]);
+        assert_eq!(expand_braces("plain", 8), ["plain"]);
+    }
+}

@@ -1,0 +1,291 @@
+//! Git rules: sweeping stages (`git.add-all`, always) and HEAD/working-tree changes
+//! (`git.head-change`, only when another session shares the tree).
+//!
+//! Global options (`-C`, `-c k=v`, `--git-dir`, `--work-tree`, `--no-pager`, ...) are
+//! skipped; `-c alias.x=…` aliases were already expanded by the wrapper peeler.
+//!
+//! Decisions:
+//! - `git checkout -b|-B <new>` and `git switch -c|-C <new>` without a start point only
+//!   create a branch at HEAD: allowed. With a start point, or any other checkout/switch
+//!   (branch, `-- <path>`, `.`, `-f`, `--orphan`, `--detach`), they block.
+//! - `git reset` blocks with `--hard`/`--merge`/`--keep`, or with a single commit-ish
+//!   operand other than `HEAD` (`git reset HEAD~1`, `git reset --soft origin/main`,
+//!   `git reset main`). `git reset`, `git reset -- <path>`, `git reset HEAD <path>`,
+//!   `git reset -p` only touch the index: allowed.
+//! - `git stash` blocks except `list` and `show`.
+//! - `git restore` blocks unless it is `--staged` only; `git clean` unless `-n`.
+//! - `git worktree remove` is allowed: it removes another worktree, not this tree.
+//! - `git add -u` and `git commit -a` sweep other sessions' edits like `git add -A`.
+//! - `gh pr checkout` and `gh repo sync` change the checked-out branch too.
+
+use super::args::Opts;
+use super::{Env, Rules, View};
+use crate::shell::Word;
+use crate::shell::word::command_name;
+
+/// The subcommand of a `git` argv and its arguments, global options skipped.
+pub(crate) fn git_sub(argv: &[Word]) -> Option<(String, &[Word])> {
+    if command_name(&argv.first()?.text) != "git" {
+        return None;
+    }
+    let mut i = 1;
+    while let Some(w) = argv.get(i) {
+        let t = w.text.as_str();
+        if matches!(
+            t,
+            "-C" | "-c"
+                | "--git-dir"
+                | "--work-tree"
+                | "--namespace"
+                | "--config-env"
+                | "--super-prefix"
+                | "--exec-path"
+        ) {
+            i += 2;
+            continue;
+        }
+        if t.starts_with('-') {
+            if matches!(t, "-h" | "--help" | "-v" | "--version") {
+                return None;
+            }
+            i += 1;
+            continue;
+        }
+        return Some((t.to_ascii_lowercase(), &argv[i + 1..]));
+    }
+    None
+}
+
+/// A pathspec that sweeps a whole directory tree: `.`, `..`, `:/`, `*`, `:(top)`.
+fn sweeping(pathspec: &str) -> bool {
+    let t = pathspec.trim_end_matches(['/', '\\']);
+    if matches!(
+        t,
+        "" | "*" | ":" | ":/" | ":/*" | ":/." | ":(top)" | ":(top)*" | ":(top)." | "./*"
+    ) {
+        return true;
+    }
+    t.split(['/', '\\']).all(|c| c == "." || c == "..")
+}
+
+/// `git.add-all`
+pub(super) fn add_all(_r: &Rules, v: &View, _env: &Env) -> Option<String> {
+    let (sub, args) = v.git.as_ref()?;
+    let args: &[Word] = args;
+    match sub.as_str() {
+        "add" | "stage" => {
+            let o = Opts::parse(args, "", &["chmod", "pathspec-from-file"]);
+            if o.help() || o.has(&["n", "--dry-run"]) {
+                return None;
+            }
+            if o.has(&["A", "--all", "u", "--update", "--no-ignore-removal"]) {
+                return Some("stages every change in the tree".to_string());
+            }
+            o.operands
+                .iter()
+                .find(|w| sweeping(&w.text))
+                .map(|w| format!("stages everything under `{}`", w.text))
+        }
+        "commit" => {
+            let o = Opts::parse(
+                args,
+                "mFCct",
+                &[
+                    "message",
+                    "file",
+                    "reuse-message",
+                    "reedit-message",
+                    "author",
+                    "date",
+                    "template",
+                    "cleanup",
+                    "fixup",
+                    "squash",
+                    "trailer",
+                    "pathspec-from-file",
+                ],
+            );
+            if o.has(&["a", "--all"]) && !o.help() {
+                return Some("commits every tracked change in the tree (-a)".to_string());
+            }
+            None
+        }
+        _ => None,
+    }
+}
+
+/// A reset operand that names a commit other than HEAD itself.
+fn moves_head(operand: &str) -> bool {
+    if matches!(operand, "HEAD" | "@") {
+        return false;
+    }
+    let last = operand.rsplit(['/', '\\']).next().unwrap_or(operand);
+    let path_like = last.contains('.') && !operand.contains(['~', '^', '@'])
+        || operand.ends_with('/')
+        || operand.starts_with("./")
+        || operand.starts_with("../")
+        || operand.contains(['*', '?']);
+    !path_like
+}
+
+/// `git.head-change`
+pub(super) fn head_change(_r: &Rules, v: &View, _env: &Env) -> Option<String> {
+    if v.name == "gh" {
+        let ops: Vec<&str> = v
+            .args
+            .iter()
+            .filter(|w| !w.text.starts_with('-'))
+            .take(2)
+            .map(|w| w.text.as_str())
+            .collect();
+        return match ops.as_slice() {
+            ["pr", "checkout" | "co"] => {
+                Some("checks out a pull request in the shared working tree".to_string())
+            }
+            ["repo", "sync"] => Some("syncs the checked-out branch of the shared tree".to_string()),
+            _ => None,
+        };
+    }
+    let (sub, args) = v.git.as_ref()?;
+    let args: &[Word] = args;
+    let help = || Opts::parse(args, "", &[]).help();
+    match sub.as_str() {
+        "checkout" => checkout(args),
+        "switch" => {
+            let o = Opts::parse(
+                args,
+                "cC",
+                &["create", "force-create", "orphan", "conflict"],
+            );
+            let create = o.has(&["c", "C", "--create", "--force-create"]);
+            if o.help()
+                || (o.operands.is_empty() && (create || !o.has(&["--orphan", "--detach", "d"])))
+            {
+                return None;
+            }
+            Some("switches the shared working tree to another branch".to_string())
+        }
+        "reset" => {
+            let o = Opts::parse(args, "", &["pathspec-from-file"]);
+            if o.help() || o.has(&["p", "--patch"]) {
+                return None;
+            }
+            if let Some(mode) = ["--hard", "--merge", "--keep"].iter().find(|m| o.has(&[m])) {
+                return Some(format!("resets the shared working tree ({mode})"));
+            }
+            let before = &o.operands[..o.before_dashdash];
+            if before.len() == 1 && !o.dashdash && moves_head(&before[0].text) {
+                return Some(format!("moves HEAD to `{}`", before[0].text));
+            }
+            None
+        }
+        "stash" => {
+            let first = args.iter().find(|w| !w.text.starts_with('-'));
+            match first.map(|w| w.text.as_str()) {
+                Some("list" | "show") => None,
+                _ if help() => None,
+                _ => Some("stashes (or applies) changes in the shared working tree".to_string()),
+            }
+        }
+        "rebase" | "merge" | "pull" | "cherry-pick" | "revert" | "am" | "bisect" => {
+            let o = Opts::parse(args, "", &[]);
+            if o.help() || o.has(&["--show-current-patch"]) {
+                return None;
+            }
+            if sub == "bisect"
+                && matches!(
+                    args.first().map(|w| w.text.as_str()),
+                    Some("log" | "view" | "visualize" | "terms")
+                )
+            {
+                return None;
+            }
+            Some(format!(
+                "runs `git {sub}`, which rewrites HEAD and the shared working tree"
+            ))
+        }
+        "clean" => {
+            let o = Opts::parse(args, "e", &["exclude"]);
+            if o.help() || o.has(&["n", "--dry-run"]) {
+                return None;
+            }
+            Some("deletes untracked files from the shared working tree".to_string())
+        }
+        "restore" => {
+            let o = Opts::parse(args, "s", &["source", "pathspec-from-file", "conflict"]);
+            let staged_only = o.has(&["S", "--staged"]) && !o.has(&["W", "--worktree"]);
+            if o.help()
+                || staged_only
+                || (o.operands.is_empty() && !o.has(&["--pathspec-from-file"]))
+            {
+                return None;
+            }
+            Some("overwrites files in the shared working tree".to_string())
+        }
+        "sparse-checkout" => match args.first().map(|w| w.text.as_str()) {
+            Some("list") | None => None,
+            _ => Some("changes which files the shared working tree holds".to_string()),
+        },
+        _ => None,
+    }
+}
+
+fn checkout(args: &[Word]) -> Option<String> {
+    let o = Opts::parse(args, "bB", &["orphan", "conflict", "pathspec-from-file"]);
+    if o.help() {
+        return None;
+    }
+    if o.has(&["--orphan"]) {
+        return Some("switches the shared working tree to an orphan branch".to_string());
+    }
+    if o.has(&["b", "B"]) {
+        if o.operands.is_empty() {
+            return None;
+        }
+        return Some(
+            "checks out a new branch at another revision in the shared working tree".to_string(),
+        );
+    }
+    if o.operands.is_empty() {
+        if o.has(&["f", "--force", "m", "--merge", "--detach", "p", "--patch"]) {
+            return Some("resets the shared working tree to HEAD".to_string());
+        }
+        return None;
+    }
+    if o.dashdash || o.operands.len() > 1 || o.operands[0].text.contains(['.', '/', '*']) {
+        return Some("overwrites files in the shared working tree".to_string());
+    }
+    Some(format!(
+        "switches the shared working tree to `{}`",
+        o.operands[0].text
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sweeping_pathspecs() {
+        for s in [".", "./", "..", "../..", ":/", "*", ":(top)", "-"] {
+            assert_eq!(sweeping(s), s != "-", "{s}");
+        }
+        assert!(!sweeping("src"));
+        assert!(!sweeping("src/a.ts"));
+        assert!(!sweeping("*.ts"));
+    }
+
+    #[test]
+    fn reset_operands() {
+        assert!(moves_head("HEAD~1"));
+        assert!(moves_head("HEAD^"));
+        assert!(moves_head("origin/main"));
+        assert!(moves_head("abc1234"));
+        assert!(moves_head("main"));
+        assert!(!moves_head("HEAD"));
+        assert!(!moves_head("src/app.ts"));
+        assert!(!moves_head("./x"));
+        assert!(!moves_head("dir/"));
+        assert!(moves_head("v1.2^{}"));
+    }
+}

@@ -1,0 +1,352 @@
+#![warn(missing_docs)]
+
+//! Command rules: which shell commands and MCP calls the guard blocks, and why.
+//! Pure: the rules read no files, spawn nothing and read no clock.
+//!
+//! A rule is a stable id ([`table`]), a scope ([`Scope`]) and a matcher over the argv
+//! of one segment of the [`shell`](crate::shell) analysis. Matchers look at words, so a
+//! "safe" segment never excuses a destructive one in the same chain, and text inside
+//! quotes (commit messages, grep patterns, `echo` arguments, inert heredoc prose) never
+//! matches. The one exception reads raw text on purpose: a bridge HTTP call to a plugin
+//! toggle/install/uninstall path is checked for the protected plugin id anywhere in the
+//! command, because the id travels in a JSON body, a variable or a heredoc.
+//!
+//! Segments inside a `docker run` whose mounts cannot reach the host (named volumes,
+//! `:ro` binds) are exempt; everything else in the command is not.
+//!
+//! Decisions (details in each matcher module):
+//! - Only `git.head-change` is [`Scope::WhenShared`]; whether another live session works
+//!   in the tree is the hook's question, not the rules'. `git -C <elsewhere>` is not
+//!   told apart from this tree: the rule still fires.
+//! - `git reset` fires for `--hard`/`--merge`/`--keep` or a lone commit-ish operand
+//!   other than `HEAD`; path resets and plain `git reset` only touch the index.
+//!   `git checkout -b <new>`/`git switch -c <new>` without a start point are allowed;
+//!   `git worktree remove` is allowed (another tree); `git add -u` and `git commit -a`
+//!   count as `git.add-all`; dry runs (`-n`) never fire.
+//! - Deletion targets resolve lexically (see `fs.rs`): `$PWD`, `${PWD}` and `$(pwd)`
+//!   stand for the known cwd; other dynamic prefixes fire when their literal tail names
+//!   an output directory. `git clean -x|-X` and `rsync --delete` count as deletions.
+//!   Plain `rm` of a file (no `-r`), `mv dist …` and package scripts that delete
+//!   (`npm run clean`) are not seen.
+//! - Build scripts fire whatever the cwd or `--prefix`: `npm run build` is blocked
+//!   outright, as in the protocol's table, even for a plugin's own package.
+//! - An `electron` head fires only with an operand (`electron .`); `--version` is fine.
+//! - Programs in other languages (`node -e`, `python -c`, `python - <<EOF`) are opaque:
+//!   a `fetch(".../app/relaunch")` inside them is not seen.
+
+mod app;
+pub mod args;
+pub mod cases;
+mod config;
+pub mod explain;
+mod fs;
+mod git;
+pub mod lexpath;
+mod mcp;
+pub mod table;
+
+pub use config::{RulesConfig, RulesError, compile};
+pub use explain::explain;
+pub use table::{RuleId, RuleInfo, Scope};
+
+use std::cell::OnceCell;
+
+use crate::shell::pm::{PmCall, pm_call};
+use crate::shell::word::{base_lower, command_name};
+use crate::shell::{Analysis, Dialect, DirStep, Segment, Word, analyze};
+use lexpath::{Anchor, anchor, is_absolute, join, normalize};
+
+/// Longest segment text quoted in a hit.
+const MAX_SEGMENT_TEXT: usize = 200;
+
+/// The compiled rules (see [`compile`]).
+#[derive(Clone, Debug)]
+pub struct Rules {
+    pub(crate) app_processes: Vec<String>,
+    pub(crate) restart_scripts: Vec<String>,
+    pub(crate) relaunch_paths: Vec<String>,
+    pub(crate) emit_projects: Vec<String>,
+    pub(crate) build_commands: Vec<Vec<String>>,
+    pub(crate) build_scripts: Vec<String>,
+    pub(crate) protected_plugins: Vec<String>,
+    pub(crate) plugin_paths: Vec<String>,
+    pub(crate) mcp_plugin_tools: Vec<String>,
+    pub(crate) output_dirs: Vec<Vec<String>>,
+    pub(crate) mcp_command_tools: Vec<String>,
+    pub(crate) disabled: Vec<RuleId>,
+}
+
+/// Which tool ran the command.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Shell {
+    /// The `Bash` tool.
+    #[default]
+    Bash,
+    /// The `PowerShell` tool.
+    PowerShell,
+}
+
+impl Shell {
+    fn dialect(self) -> Dialect {
+        match self {
+            Shell::Bash => Dialect::Posix,
+            Shell::PowerShell => Dialect::PowerShell,
+        }
+    }
+}
+
+/// Where a command runs: the payload's `cwd` and the repository root, both absolute
+/// (POSIX or Windows forms).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CommandContext {
+    /// The shell's working directory (the payload `cwd`).
+    pub cwd: String,
+    /// The repository root.
+    pub repo_root: String,
+    /// The tool that runs the command.
+    pub shell: Shell,
+}
+
+impl CommandContext {
+    /// A `Bash` command run in `cwd` of the repository at `repo_root`.
+    pub fn new(cwd: impl Into<String>, repo_root: impl Into<String>) -> CommandContext {
+        CommandContext {
+            cwd: cwd.into(),
+            repo_root: repo_root.into(),
+            shell: Shell::Bash,
+        }
+    }
+
+    /// The same context for another tool.
+    pub fn with_shell(mut self, shell: Shell) -> CommandContext {
+        self.shell = shell;
+        self
+    }
+}
+
+/// One rule matching one segment (or one MCP call).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Hit {
+    /// The rule id (`git.head-change`).
+    pub rule: String,
+    /// When it blocks.
+    pub scope: Scope,
+    /// The offending segment, re-rendered on one line (the tool name for MCP calls).
+    pub segment: String,
+    /// One line for the model: rule id, segment, why it is blocked, what to do instead.
+    pub reason: String,
+    /// What to do instead.
+    pub instead: String,
+}
+
+impl Hit {
+    fn new(id: RuleId, segment: String, detail: &str) -> Hit {
+        let info = id.info();
+        let reason = format!(
+            "{}: `{}` {}; {}. Instead: {}.",
+            info.id, segment, detail, info.why, info.instead
+        );
+        Hit {
+            rule: info.id.to_string(),
+            scope: info.scope,
+            segment,
+            reason,
+            instead: info.instead.to_string(),
+        }
+    }
+}
+
+/// The context, normalized on first use (most commands never need a path).
+pub(crate) struct Env<'c> {
+    ctx: &'c CommandContext,
+    paths: OnceCell<(String, String)>,
+}
+
+impl<'c> Env<'c> {
+    fn new(ctx: &'c CommandContext) -> Env<'c> {
+        Env {
+            ctx,
+            paths: OnceCell::new(),
+        }
+    }
+
+    fn paths(&self) -> &(String, String) {
+        self.paths.get_or_init(|| {
+            let root = normalize(&self.ctx.repo_root);
+            let cwd = if self.ctx.cwd.is_empty() {
+                root.clone()
+            } else if is_absolute(&self.ctx.cwd) {
+                normalize(&self.ctx.cwd)
+            } else {
+                join(&root, &self.ctx.cwd)
+            };
+            (root, cwd)
+        })
+    }
+
+    /// The normalized repository root.
+    pub fn root(&self) -> &str {
+        &self.paths().0
+    }
+
+    /// The last component of the root, lowercased (`~/<name>/dist` names this repo).
+    pub fn repo_name(&self) -> String {
+        self.root()
+            .rsplit('/')
+            .next()
+            .unwrap_or_default()
+            .to_ascii_lowercase()
+    }
+
+    /// The directory a segment runs in, following its lexical `cd` steps.
+    pub fn base(&self, seg: &Segment) -> Base {
+        let mut b = Base::Known(self.paths().1.clone());
+        for step in &seg.dirs {
+            b = match step {
+                DirStep::To(p) => step_into(b, p),
+                DirStep::Dynamic(p) => match anchor(p) {
+                    Some((_, rest)) if rest.contains(['$', '`', '%']) => Base::Unknown,
+                    Some((Anchor::Cwd, rest)) => step_into(b, &format!(".{rest}")),
+                    Some((Anchor::Root, rest)) => {
+                        Base::Known(join(self.root(), rest.trim_start_matches(['/', '\\'])))
+                    }
+                    Some((Anchor::Temp, _)) => Base::Outside,
+                    _ => Base::Unknown,
+                },
+                DirStep::Unknown => Base::Unknown,
+            };
+        }
+        b
+    }
+}
+
+/// Where a segment runs, as far as the command text tells.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Base {
+    /// This absolute, normalized directory.
+    Known(String),
+    /// Somewhere outside the repository (a temporary directory).
+    Outside,
+    /// Not known (`cd "$X"`, `cd -`).
+    Unknown,
+}
+
+fn step_into(b: Base, p: &str) -> Base {
+    if is_absolute(p) {
+        return Base::Known(normalize(p));
+    }
+    match b {
+        Base::Known(k) => Base::Known(join(&k, p)),
+        other => other,
+    }
+}
+
+/// One segment as the matchers see it.
+pub(crate) struct View<'a> {
+    pub an: &'a Analysis,
+    pub seg: &'a Segment,
+    pub argv: &'a [Word],
+    pub args: &'a [Word],
+    /// [`command_name`] of the head (`git`, `taskkill`, `remove-item`).
+    pub name: String,
+    /// Lowercased basename of the head with its extension (`run.bat`).
+    pub base: String,
+    /// The segment is PowerShell.
+    pub ps: bool,
+    /// What a package-manager head runs.
+    pub pm: Option<PmCall>,
+    /// A git head's subcommand and its arguments.
+    pub git: Option<(String, &'a [Word])>,
+}
+
+type Matcher = fn(&Rules, &View, &Env) -> Option<String>;
+
+const MATCHERS: [(RuleId, Matcher); 7] = [
+    (RuleId::AppRestart, app::restart),
+    (RuleId::EmitOverRunning, app::emit),
+    (RuleId::BuildOutsideRenderer, app::build),
+    (RuleId::PluginProtectedToggle, app::plugin_toggle),
+    (RuleId::RmAppOutput, fs::rm_app_output),
+    (RuleId::GitAddAll, git::add_all),
+    (RuleId::GitHeadChange, git::head_change),
+];
+
+fn clip(text: String) -> String {
+    if text.len() <= MAX_SEGMENT_TEXT {
+        return text;
+    }
+    let mut end = MAX_SEGMENT_TEXT;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end])
+}
+
+impl Rules {
+    /// Whether `rule` is switched on.
+    pub fn enabled(&self, rule: RuleId) -> bool {
+        !self.disabled.contains(&rule)
+    }
+
+    /// Every hit of `command` run as `ctx` describes, deduplicated.
+    pub fn check_command(&self, command: &str, ctx: &CommandContext) -> Vec<Hit> {
+        let an = analyze(command, ctx.shell.dialect());
+        let mut out: Vec<Hit> = Vec::new();
+        for (_, h) in self.check_analysis(&an, ctx) {
+            if !out
+                .iter()
+                .any(|o| o.rule == h.rule && o.segment == h.segment)
+            {
+                out.push(h);
+            }
+        }
+        out
+    }
+
+    /// Hits per segment index of an existing analysis.
+    pub fn check_analysis(&self, an: &Analysis, ctx: &CommandContext) -> Vec<(usize, Hit)> {
+        let env = Env::new(ctx);
+        let mut out = Vec::new();
+        for (i, seg) in an.segments.iter().enumerate() {
+            if seg.sandboxed || seg.argv.is_empty() {
+                continue;
+            }
+            let head = &seg.argv[0].text;
+            let name = command_name(head);
+            let view = View {
+                an,
+                seg,
+                argv: &seg.argv,
+                args: &seg.argv[1..],
+                base: base_lower(head),
+                ps: seg.dialect == Dialect::PowerShell,
+                pm: pm_call(&seg.argv),
+                git: if name == "git" {
+                    git::git_sub(&seg.argv)
+                } else {
+                    None
+                },
+                name,
+            };
+            for (id, matcher) in MATCHERS {
+                if !self.enabled(id) {
+                    continue;
+                }
+                if let Some(detail) = matcher(self, &view, &env) {
+                    out.push((i, Hit::new(id, clip(seg.render()), &detail)));
+                }
+            }
+        }
+        out
+    }
+
+    /// Hits of an MCP tool call (`mcp__<server>__<tool>`; the tool part is matched).
+    pub fn check_mcp(&self, tool_name: &str, input: &serde_json::Value) -> Vec<Hit> {
+        mcp::check(self, tool_name, input)
+    }
+}
+
+#[cfg(test)]
+mod corpus_tests;
+#[cfg(test)]
+mod tests;

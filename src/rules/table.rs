@@ -1,0 +1,195 @@
+//! The rule table: stable ids, scope, and the texts a blocked model reads.
+//!
+//! | id | scope | what it blocks |
+//! |---|---|---|
+//! | `app.restart` | always | killing/restarting/relaunching the running app |
+//! | `app.emit-over-running` | always | `tsc -p tsconfig.node.json` without `--noEmit` |
+//! | `build.outside-build-renderer` | always | `vite build`, `npm run build\|dev\|start\|headless` … |
+//! | `plugin.protected-toggle` | always | toggling/installing/uninstalling `ai-chat` |
+//! | `rm.app-output` | always | recursive deletion of `dist/`, `dist-electron/` |
+//! | `git.add-all` | always | `git add .`/`-A`/`--all`/`-u`, `git commit -a` |
+//! | `git.head-change` | when shared | checkout, switch, reset, stash, rebase, merge, … |
+//! | `mcp.arbitrary-command` | always | MCP tools that run commands or kill processes |
+
+/// When a hit blocks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Scope {
+    /// Always: it breaks the running app or sweeps up other sessions' work.
+    Always,
+    /// Only when another live session works in this tree (the hook decides).
+    WhenShared,
+}
+
+impl Scope {
+    /// `always` / `when shared`.
+    pub fn label(self) -> &'static str {
+        match self {
+            Scope::Always => "always",
+            Scope::WhenShared => "when shared",
+        }
+    }
+}
+
+/// A rule's identity.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RuleId {
+    /// `app.restart`
+    AppRestart,
+    /// `app.emit-over-running`
+    EmitOverRunning,
+    /// `build.outside-build-renderer`
+    BuildOutsideRenderer,
+    /// `plugin.protected-toggle`
+    PluginProtectedToggle,
+    /// `rm.app-output`
+    RmAppOutput,
+    /// `git.add-all`
+    GitAddAll,
+    /// `git.head-change`
+    GitHeadChange,
+    /// `mcp.arbitrary-command`
+    McpArbitraryCommand,
+}
+
+/// The fixed texts of a rule.
+#[derive(Debug)]
+pub struct RuleInfo {
+    /// Stable id, used in config (`disabled`), hits and the case corpus.
+    pub id: &'static str,
+    /// When it blocks.
+    pub scope: Scope,
+    /// What it matches, for documentation and `explain`.
+    pub what: &'static str,
+    /// Why that is harmful, as the second half of a hit's reason.
+    pub why: &'static str,
+    /// What to do instead.
+    pub instead: &'static str,
+}
+
+const INFO: [RuleInfo; 8] = [
+    RuleInfo {
+        id: "app.restart",
+        scope: Scope::Always,
+        what: "killing, restarting or relaunching the running app (taskkill/Stop-Process/kill of \
+               the app process, run.bat, dev-rebuild, `electron .`, the bridge's /app/relaunch)",
+        why: "every ai-chat session runs inside the app, so restarting it ends all of them",
+        instead: "leave the app running: check renderer changes with `build-renderer` and a window \
+                  reload, plugin backends with `reload-plugin <id>`, and \
+                  put main-process checks on the plan's after-restart checklist",
+    },
+    RuleInfo {
+        id: "app.emit-over-running",
+        scope: Scope::Always,
+        what: "`tsc -p tsconfig.node.json` without `--noEmit`",
+        why: "it rewrites dist-electron/, which the running app holds open, and breaks it under \
+              every session",
+        instead: "typecheck with `tsc -p tsconfig.node.json --noEmit`; main-process output is rebuilt \
+                  by the restart at the end of the round",
+    },
+    RuleInfo {
+        id: "build.outside-build-renderer",
+        scope: Scope::Always,
+        what: "builds outside build-renderer (`vite build`, `npm|pnpm|yarn|bun run \
+               build|dev|start|headless` and their `:suffix` variants, `npm start`)",
+        why: "two builds at once mix their output in dist/, which the running app serves",
+        instead: "use `build-renderer` (or `build-renderer -- <command>`), which serializes builds \
+                  through build.lock; packaging builds wait for the end of the round",
+    },
+    RuleInfo {
+        id: "plugin.protected-toggle",
+        scope: Scope::Always,
+        what: "toggling, installing or uninstalling the protected plugin (ai-chat) through the \
+               bridge or `live_plugin_toggle`",
+        why: "ai-chat's deactivate() disposes every Claude session, this one included",
+        instead: "leave ai-chat loaded; its backend changes wait for the restart at the end of the \
+                  round (other plugins reload with `reload-plugin <id>`)",
+    },
+    RuleInfo {
+        id: "rm.app-output",
+        scope: Scope::Always,
+        what: "recursive deletion of the app output directories (dist, dist-electron)",
+        why: "the running app reads its output directories, so deleting them breaks it under every \
+              session",
+        instead: "do not delete app output: rebuild the renderer with `build-renderer`, which \
+                  replaces dist/ safely, and leave dist-electron/ to the end-of-round restart",
+    },
+    RuleInfo {
+        id: "git.add-all",
+        scope: Scope::Always,
+        what: "`git add .`, `git add -A|--all|-u`, `git commit -a`",
+        why: "it stages other sessions' half-done edits together with yours",
+        instead: "stage the paths you own explicitly: `git add <path>...`",
+    },
+    RuleInfo {
+        id: "git.head-change",
+        scope: Scope::WhenShared,
+        what: "git commands that move HEAD or rewrite the working tree (checkout, switch, reset \
+               --hard or to a commit, stash, rebase, merge, pull, clean, restore, cherry-pick, \
+               revert, am, bisect, sparse-checkout)",
+        why: "another session works in this tree and would lose its uncommitted work",
+        instead: "commit only your own files (`git add <path>` then `git commit`) and inspect other \
+                  revisions read-only (`git show <rev>:<path>`, `git diff <rev>`); change branches \
+                  once you are alone in the tree",
+    },
+    RuleInfo {
+        id: "mcp.arbitrary-command",
+        scope: Scope::Always,
+        what: "MCP tools that run arbitrary commands or kill processes (kill_process, \
+               build_project, execute_command, terminal_execute, ...)",
+        why: "they run commands the guard cannot inspect",
+        instead: "run the command through the Bash tool, where the guard checks it",
+    },
+];
+
+impl RuleId {
+    /// Every rule, in table order.
+    pub const ALL: [RuleId; 8] = [
+        RuleId::AppRestart,
+        RuleId::EmitOverRunning,
+        RuleId::BuildOutsideRenderer,
+        RuleId::PluginProtectedToggle,
+        RuleId::RmAppOutput,
+        RuleId::GitAddAll,
+        RuleId::GitHeadChange,
+        RuleId::McpArbitraryCommand,
+    ];
+
+    /// The rule's texts.
+    pub fn info(self) -> &'static RuleInfo {
+        &INFO[self as usize]
+    }
+
+    /// The stable id.
+    pub fn id(self) -> &'static str {
+        self.info().id
+    }
+
+    /// Look a rule up by its id.
+    pub fn from_id(id: &str) -> Option<RuleId> {
+        RuleId::ALL.into_iter().find(|r| r.id() == id)
+    }
+}
+
+/// The whole table, for documentation and `explain`.
+pub fn table() -> &'static [RuleInfo] {
+    &INFO
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_unique_and_round_trip() {
+        for r in RuleId::ALL {
+            assert_eq!(RuleId::from_id(r.id()), Some(r));
+        }
+        assert_eq!(RuleId::from_id("nope"), None);
+        let only_shared: Vec<_> = table()
+            .iter()
+            .filter(|i| i.scope == Scope::WhenShared)
+            .map(|i| i.id)
+            .collect();
+        assert_eq!(only_shared, ["git.head-change"]);
+    }
+}

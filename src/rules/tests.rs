@@ -1,0 +1,300 @@
+use super::*;
+
+const ROOT: &str = "/home/dev/repo";
+
+fn rules() -> Rules {
+    compile(&RulesConfig::default()).expect("defaults compile")
+}
+
+fn ids_in(cmd: &str, ctx: &CommandContext) -> Vec<String> {
+    rules()
+        .check_command(cmd, ctx)
+        .into_iter()
+        .map(|h| h.rule)
+        .collect()
+}
+
+fn ids(cmd: &str) -> Vec<String> {
+    ids_in(cmd, &CommandContext::new(ROOT, ROOT))
+}
+
+#[test]
+fn absolute_paths_resolve_against_the_root() {
+    assert_eq!(
+        ids("rm -rf /home/dev/repo/dist-electron"),
+        ["rm.app-output"]
+    );
+    assert_eq!(ids("rm -rf /home/dev/repo/web/../dist"), ["rm.app-output"]);
+    assert_eq!(ids("rm -rf /home/dev/repo"), ["rm.app-output"]);
+    assert_eq!(ids("rm -rf /home/dev"), ["rm.app-output"]);
+    assert!(ids("rm -rf /home/dev/repo2/dist").is_empty());
+    assert!(ids("rm -rf /home/dev/repo/src").is_empty());
+}
+
+#[test]
+fn cwd_and_cd_steps_are_followed() {
+    let web = CommandContext::new(format!("{ROOT}/web"), ROOT);
+    assert_eq!(ids_in("rm -rf ../dist", &web), ["rm.app-output"]);
+    assert!(ids_in("rm -rf dist", &web).is_empty());
+    assert_eq!(ids("cd web; cd ..; rm -rf dist"), ["rm.app-output"]);
+    assert!(ids("cd web; rm -rf dist").is_empty());
+    assert_eq!(ids("cd /home/dev/repo && rm -rf dist"), ["rm.app-output"]);
+    assert_eq!(ids("bash -c 'cd web && rm -rf ../dist'"), ["rm.app-output"]);
+    let relative_cwd = CommandContext::new("web", ROOT);
+    assert_eq!(ids_in("rm -rf ../dist", &relative_cwd), ["rm.app-output"]);
+}
+
+#[test]
+fn windows_roots_and_paths() {
+    let ctx = CommandContext::new(r"C:\Users\dev\repo\web", r"C:\Users\dev\repo");
+    assert_eq!(
+        ids_in(r"rm -rf 'C:\Users\dev\repo\dist'", &ctx),
+        ["rm.app-output"]
+    );
+    assert_eq!(
+        ids_in("rm -rf C:/users/DEV/repo/Dist", &ctx),
+        ["rm.app-output"]
+    );
+    assert_eq!(
+        ids_in("rm -rf /c/Users/dev/repo/dist", &ctx),
+        ["rm.app-output"]
+    );
+    assert_eq!(ids_in("rm -rf ../dist", &ctx), ["rm.app-output"]);
+    assert!(ids_in("rm -rf D:/repo/dist", &ctx).is_empty());
+    let ps = ctx.clone().with_shell(Shell::PowerShell);
+    assert_eq!(
+        ids_in(r"Remove-Item -Recurse C:\Users\dev\repo\dist-electron", &ps),
+        ["rm.app-output"]
+    );
+    assert_eq!(
+        ids_in(r"Remove-Item -Recurse ..\dist", &ps),
+        ["rm.app-output"]
+    );
+    assert_eq!(
+        ids_in(r"Remove-Item -Recurse $PWD\..\dist", &ps),
+        ["rm.app-output"]
+    );
+}
+
+#[test]
+fn dynamic_targets() {
+    assert_eq!(ids(r#"rm -rf "$PWD/dist""#), ["rm.app-output"]);
+    assert_eq!(ids(r#"rm -rf "$PWD/src""#), Vec::<String>::new());
+    assert_eq!(ids(r#"rm -rf "$BUILD_DIR""#), Vec::<String>::new());
+    assert_eq!(ids(r#"rm -rf "$X/dist-electron/main""#), ["rm.app-output"]);
+    assert_eq!(ids("rm -rf ~/projects/repo/dist"), ["rm.app-output"]);
+    assert_eq!(ids("rm -rf $HOME/projects/repo"), ["rm.app-output"]);
+    assert_eq!(ids("rm -rf ~/tmp"), Vec::<String>::new());
+    assert_eq!(ids("rm -rf ~/.cache/dist"), Vec::<String>::new());
+    assert_eq!(ids(r#"rm -rf "$TMPDIR/dist""#), Vec::<String>::new());
+    assert_eq!(ids("rm -rf $(mktemp -d)/dist"), Vec::<String>::new());
+    assert_eq!(ids("cd $(mktemp -d) && rm -rf dist"), Vec::<String>::new());
+    assert_eq!(
+        ids(r#"rm -rf "$CLAUDE_PROJECT_DIR/dist""#),
+        ["rm.app-output"]
+    );
+    assert_eq!(
+        ids(r#"rm -rf "$CLAUDE_PROJECT_DIR/src""#),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        ids("rm -rf \"$(git rev-parse --show-toplevel)/dist-electron\""),
+        ["rm.app-output"]
+    );
+    assert_eq!(
+        ids("cd \"$(git rev-parse --show-toplevel)\" && rm -rf dist"),
+        ["rm.app-output"]
+    );
+    assert_eq!(
+        ids("cd \"$CLAUDE_PROJECT_DIR/web\" && rm -rf dist"),
+        Vec::<String>::new()
+    );
+    assert_eq!(ids("cd \"$SOMEWHERE\" && rm -rf dist"), ["rm.app-output"]);
+    let ps = CommandContext::new(ROOT, ROOT).with_shell(Shell::PowerShell);
+    assert!(ids_in(r"Remove-Item -Recurse $env:TEMP\dist", &ps).is_empty());
+}
+
+#[test]
+fn reasons_name_rule_segment_and_instead() {
+    let hits = rules().check_command(
+        "git status && taskkill /IM electron.exe /F",
+        &CommandContext::new(ROOT, ROOT),
+    );
+    assert_eq!(hits.len(), 1);
+    let h = &hits[0];
+    assert_eq!(h.rule, "app.restart");
+    assert_eq!(h.scope, Scope::Always);
+    assert_eq!(h.segment, "taskkill /IM electron.exe /F");
+    assert!(
+        h.reason.starts_with("app.restart: `taskkill /IM electron.exe /F` kills the app process `electron`; every ai-chat session"),
+        "{}",
+        h.reason
+    );
+    assert!(h.reason.contains("Instead: leave the app running"));
+    assert!(!h.reason.contains('\n'));
+    assert_eq!(h.instead, RuleId::AppRestart.info().instead);
+}
+
+#[test]
+fn hits_are_deduplicated_but_each_segment_counts() {
+    let hits = rules().check_command(
+        "git stash; git stash; git checkout main",
+        &CommandContext::new(ROOT, ROOT),
+    );
+    let segs: Vec<&str> = hits.iter().map(|h| h.segment.as_str()).collect();
+    assert_eq!(segs, ["git stash", "git checkout main"]);
+    assert!(hits.iter().all(|h| h.scope == Scope::WhenShared));
+}
+
+#[test]
+fn long_segments_are_clipped() {
+    let cmd = format!("git checkout {}", "x".repeat(500));
+    let hits = rules().check_command(&cmd, &CommandContext::new(ROOT, ROOT));
+    assert!(hits[0].segment.chars().count() <= MAX_SEGMENT_TEXT + 1);
+    assert!(hits[0].segment.ends_with('…'));
+}
+
+#[test]
+fn disabled_rules_do_not_fire() {
+    let cfg = RulesConfig {
+        disabled: vec!["git.add-all".into(), "mcp.arbitrary-command".into()],
+        ..RulesConfig::default()
+    };
+    let r = compile(&cfg).unwrap();
+    let ctx = CommandContext::new(ROOT, ROOT);
+    assert!(r.check_command("git add -A", &ctx).is_empty());
+    assert!(!r.enabled(RuleId::GitAddAll));
+    assert!(
+        r.check_mcp("mcp__a__kill_process", &serde_json::json!({}))
+            .is_empty()
+    );
+    assert_eq!(r.check_command("git add -A && git stash", &ctx).len(), 1);
+}
+
+#[test]
+fn app_specifics_come_from_config() {
+    let cfg = RulesConfig {
+        app_processes: vec!["Kazuo.exe".into()],
+        restart_scripts: vec!["relaunch.cmd".into()],
+        output_dirs: vec!["out/renderer/".into()],
+        build_scripts: vec!["package".into()],
+        protected_plugins: vec!["core-chat".into()],
+        ..RulesConfig::default()
+    };
+    let r = compile(&cfg).unwrap();
+    let ctx = CommandContext::new(ROOT, ROOT);
+    let ids = |c: &str| -> Vec<String> {
+        r.check_command(c, &ctx)
+            .into_iter()
+            .map(|h| h.rule)
+            .collect()
+    };
+    assert_eq!(ids("taskkill /im kazuo.exe /f"), ["app.restart"]);
+    assert!(ids("taskkill /im electron.exe /f").is_empty());
+    assert_eq!(ids("relaunch.cmd"), ["app.restart"]);
+    assert!(ids("run.bat").is_empty());
+    assert_eq!(ids("rm -rf out/renderer"), ["rm.app-output"]);
+    assert_eq!(ids("rm -rf out"), ["rm.app-output"]);
+    assert!(ids("rm -rf out/main").is_empty());
+    assert!(ids("rm -rf dist").is_empty());
+    assert_eq!(ids("npm run package:win"), ["build.outside-build-renderer"]);
+    assert!(ids("npm run build").is_empty());
+    assert_eq!(
+        ids(r#"curl -d '{"id":"core-chat"}' http://x/plugins/toggle"#),
+        ["plugin.protected-toggle"]
+    );
+}
+
+#[test]
+fn sandboxed_segments_are_skipped_but_reported() {
+    let r = rules();
+    let ctx = CommandContext::new(ROOT, ROOT);
+    let an = analyze(
+        "docker run -v vol:/p img sh -c 'vite build' && vite build",
+        Dialect::Posix,
+    );
+    let hits = r.check_analysis(&an, &ctx);
+    assert_eq!(hits.len(), 1);
+    let (i, h) = &hits[0];
+    assert!(!an.segments[*i].sandboxed);
+    assert_eq!(h.segment, "vite build");
+    assert!(
+        an.segments
+            .iter()
+            .any(|s| s.sandboxed && s.head() == "vite")
+    );
+}
+
+#[test]
+fn explain_shows_segments_wrappers_heredocs_and_verdict() {
+    let r = rules();
+    let ctx = CommandContext::new(ROOT, ROOT);
+    let text = explain(
+        &r,
+        "sudo git checkout -b x && git reset --hard\ncat > f <<'EOF'\nvite build\nEOF",
+        &ctx,
+    );
+    assert!(
+        text.contains("segment 1 (command): sudo git checkout -b x"),
+        "{text}"
+    );
+    assert!(text.contains("argv: [git] [checkout] [-b] [x]"), "{text}");
+    assert!(text.contains("peeled: sudo"), "{text}");
+    assert!(text.contains("  → allow"), "{text}");
+    assert!(
+        text.contains("→ block git.head-change (when shared)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("heredoc <<'EOF', 1 lines, read by `cat`: inert data"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "verdict: block only while another session works in this tree (git.head-change)"
+        ),
+        "{text}"
+    );
+    let text = explain(&r, "bash <<'EOF'\nnpm run build\nEOF", &ctx);
+    assert!(
+        text.contains("script (analyzed as commands) (read by a shell)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("(heredoc script via bash, depth 1): npm run build"),
+        "{text}"
+    );
+    assert!(
+        text.contains("verdict: block (build.outside-build-renderer)"),
+        "{text}"
+    );
+    let text = explain(&r, "git status", &ctx);
+    assert!(text.ends_with("verdict: allow\n"), "{text}");
+    let text = explain(&r, "", &ctx);
+    assert!(text.contains("no commands"), "{text}");
+}
+
+#[test]
+fn explain_marks_powershell_and_truncation() {
+    let r = rules();
+    let ctx = CommandContext::new(ROOT, ROOT).with_shell(Shell::PowerShell);
+    let text = explain(&r, "Stop-Process -Name electron", &ctx);
+    assert!(text.contains("shell: powershell"), "{text}");
+    assert!(text.contains("→ block app.restart (always)"), "{text}");
+    let big = "ls;".repeat(crate::shell::segment::MAX_SEGMENTS + 1);
+    let text = explain(&r, &big, &CommandContext::new(ROOT, ROOT));
+    assert!(text.contains("note: the command exceeded an analysis limit"));
+}
+
+#[test]
+fn empty_and_odd_contexts_do_not_panic() {
+    let r = rules();
+    for ctx in [
+        CommandContext::default(),
+        CommandContext::new("", "/"),
+        CommandContext::new("relative/only", ""),
+        CommandContext::new(r"\\?\C:\x", r"\\server\share"),
+    ] {
+        let _ = r.check_command("rm -rf dist ../dist /dist; cd ..; rm -rf *", &ctx);
+    }
+}

@@ -1,0 +1,367 @@
+use super::*;
+
+fn argv_of(s: &Segment) -> String {
+    s.argv
+        .iter()
+        .map(|w| w.text.as_str())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The argv of every segment that runs something.
+fn cmds(src: &str) -> Vec<String> {
+    cmds_in(src, Dialect::Posix)
+}
+
+fn cmds_in(src: &str, d: Dialect) -> Vec<String> {
+    analyze(src, d)
+        .segments
+        .iter()
+        .filter(|s| !s.argv.is_empty())
+        .map(argv_of)
+        .collect()
+}
+
+fn find<'a>(a: &'a Analysis, argv: &str) -> &'a Segment {
+    a.segments
+        .iter()
+        .find(|s| argv_of(s) == argv)
+        .unwrap_or_else(|| panic!("no segment `{argv}` in {:#?}", a.segments))
+}
+
+#[test]
+fn chains_become_segments() {
+    assert_eq!(
+        cmds("git checkout -b x && git reset --hard; npm test || echo no"),
+        [
+            "git checkout -b x",
+            "git reset --hard",
+            "npm test",
+            "echo no"
+        ]
+    );
+    assert_eq!(cmds("a\nb\n\nc"), ["a", "b", "c"]);
+}
+
+#[test]
+fn reserved_words_are_not_commands() {
+    assert_eq!(
+        cmds("if git pull; then npm run build; else echo x; fi"),
+        ["git pull", "npm run build", "echo x"]
+    );
+    assert_eq!(
+        cmds("for f in $(git ls-files); do rm -rf \"$f\"; done"),
+        ["git ls-files", "rm -rf $f"]
+    );
+    assert_eq!(cmds("while true; do git pull; done"), ["true", "git pull"]);
+    assert_eq!(cmds("{ git stash; }"), ["git stash"]);
+    assert_eq!(cmds("! git diff --quiet"), ["git diff --quiet"]);
+    assert_eq!(cmds("(cd web && vite build)"), ["cd web", "vite build"]);
+    assert_eq!(cmds("case $1 in b) vite build;; esac"), ["vite build"]);
+}
+
+#[test]
+fn quoted_text_stays_one_word() {
+    let a = analyze(
+        r#"git commit -m "wrap vite build" && echo "rm -rf dist""#,
+        Dialect::Posix,
+    );
+    assert_eq!(a.segments.len(), 2);
+    assert_eq!(argv_of(&a.segments[0]), "git commit -m wrap vite build");
+    assert_eq!(a.segments[0].argv[3].text, "wrap vite build");
+    assert!(a.segments[0].argv[3].quoted);
+}
+
+#[test]
+fn substitutions_are_segments() {
+    let a = analyze(
+        "echo $(git checkout main) `vite build` <(npm run dev)",
+        Dialect::Posix,
+    );
+    assert_eq!(a.segments.len(), 4);
+    assert_eq!(find(&a, "git checkout main").origin, Origin::Substitution);
+    assert_eq!(find(&a, "vite build").origin, Origin::Substitution);
+    assert_eq!(find(&a, "npm run dev").origin, Origin::ProcessSubstitution);
+    assert_eq!(find(&a, "git checkout main").depth, 1);
+    assert_eq!(cmds("x=$(git stash)"), ["git stash"]);
+    assert_eq!(
+        cmds("cat > f <<EOF\n$(git pull)\nEOF"),
+        ["cat", "$(git pull)", "git pull"]
+    );
+}
+
+#[test]
+fn wrapper_scripts_are_sources() {
+    let a = analyze(
+        "sudo bash -lc 'cd web && npm run build' && eval 'git pull'",
+        Dialect::Posix,
+    );
+    assert_eq!(cmds_of(&a), ["cd web", "npm run build", "git pull"]);
+    let b = find(&a, "npm run build");
+    assert_eq!(b.origin, Origin::Script);
+    assert_eq!(b.via, "bash -c");
+    assert_eq!(b.dirs, [DirStep::To("web".into())]);
+    assert_eq!(a.sources.len(), 3);
+    assert_eq!(a.sources[1].parent, Some(0));
+    assert_eq!(
+        cmds(r#"cmd /c "taskkill /im electron.exe /f & run.bat""#),
+        ["taskkill /im electron.exe /f", "run.bat"]
+    );
+    assert_eq!(
+        cmds(r#"powershell -Command "Stop-Process -Name electron; npm run build""#),
+        ["Stop-Process -Name electron", "npm run build"]
+    );
+    assert_eq!(
+        cmds(r#"bash -c "bash -c 'sh -c \"vite build\"'""#),
+        ["vite build"]
+    );
+}
+
+fn cmds_of(a: &Analysis) -> Vec<String> {
+    a.segments
+        .iter()
+        .filter(|s| !s.argv.is_empty())
+        .map(argv_of)
+        .collect()
+}
+
+#[test]
+fn heredoc_inert_when_read_by_cat() {
+    let a = analyze(
+        "cat > notes.md <<'EOF'\nnpm run build\ngit reset --hard\nEOF",
+        Dialect::Posix,
+    );
+    assert_eq!(cmds_of(&a), ["cat"]);
+    let h = &a.segments[0].heredocs[0];
+    assert_eq!(h.kind, BodyKind::Inert);
+    assert!(h.quoted && h.closed);
+    assert_eq!(h.delimiter, "EOF");
+    let a = analyze(
+        "git commit -F - <<EOF\nvite build is wrapped\nEOF",
+        Dialect::Posix,
+    );
+    assert_eq!(cmds_of(&a), ["git commit -F -"]);
+}
+
+#[test]
+fn heredoc_scripts_are_analyzed() {
+    assert_eq!(
+        cmds("bash <<EOF\nnpm run build\nEOF"),
+        ["bash", "npm run build"]
+    );
+    assert_eq!(cmds("sh -s <<'EOF'\ngit pull\nEOF"), ["sh -s", "git pull"]);
+    assert_eq!(
+        cmds("cat <<'EOF' | bash\ngit stash\nEOF"),
+        ["cat", "bash", "git stash"]
+    );
+    assert_eq!(
+        cmds("cat <<'EOF' | sudo sh\ngit stash\nEOF"),
+        ["cat", "sh", "git stash"]
+    );
+    assert_eq!(
+        cmds("cat <<EOF > x\nhello $(vite build)\nEOF"),
+        ["cat", "hello $(vite build)", "vite build"]
+    );
+    assert_eq!(cmds("cat <<EOF\nrm -rf dist"), ["cat", "rm -rf dist"]);
+    assert_eq!(cmds("bash <<< 'git pull'"), ["bash", "git pull"]);
+    assert_eq!(cmds("grep x <<< 'git pull'"), ["grep x"]);
+    assert_eq!(
+        cmds("mystery <<'EOF'\ngit pull\nEOF"),
+        ["mystery", "git pull"]
+    );
+    let a = analyze("bash <<EOF\nvite build\nEOF", Dialect::Posix);
+    assert_eq!(find(&a, "vite build").origin, Origin::Heredoc);
+}
+
+#[test]
+fn foreign_interpreters_are_not_lexed_as_shell() {
+    let a = analyze(
+        "python3 - <<'EOF'\nimport os\nos.system('vite build')\nEOF",
+        Dialect::Posix,
+    );
+    assert_eq!(cmds_of(&a), ["python3 -"]);
+    assert_eq!(a.segments[0].heredocs[0].kind, BodyKind::Foreign);
+    assert_eq!(cmds("node <<'EOF'\nx\nEOF"), ["node"]);
+}
+
+#[test]
+fn heredoc_operator_line_keeps_lexing() {
+    assert_eq!(
+        cmds("cat <<'EOF' > f && git checkout main\nbody\nEOF\nnpm test"),
+        ["cat", "git checkout main", "npm test"]
+    );
+}
+
+#[test]
+fn pipes_link_stages() {
+    let a = analyze("a | b |& c; d", Dialect::Posix);
+    assert_eq!(a.segments[0].pipe_next, Some(1));
+    assert_eq!(a.segments[1].pipe_prev, Some(0));
+    assert_eq!(a.segments[2].pipe_prev, Some(1));
+    assert_eq!(a.segments[3].pipe_prev, None);
+    let a = analyze("a |\n  b", Dialect::Posix);
+    assert_eq!(a.segments[1].pipe_prev, Some(0));
+    let a = analyze("(a; b) | c", Dialect::Posix);
+    assert_eq!(find(&a, "c").pipe_prev, Some(1));
+}
+
+#[test]
+fn cd_steps_follow_scopes() {
+    let a = analyze("cd web && rm -rf ../dist", Dialect::Posix);
+    assert_eq!(find(&a, "rm -rf ../dist").dirs, [DirStep::To("web".into())]);
+    let a = analyze("(cd web && x) && rm -rf dist", Dialect::Posix);
+    assert_eq!(find(&a, "x").dirs, [DirStep::To("web".into())]);
+    assert!(find(&a, "rm -rf dist").dirs.is_empty());
+    let a = analyze("cd \"$X\"; rm -rf dist", Dialect::Posix);
+    assert_eq!(
+        find(&a, "rm -rf dist").dirs,
+        [DirStep::Dynamic("$X".into())]
+    );
+    let a = analyze("cd -; rm -rf dist", Dialect::Posix);
+    assert_eq!(find(&a, "rm -rf dist").dirs, [DirStep::Unknown]);
+    let a = analyze("cd a; cd b; y", Dialect::Posix);
+    assert_eq!(
+        find(&a, "y").dirs,
+        [DirStep::To("a".into()), DirStep::To("b".into())]
+    );
+    let a = analyze("cd web && echo $(rm -rf x)", Dialect::Posix);
+    assert_eq!(find(&a, "rm -rf x").dirs, [DirStep::To("web".into())]);
+    let a = analyze("Set-Location -Path web; Remove-Item x", Dialect::PowerShell);
+    assert_eq!(find(&a, "Remove-Item x").dirs, [DirStep::To("web".into())]);
+}
+
+#[test]
+fn docker_sandbox_marks_payload_only() {
+    let a = analyze(
+        "docker run --rm -v kazuo-linux:/p img sh -c 'npm run build:linux' && npm run build:win",
+        Dialect::Posix,
+    );
+    assert!(find(&a, "npm run build:linux").sandboxed);
+    assert!(!find(&a, "npm run build:win").sandboxed);
+    let a = analyze("docker run -v .:/p img npm run build", Dialect::Posix);
+    assert!(!find(&a, "npm run build").sandboxed);
+    let a = analyze(
+        "docker run -v vol:/p img echo $(npm run build)",
+        Dialect::Posix,
+    );
+    assert!(!find(&a, "npm run build").sandboxed);
+}
+
+#[test]
+fn xargs_input_from_echo_and_heredoc() {
+    assert_eq!(
+        cmds("echo dist | xargs rm -rf"),
+        ["echo dist", "rm -rf dist"]
+    );
+    assert_eq!(
+        cmds("printf 'dist\\n' | xargs rm -rf"),
+        ["printf dist\\n", "rm -rf dist"]
+    );
+    assert_eq!(cmds("xargs rm -rf <<< 'dist'"), ["rm -rf dist"]);
+    assert_eq!(
+        cmds("echo a b | xargs -I{} git checkout {}"),
+        ["echo a b", "git checkout a", "git checkout b"]
+    );
+    assert_eq!(cmds("ls | xargs rm -rf"), ["ls", "rm -rf <xargs input>"]);
+}
+
+#[test]
+fn find_exec_is_derived() {
+    let a = analyze(
+        r"find . -name x -exec sh -c 'vite build' \;",
+        Dialect::Posix,
+    );
+    assert_eq!(
+        cmds_of(&a),
+        [r"find . -name x -exec sh -c vite build ;", "vite build"]
+    );
+    assert_eq!(a.segments[1].origin, Origin::Derived);
+}
+
+#[test]
+fn powershell_segments() {
+    let ps = |s: &str| cmds_in(s, Dialect::PowerShell);
+    assert_eq!(
+        ps("Get-Process electron | Stop-Process; & .\\run.bat"),
+        ["Get-Process electron", "Stop-Process", ".\\run.bat"]
+    );
+    assert_eq!(
+        ps(
+            "Invoke-RestMethod -Method Post -Body (ConvertTo-Json @{ id = 'ai-chat' }) http://x/plugins/toggle"
+        ),
+        [
+            "Invoke-RestMethod -Method Post -Body (ConvertTo-Json @{ id = 'ai-chat' }) http://x/plugins/toggle",
+            "ConvertTo-Json",
+            "id = ai-chat"
+        ]
+    );
+    assert_eq!(
+        ps("Start-Process electron -ArgumentList '.'"),
+        ["electron ."]
+    );
+}
+
+#[test]
+fn truncation_is_reported() {
+    let big = "x".repeat(MAX_INPUT_BYTES + 10);
+    let a = analyze(&big, Dialect::Posix);
+    assert!(a.truncated);
+    let a = analyze("ls", Dialect::Posix);
+    assert!(!a.truncated);
+    let many = "a;".repeat(segment::MAX_SEGMENTS + 5);
+    let a = analyze(&many, Dialect::Posix);
+    assert!(a.truncated);
+    assert_eq!(a.segments.len(), segment::MAX_SEGMENTS);
+}
+
+#[test]
+fn rendering() {
+    let a = analyze("git commit -m 'a b'\nls", Dialect::Posix);
+    assert_eq!(a.segments[0].render(), "git commit -m 'a b'");
+    assert_eq!(a.segments[0].head(), "git");
+}
+
+#[test]
+fn text_that_becomes_code_is_analyzed() {
+    assert_eq!(
+        cmds("$(echo git stash)"),
+        ["$(echo git stash)", "echo git stash", "git stash"]
+    );
+    assert_eq!(
+        cmds("echo $(echo git stash)"),
+        ["echo $(echo git stash)", "echo git stash"]
+    );
+    assert_eq!(
+        cmds("bash -c \"$(cat <<'EOF'\nvite build\nEOF\n)\""),
+        [
+            "cat",
+            "$(cat <<'EOF'\nvite build\nEOF\n)",
+            "cat",
+            "vite build"
+        ]
+    );
+    assert_eq!(
+        cmds("echo 'npm run build' | bash"),
+        ["echo npm run build", "bash", "npm run build"]
+    );
+    assert_eq!(
+        cmds("echo 'npm run build' | cat"),
+        ["echo npm run build", "cat"]
+    );
+    let ps = |s: &str| cmds_in(s, Dialect::PowerShell);
+    assert_eq!(ps("'git stash' | iex"), ["git stash", "git stash"]);
+    assert_eq!(cmds("sudo -s <<'EOF'\ngit pull\nEOF"), ["sh", "git pull"]);
+}
+
+#[test]
+fn cmd_conditions_guard_commands() {
+    let cmd = |s: &str| cmds_in(s, Dialect::Cmd);
+    assert_eq!(cmd("if exist dist rmdir /s /q dist"), ["rmdir /s /q dist"]);
+    assert_eq!(cmd("IF /I NOT \"%A%\"==\"x\" npm start"), ["npm start"]);
+    assert_eq!(cmd("if %E% EQU 1 run.bat"), ["run.bat"]);
+    assert_eq!(
+        cmd("if exist dist (rmdir /s /q dist) else (echo none)"),
+        ["rmdir /s /q dist", "echo none"]
+    );
+    assert_eq!(cmd("if"), Vec::<String>::new());
+}

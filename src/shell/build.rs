@@ -1,0 +1,615 @@
+//! The builder: token lists → segments. It peels each segment, follows `cd` steps and
+//! subshell scopes, links pipeline stages, and recurses into substitutions, wrapper
+//! scripts, heredoc scripts, text piped into a shell, `find -exec` and `xargs` input.
+
+use super::Dialect;
+use super::heredoc::{BodyKind, Heredoc, Reader, classify, is_shell, reader_kind};
+use super::lexer::{Arena, MAX_DEPTH, Op, Redirect, SubKind, Tok, lex};
+use super::segment::{Analysis, DirStep, MAX_SEGMENTS, Origin, Segment, Source, XARGS_INPUT};
+use super::word::{Word, command_name, split_plain};
+use super::wrappers::{Peel, may_peel, peel};
+
+/// Upper bound on words taken from xargs input.
+const MAX_XARGS_WORDS: usize = 256;
+/// Upper bound on per-item copies of an `xargs -I` command.
+const MAX_XARGS_ITEMS: usize = 16;
+
+#[derive(Clone)]
+pub(crate) struct Ctx {
+    pub source: usize,
+    pub origin: Origin,
+    pub via: String,
+    pub depth: u32,
+    pub dialect: Dialect,
+    pub sandboxed: bool,
+    pub dirs: Vec<DirStep>,
+    /// The list's output is run as a command (`$(cat <<EOF …)` in command position).
+    pub output_code: bool,
+}
+
+impl Ctx {
+    fn nested(&self, origin: Origin, dirs: &[DirStep], sandboxed: bool) -> Ctx {
+        Ctx {
+            source: self.source,
+            origin,
+            via: self.via.clone(),
+            depth: self.depth + 1,
+            dialect: self.dialect,
+            sandboxed,
+            dirs: dirs.to_vec(),
+            output_code: false,
+        }
+    }
+
+    /// A nested script source carried by a wrapper, a heredoc or a pipe.
+    fn script(
+        &self,
+        origin: Origin,
+        via: String,
+        dialect: Dialect,
+        sandboxed: bool,
+        dirs: &[DirStep],
+    ) -> Ctx {
+        Ctx {
+            source: self.source,
+            origin,
+            via,
+            depth: self.depth + 1,
+            dialect,
+            sandboxed,
+            dirs: dirs.to_vec(),
+            output_code: false,
+        }
+    }
+}
+
+/// The text an `echo`/`printf`/`Write-Output` command (or a lone PowerShell string)
+/// writes to stdout.
+fn echo_text(argv: &[Word], dialect: Dialect) -> Option<String> {
+    let first = argv.first()?;
+    let name = command_name(&first.text);
+    let args: Vec<&str> = match name.as_str() {
+        "echo" | "write-output" | "write" => argv[1..]
+            .iter()
+            .skip_while(|w| w.is_flag() && name == "echo")
+            .map(|w| w.text.as_str())
+            .collect(),
+        "printf" => argv[1..].iter().map(|w| w.text.as_str()).collect(),
+        _ if dialect == Dialect::PowerShell && argv.len() == 1 && first.quoted => {
+            vec![first.text.as_str()]
+        }
+        _ => return None,
+    };
+    let text = args.join(" ");
+    Some(if name == "printf" || name == "echo" {
+        text.replace("\\n", "\n")
+    } else {
+        text
+    })
+}
+
+/// A word that is only a substitution (`$(…)`, `` `…` ``): in command position its
+/// output is run.
+fn is_substitution_only(w: &Word) -> bool {
+    w.dynamic
+        && ((w.text.starts_with("$(") && w.text.ends_with(')'))
+            || (w.text.starts_with('`') && w.text.ends_with('`')))
+}
+
+#[derive(Default)]
+struct Cur {
+    words: Vec<Word>,
+    redirects: Vec<Redirect>,
+    heredocs: Vec<Heredoc>,
+}
+
+/// Per-segment facts the post-pass needs.
+struct Built {
+    idx: usize,
+    shell_c: bool,
+    xargs: Option<Option<String>>,
+    /// The command reads commands from stdin (`bash`, `sh -s`, PowerShell `iex`).
+    stdin_shell: Option<Dialect>,
+}
+
+/// The dialect of a command that runs what it reads on stdin.
+fn stdin_shell(p: &Peel) -> Option<Dialect> {
+    if p.argv.is_empty() {
+        let iex = p.wrappers.last().is_some_and(|w| w == "Invoke-Expression")
+            && p.scripts.last().is_some_and(|s| s.text.trim().is_empty());
+        return iex.then_some(Dialect::PowerShell);
+    }
+    if p.shell_c {
+        return None;
+    }
+    let name = command_name(&p.argv[0].text);
+    let source_stdin =
+        matches!(name.as_str(), "source" | ".") && reader_kind(&p.argv) == Reader::Shell;
+    if !is_shell(&name) && !source_stdin {
+        return None;
+    }
+    Some(match name.as_str() {
+        "pwsh" | "powershell" => Dialect::PowerShell,
+        "cmd" => Dialect::Cmd,
+        _ => Dialect::Posix,
+    })
+}
+
+pub(crate) struct Builder {
+    pub arena: Arena,
+    pub out: Analysis,
+    pub input_cut: bool,
+}
+
+fn is_reserved_lead(w: &Word) -> bool {
+    !w.quoted
+        && !w.dynamic
+        && matches!(
+            w.text.as_str(),
+            "if" | "then"
+                | "else"
+                | "elif"
+                | "fi"
+                | "do"
+                | "done"
+                | "while"
+                | "until"
+                | "!"
+                | "{"
+                | "}"
+                | "esac"
+        )
+}
+
+fn is_header(w: &Word) -> bool {
+    !w.quoted && matches!(w.text.as_str(), "for" | "select" | "case" | "function")
+}
+
+/// cmd's `if [/i] [not] exist|defined|errorlevel X cmd…` and `if [not] a==b cmd…`:
+/// drop the condition so the command it guards is the segment.
+fn strip_cmd_condition(words: &mut Vec<Word>) {
+    if !words
+        .first()
+        .is_some_and(|w| w.text.eq_ignore_ascii_case("if"))
+    {
+        return;
+    }
+    let mut i = 1;
+    let lower = |w: Option<&Word>| w.map(|w| w.text.to_ascii_lowercase());
+    if lower(words.get(i)).as_deref() == Some("/i") {
+        i += 1;
+    }
+    if lower(words.get(i)).as_deref() == Some("not") {
+        i += 1;
+    }
+    match lower(words.get(i)).as_deref() {
+        Some("exist" | "defined" | "errorlevel" | "cmdextversion") => i += 2,
+        Some(t) if t.contains("==") => i += 1,
+        Some(_) if words.get(i + 1).is_some_and(|w| w.text == "==") => i += 3,
+        Some(_)
+            if lower(words.get(i + 1)).is_some_and(|t| {
+                matches!(t.as_str(), "equ" | "neq" | "lss" | "leq" | "gtr" | "geq")
+            }) =>
+        {
+            i += 3
+        }
+        _ => return,
+    }
+    words.drain(..i.min(words.len()));
+}
+
+/// The directory change a `cd`-like command makes.
+fn cd_step(argv: &[Word]) -> Option<DirStep> {
+    let name = command_name(&argv.first()?.text);
+    match name.as_str() {
+        "cd" | "chdir" | "pushd" | "set-location" | "sl" | "push-location" => {}
+        "popd" | "pop-location" => return Some(DirStep::Unknown),
+        _ => return None,
+    }
+    let mut target = None;
+    let mut i = 1;
+    while let Some(w) = argv.get(i) {
+        let t = w.text.to_ascii_lowercase();
+        if matches!(t.as_str(), "-path" | "-literalpath" | "-lp") {
+            target = argv.get(i + 1);
+            break;
+        }
+        if t == "/d" || (t.starts_with('-') && t.len() > 1) {
+            i += 1;
+            continue;
+        }
+        target = Some(w);
+        break;
+    }
+    Some(match target {
+        Some(w) if w.text == "-" || w.text.is_empty() => DirStep::Unknown,
+        Some(w) if w.dynamic => DirStep::Dynamic(w.text.clone()),
+        Some(w) => DirStep::To(w.text.clone()),
+        None => DirStep::Unknown,
+    })
+}
+
+impl Builder {
+    /// Lex `text` as a new source and build its segments.
+    pub fn source(&mut self, text: String, ctx: Ctx, parent: Option<usize>) {
+        if ctx.depth > MAX_DEPTH || self.out.segments.len() >= MAX_SEGMENTS {
+            self.out.truncated = true;
+            return;
+        }
+        let toks = lex(&text, ctx.dialect, ctx.depth, &mut self.arena);
+        let idx = self.out.sources.len();
+        self.out.sources.push(Source {
+            text,
+            dialect: ctx.dialect,
+            parent,
+            via: ctx.via.clone(),
+        });
+        self.list(toks, Ctx { source: idx, ..ctx });
+    }
+
+    /// Build the segments of one token list.
+    fn list(&mut self, toks: Vec<Tok>, ctx: Ctx) {
+        let mut cur = Cur::default();
+        let mut dirs: Vec<Vec<DirStep>> = vec![ctx.dirs.clone()];
+        let mut pipe_from: Option<usize> = None;
+        let mut last: Option<usize> = None;
+        let mut built: Vec<Built> = Vec::new();
+        for tok in toks {
+            let op = match tok {
+                Tok::Word(w) => {
+                    cur.words.push(w);
+                    continue;
+                }
+                Tok::Redir(r, h) => {
+                    cur.heredocs.extend(h.map(|b| *b));
+                    cur.redirects.push(*r);
+                    continue;
+                }
+                Tok::Op(op) => op,
+            };
+            let fin = self.finish(&mut cur, &ctx, &mut dirs, &mut built);
+            if let Some(i) = fin {
+                if let Some(p) = pipe_from.take() {
+                    self.link(p, i);
+                }
+                last = Some(i);
+            }
+            match op {
+                Op::Pipe | Op::PipeAll => pipe_from = fin.or(last),
+                Op::Newline if fin.is_none() => {}
+                _ => pipe_from = None,
+            }
+            match op {
+                Op::Open => {
+                    let top = dirs.last().cloned().unwrap_or_default();
+                    dirs.push(top);
+                }
+                Op::Close if dirs.len() > 1 => {
+                    dirs.pop();
+                }
+                _ => {}
+            }
+        }
+        if let Some(i) = self.finish(&mut cur, &ctx, &mut dirs, &mut built)
+            && let Some(p) = pipe_from.take()
+        {
+            self.link(p, i);
+        }
+        for b in built {
+            self.post(b, &ctx);
+        }
+    }
+
+    fn link(&mut self, from: usize, to: usize) {
+        if from == to {
+            return;
+        }
+        if let Some(s) = self.out.segments.get_mut(from) {
+            s.pipe_next = Some(to);
+        }
+        if let Some(s) = self.out.segments.get_mut(to) {
+            s.pipe_prev = Some(from);
+        }
+    }
+
+    /// Turn the words gathered so far into a segment (and its nested sources).
+    fn finish(
+        &mut self,
+        cur: &mut Cur,
+        ctx: &Ctx,
+        dirs: &mut [Vec<DirStep>],
+        built: &mut Vec<Built>,
+    ) -> Option<usize> {
+        let mut words = std::mem::take(&mut cur.words);
+        let mut redirects = std::mem::take(&mut cur.redirects);
+        let heredocs = std::mem::take(&mut cur.heredocs);
+        if ctx.dialect == Dialect::Cmd {
+            strip_cmd_condition(&mut words);
+        }
+        let lead = words.iter().take_while(|w| is_reserved_lead(w)).count();
+        words.drain(..lead);
+        if words.is_empty() && redirects.is_empty() {
+            return None;
+        }
+        // Substitutions are built below; the segment keeps plain words.
+        let mut subs: Vec<(usize, u32)> = Vec::new();
+        for (k, w) in words
+            .iter_mut()
+            .chain(redirects.iter_mut().filter_map(|r| r.target.as_mut()))
+            .enumerate()
+        {
+            subs.extend(w.subs.drain(..).map(|s| (k, s)));
+        }
+        let seg_dirs = dirs.last().cloned().unwrap_or_default();
+        let header = words.first().is_some_and(is_header);
+        let p = if header {
+            Peel::default()
+        } else if may_peel(&words, ctx.dialect) {
+            peel(&words, ctx.dialect)
+        } else {
+            // Nothing to peel: the words are the argv, without a copy.
+            Peel {
+                argv: std::mem::take(&mut words),
+                ..Peel::default()
+            }
+        };
+        if let Some(step) = cd_step(&p.argv)
+            && let Some(top) = dirs.last_mut()
+        {
+            top.push(step);
+        }
+        let stdin = stdin_shell(&p);
+        // The word whose substitution output becomes the command name.
+        let code_word = match p.argv.first() {
+            Some(head) if is_substitution_only(head) => {
+                if words.is_empty() {
+                    Some(0)
+                } else {
+                    words.iter().position(|w| w.text == head.text)
+                }
+            }
+            _ => None,
+        };
+        let Peel {
+            argv,
+            wrappers,
+            scripts,
+            derived,
+            sandbox,
+            xargs,
+            shell_c,
+        } = p;
+        if self.out.segments.len() >= MAX_SEGMENTS {
+            self.out.truncated = true;
+            return None;
+        }
+        let sandboxed = ctx.sandboxed || sandbox == Some(true);
+        self.out.segments.push(Segment {
+            source: ctx.source,
+            origin: ctx.origin,
+            via: ctx.via.clone(),
+            depth: ctx.depth,
+            dialect: ctx.dialect,
+            written: words,
+            argv,
+            wrappers,
+            redirects,
+            heredocs,
+            pipe_prev: None,
+            pipe_next: None,
+            sandboxed,
+            dirs: seg_dirs.clone(),
+        });
+        let idx = self.out.segments.len() - 1;
+        built.push(Built {
+            idx,
+            shell_c,
+            xargs,
+            stdin_shell: stdin,
+        });
+        for (k, s) in subs {
+            self.sub(s, ctx, &seg_dirs, code_word == Some(k));
+        }
+        for script in scripts {
+            let nested = ctx.script(
+                Origin::Script,
+                script.via.to_string(),
+                script.dialect,
+                sandboxed,
+                &seg_dirs,
+            );
+            self.source(script.text, nested, Some(ctx.source));
+        }
+        for d in derived {
+            let nested = ctx.nested(Origin::Derived, &seg_dirs, sandboxed);
+            let mut c = Cur {
+                words: d,
+                ..Cur::default()
+            };
+            let mut inner_dirs = vec![seg_dirs.clone()];
+            let mut inner_built = Vec::new();
+            if ctx.depth < MAX_DEPTH {
+                self.finish(&mut c, &nested, &mut inner_dirs, &mut inner_built);
+            }
+        }
+        Some(idx)
+    }
+
+    /// Build a substitution's segments; `code` when its output is run as a command.
+    fn sub(&mut self, ix: u32, ctx: &Ctx, dirs: &[DirStep], code: bool) {
+        let Some(sub) = self.arena.subs.get_mut(ix as usize) else {
+            return;
+        };
+        let toks = std::mem::take(&mut sub.toks);
+        let kind = sub.kind;
+        let origin = match kind {
+            SubKind::Process => Origin::ProcessSubstitution,
+            _ => Origin::Substitution,
+        };
+        let mut nested = ctx.nested(origin, dirs, ctx.sandboxed);
+        nested.output_code = code;
+        if kind == SubKind::Array {
+            for t in toks {
+                if let Tok::Word(w) = t {
+                    for s in w.subs {
+                        self.sub(s, &nested, dirs, false);
+                    }
+                }
+            }
+            return;
+        }
+        self.list(toks, nested);
+    }
+
+    /// After a list is built (pipes linked): heredoc bodies and xargs input.
+    fn post(&mut self, b: Built, ctx: &Ctx) {
+        if b.idx >= self.out.segments.len() {
+            return;
+        }
+        let seg = &self.out.segments[b.idx];
+        // Output run as a command: from the last stage of a substitution in command
+        // position, or from echo/printf piped into a shell.
+        let code_out = ctx.output_code && seg.pipe_next.is_none();
+        let text = match b.stdin_shell {
+            Some(d) => seg
+                .pipe_prev
+                .and_then(|p| {
+                    let prev = &self.out.segments[p];
+                    echo_text(&prev.argv, prev.dialect)
+                })
+                .map(|t| (t, d)),
+            None if code_out => echo_text(&seg.argv, seg.dialect).map(|t| (t, ctx.dialect)),
+            None => None,
+        };
+        if let Some((text, d)) = text {
+            let (sandboxed, dirs) = (seg.sandboxed, seg.dirs.clone());
+            let nested = ctx.script(Origin::Script, "pipe".to_string(), d, sandboxed, &dirs);
+            self.source(text, nested, Some(ctx.source));
+        }
+        let Some(seg) = self.out.segments.get(b.idx) else {
+            return;
+        };
+        if seg.heredocs.is_empty() && b.xargs.is_none() {
+            return;
+        }
+        let mut later: Vec<Vec<Word>> = Vec::new();
+        let mut next = seg.pipe_next;
+        while let Some(n) = next {
+            if later.len() > 64 {
+                break;
+            }
+            let s = &self.out.segments[n];
+            later.push(s.argv.clone());
+            next = s.pipe_next;
+        }
+        if code_out {
+            later.push(vec![Word::plain("sh")]);
+        }
+        let later_refs: Vec<&[Word]> = later.iter().map(Vec::as_slice).collect();
+        let mut scripts = Vec::new();
+        let mut xargs_input: Vec<Word> = Vec::new();
+        let seg = &mut self.out.segments[b.idx];
+        for h in &mut seg.heredocs {
+            let (kind, why) = classify(
+                h,
+                &seg.argv,
+                b.shell_c,
+                b.xargs.is_some(),
+                &later_refs,
+                self.input_cut,
+            );
+            h.kind = kind;
+            h.why = why;
+            match kind {
+                BodyKind::Script => {
+                    let d = match seg.argv.first().map(|w| command_name(&w.text)).as_deref() {
+                        Some("pwsh" | "powershell") => Dialect::PowerShell,
+                        Some("cmd") => Dialect::Cmd,
+                        _ => Dialect::Posix,
+                    };
+                    scripts.push((h.body.clone(), d));
+                }
+                BodyKind::Arguments => xargs_input.extend(split_plain(&h.body, MAX_XARGS_WORDS)),
+                BodyKind::Inert | BodyKind::Foreign => {}
+            }
+        }
+        let sandboxed = seg.sandboxed;
+        let dirs = seg.dirs.clone();
+        let reader = seg.head();
+        if let Some(replace) = b.xargs {
+            if xargs_input.is_empty() {
+                xargs_input = self.piped_words(b.idx);
+            }
+            self.xargs(b.idx, replace, xargs_input, ctx);
+        }
+        for (text, d) in scripts {
+            let nested = ctx.script(Origin::Heredoc, reader.clone(), d, sandboxed, &dirs);
+            self.source(text, nested, Some(ctx.source));
+        }
+    }
+
+    /// Words an `echo`/`printf` stage pipes into the segment.
+    fn piped_words(&self, idx: usize) -> Vec<Word> {
+        let Some(prev) = self.out.segments[idx].pipe_prev else {
+            return Vec::new();
+        };
+        let argv = &self.out.segments[prev].argv;
+        let name = argv
+            .first()
+            .map(|w| command_name(&w.text))
+            .unwrap_or_default();
+        let args: Vec<&Word> = match name.as_str() {
+            "echo" => argv[1..].iter().skip_while(|w| w.is_flag()).collect(),
+            "printf" => argv[1..].iter().collect(),
+            _ => return Vec::new(),
+        };
+        let text = args
+            .iter()
+            .map(|w| w.text.replace("\\n", " "))
+            .collect::<Vec<_>>()
+            .join(" ");
+        split_plain(&text, MAX_XARGS_WORDS)
+    }
+
+    fn xargs(&mut self, idx: usize, replace: Option<String>, input: Vec<Word>, ctx: &Ctx) {
+        if input.is_empty() {
+            if replace.is_none() {
+                // Unknown items still reach the command as operands.
+                let mut w = Word::plain(XARGS_INPUT);
+                w.dynamic = true;
+                self.out.segments[idx].argv.push(w);
+            }
+            return;
+        }
+        let Some(r) = replace else {
+            self.out.segments[idx].argv.extend(input);
+            return;
+        };
+        let base = self.out.segments[idx].argv.clone();
+        let subst = |item: &Word| -> Vec<Word> {
+            base.iter()
+                .map(|w| {
+                    let mut w = w.clone();
+                    if !r.is_empty() && w.text.contains(&r) {
+                        w.text = w.text.replace(&r, &item.text);
+                    }
+                    w
+                })
+                .collect()
+        };
+        self.out.segments[idx].argv = subst(&input[0]);
+        for item in input.iter().skip(1).take(MAX_XARGS_ITEMS) {
+            if self.out.segments.len() >= MAX_SEGMENTS {
+                self.out.truncated = true;
+                return;
+            }
+            let mut copy = self.out.segments[idx].clone();
+            copy.argv = subst(item);
+            copy.origin = Origin::Derived;
+            copy.depth = ctx.depth + 1;
+            copy.pipe_prev = None;
+            copy.pipe_next = None;
+            self.out.segments.push(copy);
+        }
+    }
+}

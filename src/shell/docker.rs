@@ -1,0 +1,335 @@
+//! Containers: the command a `docker run` / `docker exec` (or podman, `docker compose`)
+//! runs inside, and whether that container can reach the host's files.
+//!
+//! A `docker run` is *sandboxed* only when every `-v`/`--volume` is a named or anonymous
+//! volume or read-only (`:ro`), every `--mount` is a volume/tmpfs or read-only, and there
+//! is no `--volumes-from`. `docker exec` and `docker compose` are never sandboxed: what
+//! the container mounts is not on the command line.
+
+use super::word::{Word, command_name};
+
+/// The container part of a docker command line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Container {
+    /// `run`, `exec`, `compose run`, ...
+    pub verb: &'static str,
+    /// The command run in the container (entrypoint override first), possibly empty.
+    pub argv: Vec<Word>,
+    /// The container cannot write the host's files.
+    pub sandboxed: bool,
+}
+
+const RUN_BOOL_LONG: &[&str] = &[
+    "detach",
+    "interactive",
+    "tty",
+    "rm",
+    "privileged",
+    "init",
+    "publish-all",
+    "read-only",
+    "no-healthcheck",
+    "oom-kill-disable",
+    "sig-proxy",
+    "quiet",
+    "disable-content-trust",
+    "help",
+    "no-deps",
+    "service-ports",
+    "use-aliases",
+    "build",
+    "remove-orphans",
+];
+/// Short options that take a value (`-v`, `-e`, `-w`, ...); the rest are flags (`-dit`).
+const RUN_SHORT_VALUE: &str = "aechlmpuvw";
+
+/// Parse `argv` when its head is docker/podman/docker-compose; `None` otherwise or when
+/// the subcommand runs nothing in a container.
+pub fn container(argv: &[Word]) -> Option<Container> {
+    let head = command_name(&argv.first()?.text);
+    let mut i = 1;
+    let compose = match head.as_str() {
+        "docker" | "podman" => {
+            i = skip_global(argv, i);
+            if argv.get(i).is_some_and(|w| w.text == "container") {
+                i += 1;
+            }
+            if argv.get(i).is_some_and(|w| w.text == "compose") {
+                i = skip_compose(argv, i + 1);
+                true
+            } else {
+                false
+            }
+        }
+        "docker-compose" | "podman-compose" => {
+            i = skip_compose(argv, i);
+            true
+        }
+        _ => return None,
+    };
+    let verb = argv.get(i)?.text.as_str();
+    let verb: &'static str = match (compose, verb) {
+        (false, "run") => "run",
+        (false, "exec") => "exec",
+        (true, "run") => "compose run",
+        (true, "exec") => "compose exec",
+        _ => return None,
+    };
+    let mut opts = Opts {
+        safe: true,
+        entrypoint: None,
+    };
+    let target = opts.parse(argv, i + 1);
+    let mut out = Vec::new();
+    if let Some(e) = opts.entrypoint {
+        out.push(e);
+    }
+    out.extend(argv.iter().skip(target + 1).cloned());
+    Some(Container {
+        verb,
+        argv: out,
+        sandboxed: verb == "run" && opts.safe,
+    })
+}
+
+fn skip_global(argv: &[Word], mut i: usize) -> usize {
+    let value = [
+        "-H",
+        "--host",
+        "-c",
+        "--context",
+        "--config",
+        "-l",
+        "--log-level",
+        "--tlscacert",
+        "--tlscert",
+        "--tlskey",
+        "--url",
+        "--connection",
+    ];
+    while let Some(w) = argv.get(i) {
+        let t = w.text.as_str();
+        if !t.starts_with('-') {
+            break;
+        }
+        i += if value.contains(&t) { 2 } else { 1 };
+    }
+    i
+}
+
+fn skip_compose(argv: &[Word], mut i: usize) -> usize {
+    let value = [
+        "-f",
+        "--file",
+        "-p",
+        "--project-name",
+        "--env-file",
+        "--profile",
+        "--project-directory",
+        "--ansi",
+        "--progress",
+        "--parallel",
+    ];
+    while let Some(w) = argv.get(i) {
+        let t = w.text.as_str();
+        if !t.starts_with('-') {
+            break;
+        }
+        i += if value.contains(&t) { 2 } else { 1 };
+    }
+    i
+}
+
+struct Opts {
+    safe: bool,
+    entrypoint: Option<Word>,
+}
+
+impl Opts {
+    /// Walk the options from `i`; returns the index of the image (or container/service).
+    fn parse(&mut self, argv: &[Word], mut i: usize) -> usize {
+        while let Some(w) = argv.get(i) {
+            let t = w.text.as_str();
+            if t == "--" {
+                return i + 1;
+            }
+            if let Some(long) = t.strip_prefix("--") {
+                let (name, inline) = match long.split_once('=') {
+                    Some((n, v)) => (n, Some(v.to_string())),
+                    None => (long, None),
+                };
+                if RUN_BOOL_LONG.contains(&name) {
+                    i += 1;
+                    continue;
+                }
+                let value = match inline {
+                    Some(v) => {
+                        i += 1;
+                        v
+                    }
+                    None => {
+                        let v = argv.get(i + 1).map(|w| w.text.clone()).unwrap_or_default();
+                        i += 2;
+                        v
+                    }
+                };
+                self.option(name, &value, argv.get(i - 1));
+                continue;
+            }
+            if t.len() > 1 && t.starts_with('-') {
+                let bundle = &t[1..];
+                i += 1;
+                for (k, c) in bundle.char_indices() {
+                    if RUN_SHORT_VALUE.contains(c) {
+                        let rest = &bundle[k + c.len_utf8()..];
+                        let value = if rest.is_empty() {
+                            i += 1;
+                            argv.get(i - 1).map(|w| w.text.clone()).unwrap_or_default()
+                        } else {
+                            rest.to_string()
+                        };
+                        let name = match c {
+                            'v' => "volume",
+                            _ => "",
+                        };
+                        self.option(name, &value, None);
+                        break;
+                    }
+                }
+                continue;
+            }
+            return i;
+        }
+        argv.len()
+    }
+
+    fn option(&mut self, name: &str, value: &str, word: Option<&Word>) {
+        match name {
+            "volume" => self.safe &= volume_safe(value),
+            "mount" => self.safe &= mount_safe(value),
+            "volumes-from" => self.safe = false,
+            "entrypoint" => {
+                let mut w = word.cloned().unwrap_or_default();
+                w.text = value.to_string();
+                w.subs.clear();
+                self.entrypoint = Some(w);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// `-v` spec: `name:/path[:opts]`, `/host:/path[:opts]`, `C:\host:/path`, `/anon`.
+pub fn volume_safe(spec: &str) -> bool {
+    let b = spec.as_bytes();
+    // A Windows drive path as the source: `C:\x:/y` or `C:/x:/y`.
+    let drive =
+        b.len() > 2 && b[0].is_ascii_alphabetic() && b[1] == b':' && matches!(b[2], b'\\' | b'/');
+    let rest = if drive { &spec[2..] } else { spec };
+    let parts: Vec<&str> = rest.split(':').collect();
+    if parts.len() == 1 && !drive {
+        return true; // anonymous volume: `-v /data`
+    }
+    let readonly = parts.len() >= 3
+        && parts[parts.len() - 1]
+            .split(',')
+            .any(|o| o == "ro" || o == "readonly");
+    if readonly {
+        return true;
+    }
+    if drive {
+        return false;
+    }
+    is_volume_name(parts[0])
+}
+
+fn is_volume_name(s: &str) -> bool {
+    let mut chars = s.chars();
+    matches!(chars.next(), Some(c) if c.is_ascii_alphanumeric())
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))
+}
+
+/// `--mount` spec: `type=bind,source=…,target=…,readonly`.
+pub fn mount_safe(spec: &str) -> bool {
+    let mut kind = "volume";
+    let mut readonly = false;
+    for field in spec.split(',') {
+        let (k, v) = field.split_once('=').unwrap_or((field, "true"));
+        match k {
+            "type" => kind = v,
+            "readonly" | "ro" => readonly = matches!(v, "true" | "1" | ""),
+            _ => {}
+        }
+    }
+    readonly || matches!(kind, "volume" | "tmpfs")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn c(s: &str) -> Option<Container> {
+        let w: Vec<Word> = s.split_whitespace().map(Word::plain).collect();
+        container(&w)
+    }
+
+    fn argv(c: &Container) -> String {
+        c.argv
+            .iter()
+            .map(|w| w.text.as_str())
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    #[test]
+    fn run_payload_and_mounts() {
+        let r = c("docker run --rm -v kazuo-linux:/project img npm run build").unwrap();
+        assert!(r.sandboxed);
+        assert_eq!(argv(&r), "npm run build");
+        let r = c("docker run --rm -v /src:/project:ro -it img make").unwrap();
+        assert!(r.sandboxed);
+        assert_eq!(argv(&r), "make");
+        let r = c("docker run -v .:/project img npm run build").unwrap();
+        assert!(!r.sandboxed);
+        let r = c("docker run -v=/src:/p img x").unwrap();
+        assert!(!r.sandboxed);
+        let r = c("docker run --volumes-from other img x").unwrap();
+        assert!(!r.sandboxed);
+        let r = c("docker run --mount type=bind,source=/s,target=/t img x").unwrap();
+        assert!(!r.sandboxed);
+        let r = c("docker run --mount type=bind,source=/s,target=/t,readonly img x").unwrap();
+        assert!(r.sandboxed);
+        let r = c("docker run --mount source=vol,target=/t img x").unwrap();
+        assert!(r.sandboxed);
+        let r = c("docker run -e A=1 --name b -w /p --entrypoint sh img -c ls").unwrap();
+        assert_eq!(argv(&r), "sh -c ls");
+        let r = c("docker container run -dit img").unwrap();
+        assert_eq!(argv(&r), "");
+    }
+
+    #[test]
+    fn exec_and_compose_are_never_sandboxed() {
+        let r = c("docker exec -it box npm run build").unwrap();
+        assert!(!r.sandboxed);
+        assert_eq!(argv(&r), "npm run build");
+        let r = c("docker compose -f x.yml run --rm app npm run build").unwrap();
+        assert!(!r.sandboxed);
+        assert_eq!(argv(&r), "npm run build");
+        assert!(c("docker ps").is_none());
+        assert!(c("ls").is_none());
+    }
+
+    #[test]
+    fn volume_specs() {
+        assert!(volume_safe("data:/data"));
+        assert!(volume_safe("/anon"));
+        assert!(volume_safe("/host:/c:ro"));
+        assert!(volume_safe("/host:/c:ro,z"));
+        assert!(!volume_safe("/host:/c"));
+        assert!(!volume_safe("./x:/c"));
+        assert!(!volume_safe("$PWD:/c"));
+        assert!(!volume_safe(r"C:\src:/c"));
+        assert!(volume_safe(r"C:\src:/c:ro"));
+        assert!(!volume_safe("~/x:/c"));
+    }
+}

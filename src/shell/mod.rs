@@ -1,0 +1,137 @@
+#![warn(missing_docs)]
+
+//! Command analysis: shell text → segments of argv words, wrappers peeled, nested
+//! commands found. Pure: no files, no processes, no clock.
+//!
+//! ```text
+//! text ─lexer/quote/heredoc─▶ tokens ─segment─▶ segments ─wrappers/pm/docker─▶ argv
+//!          ▲                                         │
+//!          └──── substitutions, `bash -c` scripts, heredoc scripts, `eval`, ... ◀┘
+//! ```
+//!
+//! The rules decide on words, not on text: `git commit -m "wrap vite build"` is one
+//! `git` segment whose message is a single argv word, and `echo "rm -rf dist"` is an
+//! `echo`. What runs is found wherever it hides: `$(…)`, backticks, `<(…)`, `bash -c`,
+//! `eval`, `cmd /c`, `powershell -Command`, heredocs read by a shell, `find -exec`, and
+//! `xargs` fed by `echo` or a heredoc.
+//!
+//! Work is bounded: [`MAX_INPUT_BYTES`] of input, nesting up to [`lexer::MAX_DEPTH`],
+//! a total lexing budget of [`MAX_WORK_BYTES`] (nested scripts are lexed again), and
+//! [`segment::MAX_SEGMENTS`] segments. Past a limit the analysis stops and says so in
+//! [`Analysis::truncated`]; it never fails and never panics.
+//!
+//! PowerShell approximations: one lexer serves all three dialects (see `quote.rs` for the
+//! table). In PowerShell `;`, newlines, `|`, `&&`, `||` separate commands, `&` (call
+//! operator) starts one, `{ … }` script blocks are analyzed as if they ran, `(…)`,
+//! `$(…)` and `@(…)` in argument position are nested commands, the backtick escapes,
+//! `''`/`""` double a quote, `<# … #>` and `#` are comments, and `@'…'@`/`@"…"@` are
+//! here-strings. Parameters stay words (`-Recurse`, `-Name:electron`); the rules
+//! compare them case-insensitively and by prefix where PowerShell allows abbreviation.
+//! Not modelled: `--%` stop-parsing, splatting, pipeline-bound parameters beyond the
+//! previous stage, and variables holding commands.
+//!
+//! Decisions:
+//! - Heredocs (see `heredoc.rs`): a body is inert only for a known inert reader, not
+//!   piped into a shell, without a live substitution and closed; anything else is
+//!   analyzed as commands. `python - <<EOF`, `node <<EOF` and other interpreters reading
+//!   their program from stdin are *foreign*: not shell, so not analyzed (their
+//!   `os.system("…")` strings are out of reach, like `node -e "…"`). An unknown reader
+//!   (`mystery <<EOF`) is not trusted. An unclosed body is analyzed, except when the
+//!   input was cut at [`MAX_INPUT_BYTES`].
+//! - Text that becomes code is analyzed: `echo …`/`printf …`/`Write-Output …` piped into
+//!   a shell or `Invoke-Expression`, and the output of a substitution used as the
+//!   command name (`$(cat <<EOF …)`, `bash -c "$(echo …)"`, `eval "$(…)"`).
+//! - `powershell -EncodedCommand` is decoded (base64 of UTF-16LE) and analyzed like
+//!   `-Command`; a value that does not decode is left alone.
+//! - `xargs` gets its input words from an `echo`/`printf` stage or a heredoc when it
+//!   can, and one placeholder operand ([`segment::XARGS_INPUT`]) otherwise.
+//! - `docker run` payloads are marked [`Segment::sandboxed`] only when no mount can
+//!   write the host; `docker exec`/`docker compose` never are. Substitutions on the
+//!   `docker` line run on the host and are never sandboxed.
+//! - Command names compare case-insensitively everywhere (see [`word::command_name`]).
+//! - `cd`, `pushd`, `Set-Location` steps are kept per segment ([`Segment::dirs`]),
+//!   scoped to subshells; a dynamic or missing target makes the directory unknown.
+
+mod build;
+pub mod docker;
+pub mod heredoc;
+pub mod lexer;
+pub mod pm;
+mod quote;
+mod quote_win;
+pub mod segment;
+pub mod word;
+pub mod wrappers;
+
+pub use heredoc::{BodyKind, Heredoc};
+pub use lexer::{Op, Redirect};
+pub use segment::{Analysis, DirStep, Origin, Segment, Source};
+pub use word::Word;
+
+use build::{Builder, Ctx};
+use lexer::Arena;
+
+/// Longest input analyzed; the rest is ignored (and the analysis marked truncated).
+pub const MAX_INPUT_BYTES: usize = 1 << 20;
+/// Total bytes the lexer may process across nested re-lexing.
+pub const MAX_WORK_BYTES: usize = 8 * MAX_INPUT_BYTES;
+
+/// The shell language a text is written in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dialect {
+    /// bash, sh, zsh, dash (the `Bash` tool).
+    Posix,
+    /// PowerShell (the `PowerShell` tool, `powershell -Command`).
+    PowerShell,
+    /// cmd.exe (`cmd /c`, `Start-Process` command lines).
+    Cmd,
+}
+
+impl Dialect {
+    /// A short lowercase name.
+    pub fn label(self) -> &'static str {
+        match self {
+            Dialect::Posix => "sh",
+            Dialect::PowerShell => "powershell",
+            Dialect::Cmd => "cmd",
+        }
+    }
+}
+
+/// Analyze `command` written in `dialect`.
+pub fn analyze(command: &str, dialect: Dialect) -> Analysis {
+    let mut text = command;
+    let mut cut = false;
+    if text.len() > MAX_INPUT_BYTES {
+        let mut end = MAX_INPUT_BYTES;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text = &text[..end];
+        cut = true;
+    }
+    let mut b = Builder {
+        arena: Arena::new(MAX_WORK_BYTES),
+        out: Analysis::default(),
+        input_cut: cut,
+    };
+    let ctx = Ctx {
+        source: 0,
+        origin: Origin::Command,
+        via: String::new(),
+        depth: 0,
+        dialect,
+        sandboxed: false,
+        dirs: Vec::new(),
+        output_code: false,
+    };
+    b.source(text.to_string(), ctx, None);
+    let mut out = b.out;
+    out.truncated |= cut || b.arena.truncated;
+    out
+}
+
+#[cfg(test)]
+mod analysis_tests;
+#[cfg(test)]
+mod proptests;

@@ -1,0 +1,277 @@
+//! Words: one argv element after quote removal, and the small helpers rules use on them
+//! (command names, flag unbundling, assignments).
+
+/// One argv word after quote removal.
+///
+/// Expansions whose value is unknown before the command runs (`$HOME`, `${x}`, `$(…)`,
+/// `` `…` ``, `%VAR%`) are kept in [`Word::text`] as written and flag the word
+/// [`dynamic`](Word::dynamic); the commands inside substitutions become segments of their own.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Word {
+    /// The value with quotes and escapes removed.
+    pub text: String,
+    /// Some part of the word was quoted or escaped.
+    pub quoted: bool,
+    /// Some part is an expansion (parameter, command or process substitution, tilde).
+    pub dynamic: bool,
+    /// Holds an unquoted pattern character (`*`, `?`, `[`, `{`).
+    pub glob: bool,
+    /// The word began with a backslash escape (`\rm`), the usual way to skip an alias.
+    pub backslashed: bool,
+    /// Substitutions inside the word, as indices into the lexer's arena.
+    pub(crate) subs: Vec<u32>,
+}
+
+impl Word {
+    /// A plain unquoted literal word.
+    pub fn plain(text: impl Into<String>) -> Word {
+        Word {
+            text: text.into(),
+            ..Word::default()
+        }
+    }
+
+    /// A literal word that came out of quotes (used for words split out of a string).
+    pub fn quoted(text: impl Into<String>) -> Word {
+        Word {
+            text: text.into(),
+            quoted: true,
+            ..Word::default()
+        }
+    }
+
+    /// `-x`, `-abc` or `--long`: an option word (a lone `-` is an operand).
+    pub fn is_flag(&self) -> bool {
+        self.text.len() > 1 && self.text.starts_with('-')
+    }
+
+    /// The single-letter flags of a `-abc` word, unbundled (`-fdx` → `f`, `d`, `x`).
+    /// Empty for long options, operands and `--`.
+    pub fn short_flags(&self) -> impl Iterator<Item = char> + '_ {
+        let t = self.text.as_str();
+        let bundle = if t.len() > 1 && t.starts_with('-') && !t.starts_with("--") {
+            &t[1..]
+        } else {
+            ""
+        };
+        bundle.chars()
+    }
+
+    /// The name of a `--long[=value]` option, without dashes and value.
+    pub fn long_flag(&self) -> Option<&str> {
+        let rest = self.text.strip_prefix("--")?;
+        if rest.is_empty() {
+            return None;
+        }
+        Some(rest.split_once('=').map_or(rest, |(n, _)| n))
+    }
+
+    /// Whether this word is the command-name form of `name` (see [`command_name`]).
+    pub fn is_command(&self, name: &str) -> bool {
+        command_name(&self.text) == name
+    }
+
+    /// Render the word back as shell text that would produce the same value.
+    pub fn render(&self) -> String {
+        render_word(&self.text)
+    }
+}
+
+/// Quote `text` for display when it holds characters a shell would split or expand.
+pub fn render_word(text: &str) -> String {
+    if text.is_empty() {
+        return "''".to_string();
+    }
+    let plain = text.bytes().all(|b| {
+        b.is_ascii_alphanumeric()
+            || b >= 0x80
+            || matches!(
+                b,
+                b'-' | b'_'
+                    | b'.'
+                    | b'/'
+                    | b':'
+                    | b'='
+                    | b'+'
+                    | b','
+                    | b'@'
+                    | b'%'
+                    | b'$'
+                    | b'{'
+                    | b'}'
+                    | b'*'
+                    | b'?'
+                    | b'['
+                    | b']'
+                    | b'~'
+                    | b'\\'
+                    | b'^'
+            )
+    });
+    if plain {
+        text.to_string()
+    } else if !text.contains('\'') {
+        format!("'{text}'")
+    } else {
+        let escaped = text.replace('\\', "\\\\").replace('"', "\\\"");
+        format!("\"{escaped}\"")
+    }
+}
+
+/// The last path component of `text`, splitting on `/` and `\`.
+pub fn basename(text: &str) -> &str {
+    let b = text.as_bytes();
+    let mut end = b.len();
+    while end > 0 && matches!(b[end - 1], b'/' | b'\\') {
+        end -= 1;
+    }
+    let start = b[..end]
+        .iter()
+        .rposition(|&c| c == b'/' || c == b'\\')
+        .map_or(0, |i| i + 1);
+    &text[start..end]
+}
+
+/// Whether a command word reads like a Windows program: a `.exe`-style suffix, a backslash
+/// or a drive letter.
+pub fn is_windowsish(text: &str) -> bool {
+    let b = text.as_bytes();
+    let drive = b.len() >= 2 && b[1] == b':' && b[0].is_ascii_alphabetic();
+    drive || text.contains('\\') || windows_ext(basename(text)).is_some()
+}
+
+fn windows_ext(base: &str) -> Option<usize> {
+    let b = base.as_bytes();
+    if b.len() < 5 || b[b.len() - 4] != b'.' {
+        return None;
+    }
+    let ext = &b[b.len() - 3..];
+    let known = [b"exe", b"cmd", b"bat", b"com"]
+        .iter()
+        .any(|e| ext.eq_ignore_ascii_case(*e));
+    known.then_some(b.len() - 4)
+}
+
+/// The name a command word runs, for comparing heads: the basename, lowercased, with
+/// `.exe`/`.cmd`/`.bat`/`.com` dropped (`C:\Git\bin\GIT.EXE` → `git`).
+///
+/// Names compare case-insensitively everywhere: a guard that misses `Git` on Windows
+/// costs more than one that also matches a rare mixed-case Linux program.
+pub fn command_name(text: &str) -> String {
+    let base = basename(text);
+    let stem = match windows_ext(base) {
+        Some(end) => &base[..end],
+        None => base,
+    };
+    stem.to_ascii_lowercase()
+}
+
+/// The lowercased basename with its extension kept (`.\run.BAT` → `run.bat`).
+pub fn base_lower(text: &str) -> String {
+    basename(text).to_ascii_lowercase()
+}
+
+/// A Windows `/switch` lowercased, with Git Bash's doubled slash (`//c`, written so MSYS
+/// does not turn it into a path) reduced to one.
+pub fn win_switch(text: &str) -> String {
+    let t = text.to_ascii_lowercase();
+    match t.strip_prefix('/') {
+        Some(rest) if rest.starts_with('/') && rest.len() > 1 => rest.to_string(),
+        _ => t,
+    }
+}
+
+/// `NAME=value` (or `NAME+=value`, `NAME[i]=value`): a shell variable assignment.
+pub fn is_assignment(text: &str) -> bool {
+    let Some(eq) = text.find('=') else {
+        return false;
+    };
+    let mut name = &text[..eq];
+    if let Some(n) = name.strip_suffix('+') {
+        name = n;
+    }
+    if let Some(open) = name.find('[') {
+        if !name.ends_with(']') {
+            return false;
+        }
+        name = &name[..open];
+    }
+    let mut chars = name.chars();
+    matches!(chars.next(), Some(c) if c == '_' || c.is_ascii_alphabetic())
+        && chars.all(|c| c == '_' || c.is_ascii_alphanumeric())
+}
+
+/// Split `text` on ASCII whitespace into literal words (for xargs input and similar data).
+pub fn split_plain(text: &str, max: usize) -> Vec<Word> {
+    text.split_ascii_whitespace()
+        .take(max)
+        .map(Word::quoted)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn command_names_drop_paths_and_windows_suffixes() {
+        assert_eq!(command_name("git"), "git");
+        assert_eq!(command_name("/usr/bin/git"), "git");
+        assert_eq!(command_name(r"C:\Program Files\Git\bin\GIT.EXE"), "git");
+        assert_eq!(command_name("taskkill.exe"), "taskkill");
+        assert_eq!(command_name("run.bat"), "run");
+        assert_eq!(command_name("npx.cmd"), "npx");
+        assert_eq!(command_name("script.sh"), "script.sh");
+        assert_eq!(base_lower(r".\Run.BAT"), "run.bat");
+        assert_eq!(basename("dist/"), "dist");
+        assert_eq!(command_name(""), "");
+    }
+
+    #[test]
+    fn windows_switches() {
+        assert_eq!(win_switch("/C"), "/c");
+        assert_eq!(win_switch("//c"), "/c");
+        assert_eq!(win_switch("//"), "//");
+        assert_eq!(win_switch("-im"), "-im");
+    }
+
+    #[test]
+    fn windowsish_names() {
+        assert!(is_windowsish("run.bat"));
+        assert!(is_windowsish(r"C:\x\y"));
+        assert!(is_windowsish(r"bin\tool"));
+        assert!(!is_windowsish("/usr/bin/env"));
+    }
+
+    #[test]
+    fn short_flags_unbundle() {
+        let w = Word::plain("-fdx");
+        assert_eq!(w.short_flags().collect::<String>(), "fdx");
+        assert_eq!(Word::plain("--force").short_flags().count(), 0);
+        assert_eq!(Word::plain("-").short_flags().count(), 0);
+        assert_eq!(Word::plain("--force=yes").long_flag(), Some("force"));
+        assert_eq!(Word::plain("--").long_flag(), None);
+        assert!(Word::plain("-r").is_flag());
+        assert!(!Word::plain("-").is_flag());
+    }
+
+    #[test]
+    fn assignments() {
+        assert!(is_assignment("FOO=1"));
+        assert!(is_assignment("_x="));
+        assert!(is_assignment("PATH+=:/x"));
+        assert!(is_assignment("arr[2]=x"));
+        assert!(!is_assignment("1X=2"));
+        assert!(!is_assignment("--opt=2"));
+        assert!(!is_assignment("a-b=2"));
+        assert!(!is_assignment("plain"));
+    }
+
+    #[test]
+    fn rendering_quotes_only_when_needed() {
+        assert_eq!(render_word("git"), "git");
+        assert_eq!(render_word("wrap vite build"), "'wrap vite build'");
+        assert_eq!(render_word("it's"), "\"it's\"");
+        assert_eq!(render_word(""), "''");
+    }
+}

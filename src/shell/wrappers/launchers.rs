@@ -1,0 +1,196 @@
+//! Wrappers that start commands elsewhere: terminal multiplexers (`tmux`), containers
+//! (`docker run|exec`), parallel runners (`concurrently`) and git aliases given with
+//! `-c alias.x=…`.
+
+use super::{MAX_WORDS, Peel, Script, add_script, first_operand, join_posix, join_raw};
+use crate::shell::Dialect;
+use crate::shell::docker::container;
+use crate::shell::word::Word;
+
+pub(super) fn tmux(p: &mut Peel) -> bool {
+    let mut i = 1;
+    while let Some(w) = p.argv.get(i) {
+        let t = w.text.as_str();
+        if !t.starts_with('-') {
+            break;
+        }
+        if t == "-c" {
+            let text = p
+                .argv
+                .get(i + 1)
+                .map(|w| w.text.clone())
+                .unwrap_or_default();
+            return add_script(p, text, Dialect::Posix, "tmux");
+        }
+        i += if matches!(t, "-L" | "-S" | "-f" | "-T") {
+            2
+        } else {
+            1
+        };
+    }
+    let sub = p.argv.get(i).map(|w| w.text.as_str()).unwrap_or_default();
+    let keys = matches!(sub, "send-keys" | "send");
+    let runs = matches!(
+        sub,
+        "new"
+            | "new-session"
+            | "new-window"
+            | "neww"
+            | "split-window"
+            | "splitw"
+            | "respawn-pane"
+            | "respawnp"
+            | "respawn-window"
+            | "respawnw"
+            | "run-shell"
+            | "run"
+    );
+    if !keys && !runs {
+        return false;
+    }
+    let short = if keys { "tNc" } else { "cefFnstxylp" };
+    let j = first_operand(&p.argv, i + 1, short, &[]);
+    let rest: Vec<Word> = p.argv[j.min(p.argv.len())..]
+        .iter()
+        .filter(|w| {
+            !keys
+                || !matches!(
+                    w.text.as_str(),
+                    "Enter"
+                        | "C-m"
+                        | "KPEnter"
+                        | "C-c"
+                        | "C-d"
+                        | "C-j"
+                        | "Escape"
+                        | "Tab"
+                        | "Space"
+                )
+        })
+        .cloned()
+        .collect();
+    let text = if keys {
+        join_raw(&rest)
+    } else {
+        join_posix(&rest)
+    };
+    add_script(p, text, Dialect::Posix, "tmux")
+}
+
+pub(super) fn docker(p: &mut Peel) -> bool {
+    let Some(c) = container(&p.argv) else {
+        return false;
+    };
+    p.sandbox = Some(c.sandboxed || p.sandbox == Some(true));
+    p.wrappers.push(format!("docker {}", c.verb));
+    p.argv = c.argv;
+    true
+}
+
+pub(super) fn concurrently(p: &mut Peel) -> bool {
+    let value = [
+        "-n",
+        "--names",
+        "-c",
+        "--prefix-colors",
+        "-p",
+        "--prefix",
+        "-s",
+        "--success",
+        "-m",
+        "--max-processes",
+        "-l",
+        "--prefix-length",
+        "-t",
+        "--timestamp-format",
+        "--restart-tries",
+        "--restart-after",
+        "--names-separator",
+        "--default-input-target",
+    ];
+    let mut scripts = Vec::new();
+    let mut i = 1;
+    while let Some(w) = p.argv.get(i) {
+        let t = w.text.as_str();
+        if t.starts_with('-') && t.len() > 1 {
+            i += if value.contains(&t) { 2 } else { 1 };
+            continue;
+        }
+        let text = match t.split_once(':') {
+            Some((pm @ ("npm" | "yarn" | "pnpm" | "bun"), name)) => format!("{pm} run {name}"),
+            _ => t.to_string(),
+        };
+        scripts.push(text);
+        i += 1;
+    }
+    for s in scripts {
+        p.scripts.push(Script {
+            text: s,
+            dialect: Dialect::Posix,
+            via: "concurrently",
+        });
+    }
+    p.wrappers.push("concurrently".to_string());
+    p.argv.clear();
+    false
+}
+
+/// `git -c alias.x=<value> … x args`: expand the alias (`!` aliases are shell scripts).
+pub(super) fn git_alias(p: &mut Peel, done: &mut Vec<String>) -> bool {
+    let mut aliases: Vec<(String, String)> = Vec::new();
+    let mut i = 1;
+    while let Some(w) = p.argv.get(i) {
+        let t = w.text.as_str();
+        if t == "-c" {
+            if let Some(kv) = p.argv.get(i + 1)
+                && let Some((k, v)) = kv.text.split_once('=')
+                && let Some(name) = k.to_ascii_lowercase().strip_prefix("alias.")
+            {
+                aliases.push((name.to_string(), v.to_string()));
+            }
+            i += 2;
+            continue;
+        }
+        if matches!(
+            t,
+            "-C" | "--git-dir" | "--work-tree" | "--namespace" | "--config-env" | "--super-prefix"
+        ) {
+            i += 2;
+            continue;
+        }
+        if t.starts_with('-') {
+            i += 1;
+            continue;
+        }
+        break;
+    }
+    let Some(sub) = p.argv.get(i).map(|w| w.text.to_ascii_lowercase()) else {
+        return false;
+    };
+    let Some((_, value)) = aliases.into_iter().rev().find(|(n, _)| *n == sub) else {
+        return false;
+    };
+    if done.contains(&sub) {
+        return false;
+    }
+    done.push(sub.clone());
+    if let Some(shell) = value.strip_prefix('!') {
+        let mut text = shell.to_string();
+        let rest = p.argv[i + 1..].to_vec();
+        if !rest.is_empty() {
+            text.push(' ');
+            text.push_str(&join_posix(&rest));
+        }
+        return add_script(p, text, Dialect::Posix, "git alias");
+    }
+    let expansion: Vec<Word> = value.split_whitespace().map(Word::quoted).collect();
+    if p.argv.len() + expansion.len() > MAX_WORDS {
+        return false;
+    }
+    let tail = p.argv.split_off(i + 1);
+    p.argv.truncate(i);
+    p.argv.extend(expansion);
+    p.argv.extend(tail);
+    p.wrappers.push(format!("git alias {sub}"));
+    true
+}

@@ -1,0 +1,336 @@
+//! Wrapper peeling: find the command a segment really runs.
+//!
+//! Peeled in a loop, each recorded by name: `NAME=V` assignments, `env`, `sudo`/`doas`,
+//! `command`, `builtin`, `exec`, `nohup`, `setsid`, `nice`, `ionice`, `stdbuf`, `time`,
+//! `timeout`, `watch`, `winpty`, `cross-env`, `rtk`, a leading `\`, package runners (`npx`,
+//! `npm exec`, `pnpm exec|dlx`, `yarn dlx|exec`, `bunx`), `xargs`, `docker run|exec`,
+//! `source file`, `call`, `start`, `Start-Process`, and `git -c alias.x=…` aliases.
+//!
+//! Wrappers that carry a command *string* hand it back as a [`Script`] to be lexed as a
+//! source of its own: `bash|sh|zsh|dash -c` (bundled `-lc`, `-ec`), `eval`, `cmd /c|/k`,
+//! `powershell|pwsh -Command` and `-EncodedCommand` (base64 UTF-16LE, decoded), `wsl`,
+//! `watch` (without `-x`), `tmux new-session|new-window|split-window|send-keys`,
+//! `Invoke-Expression`, `env -S`, `npx -c`, `concurrently`, `cross-env-shell` and `!`
+//! git aliases. `find -exec|-execdir|-ok … ;|+` yields the executed commands as
+//! derived segments and keeps `find` itself as the command.
+
+mod launchers;
+mod posix;
+pub mod windows;
+
+use super::Dialect;
+use super::pm::{PmCall, pm_call};
+use super::word::{Word, command_name, is_assignment};
+
+/// Upper bound on peeling steps for one segment.
+const MAX_STEPS: usize = 32;
+/// Upper bound on argv growth through alias expansion.
+pub(super) const MAX_WORDS: usize = 512;
+/// Upper bound on a decoded `-EncodedCommand`.
+pub(super) const MAX_DECODED: usize = 256 * 1024;
+
+/// A command string found inside a wrapper, to be analyzed as a nested source.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Script {
+    /// The command text.
+    pub text: String,
+    /// How to lex it.
+    pub dialect: Dialect,
+    /// The wrapper that carried it (`bash -c`, `eval`, `cmd /c`, ...).
+    pub via: &'static str,
+}
+
+/// The result of peeling one segment.
+#[derive(Clone, Debug, Default)]
+pub struct Peel {
+    /// The command after the wrappers (may be empty).
+    pub argv: Vec<Word>,
+    /// Wrapper names in the order they were peeled.
+    pub wrappers: Vec<String>,
+    /// Command strings to analyze as nested sources.
+    pub scripts: Vec<Script>,
+    /// Commands run by `find -exec` and similar.
+    pub derived: Vec<Vec<Word>>,
+    /// `Some(true)` inside a sandboxed `docker run`, `Some(false)` inside other containers.
+    pub sandbox: Option<bool>,
+    /// `Some(replace)` when `xargs` was peeled (its `-I` string, if any).
+    pub xargs: Option<Option<String>>,
+    /// A `-c` style script was peeled: stdin goes to that script.
+    pub shell_c: bool,
+}
+
+fn texts(words: &[Word]) -> impl Iterator<Item = &str> {
+    words.iter().map(|w| w.text.as_str())
+}
+
+/// Join words the way `eval` or PowerShell rebuild a command line.
+pub(super) fn join_raw(words: &[Word]) -> String {
+    texts(words).collect::<Vec<_>>().join(" ")
+}
+
+/// Join words re-quoting those a POSIX shell would split.
+pub(super) fn join_posix(words: &[Word]) -> String {
+    if words.len() == 1 {
+        return words[0].text.clone();
+    }
+    words
+        .iter()
+        .map(|w| {
+            let t = &w.text;
+            if !t.is_empty()
+                && !t
+                    .bytes()
+                    .any(|b| b.is_ascii_whitespace() || b"'\"$`;&|<>()\\".contains(&b))
+            {
+                t.clone()
+            } else {
+                format!("'{}'", t.replace('\'', "'\\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Join words the way a Windows command line is rebuilt (quotes around spaces).
+pub(super) fn join_cmd(words: &[Word]) -> String {
+    if words.len() == 1 {
+        return words[0].text.clone();
+    }
+    words
+        .iter()
+        .map(|w| {
+            if w.text.is_empty() || w.text.contains([' ', '\t']) {
+                format!("\"{}\"", w.text)
+            } else {
+                w.text.clone()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Index of the first operand of `args` after options. `short_val` lists short options
+/// taking a value (`-u root`, `-uroot`), `long_val` long ones (`--user root`).
+pub(super) fn first_operand(
+    args: &[Word],
+    from: usize,
+    short_val: &str,
+    long_val: &[&str],
+) -> usize {
+    let mut i = from;
+    while let Some(w) = args.get(i) {
+        let t = w.text.as_str();
+        if t == "--" {
+            return i + 1;
+        }
+        if let Some(long) = t.strip_prefix("--") {
+            i += if !long.contains('=') && long_val.contains(&long) {
+                2
+            } else {
+                1
+            };
+            continue;
+        }
+        if t.len() > 1 && t.starts_with('-') {
+            let bundle = &t[1..];
+            let mut next = false;
+            for (k, c) in bundle.char_indices() {
+                if short_val.contains(c) {
+                    next = k + c.len_utf8() == bundle.len();
+                    break;
+                }
+            }
+            i += if next { 2 } else { 1 };
+            continue;
+        }
+        return i;
+    }
+    args.len()
+}
+
+/// Names [`peel`] knows how to unwrap (the head's [`command_name`]).
+fn is_wrapper(name: &str) -> bool {
+    matches!(
+        name,
+        "env"
+            | "sudo"
+            | "doas"
+            | "command"
+            | "builtin"
+            | "nohup"
+            | "call"
+            | "cross-env"
+            | "exec"
+            | "setsid"
+            | "winpty"
+            | "unbuffer"
+            | "caffeinate"
+            | "nice"
+            | "ionice"
+            | "stdbuf"
+            | "time"
+            | "timeout"
+            | "watch"
+            | "rtk"
+            | "npx"
+            | "pnpx"
+            | "bunx"
+            | "bash"
+            | "sh"
+            | "zsh"
+            | "dash"
+            | "ksh"
+            | "mksh"
+            | "ash"
+            | "fish"
+            | "busybox"
+            | "eval"
+            | "iex"
+            | "invoke-expression"
+            | "source"
+            | "."
+            | "cmd"
+            | "powershell"
+            | "pwsh"
+            | "start"
+            | "start-process"
+            | "saps"
+            | "tmux"
+            | "xargs"
+            | "find"
+            | "docker"
+            | "podman"
+            | "docker-compose"
+            | "podman-compose"
+            | "wsl"
+            | "concurrently"
+            | "cross-env-shell"
+    )
+}
+
+/// Whether [`peel`] could change `words`: a cheap look at the head, so that the common
+/// plain command is not copied.
+pub fn may_peel(words: &[Word], dialect: Dialect) -> bool {
+    let Some(head) = words.first() else {
+        return false;
+    };
+    if head.backslashed
+        || (dialect == Dialect::Posix && is_assignment(&head.text))
+        || (dialect == Dialect::Cmd && head.text.starts_with('@'))
+    {
+        return true;
+    }
+    let name = command_name(&head.text);
+    match name.as_str() {
+        "git" => words.iter().any(|w| w.text == "-c"),
+        "npm" | "pnpm" | "yarn" | "bun" => matches!(pm_call(words), Some(PmCall::Exec { .. })),
+        n => is_wrapper(n),
+    }
+}
+
+/// Peel the wrappers off `words`.
+pub fn peel(words: &[Word], dialect: Dialect) -> Peel {
+    let mut p = Peel {
+        argv: words.to_vec(),
+        ..Peel::default()
+    };
+    let mut aliases_done: Vec<String> = Vec::new();
+    for _ in 0..MAX_STEPS {
+        if dialect == Dialect::Posix {
+            let n = p.argv.iter().take_while(|w| is_assignment(&w.text)).count();
+            if n > 0 {
+                for w in p.argv.drain(..n) {
+                    let name = w.text.split('=').next().unwrap_or_default();
+                    p.wrappers.push(format!("{name}="));
+                }
+                continue;
+            }
+        }
+        let Some(head) = p.argv.first() else { break };
+        if head.backslashed && !p.wrappers.iter().any(|w| w == "\\") {
+            p.wrappers.push("\\".to_string());
+        }
+        if dialect == Dialect::Cmd && head.text.len() > 1 && head.text.starts_with('@') {
+            p.argv[0].text.remove(0);
+            continue;
+        }
+        let name = command_name(&p.argv[0].text);
+        let more = match name.as_str() {
+            "env" => posix::env(&mut p),
+            "sudo" | "doas" => posix::sudo(&mut p, &name),
+            "command" => posix::command(&mut p),
+            "builtin" | "nohup" | "call" | "cross-env" | "exec" | "setsid" | "winpty"
+            | "unbuffer" | "caffeinate" | "nice" | "ionice" | "stdbuf" | "time" => {
+                posix::simple(&mut p, &name)
+            }
+            "timeout" => posix::timeout(&mut p),
+            "watch" => posix::watch(&mut p),
+            "rtk" => posix::rtk(&mut p),
+            "npx" | "pnpx" | "bunx" | "npm" | "pnpm" | "yarn" | "bun" => {
+                posix::runner(&mut p, &name)
+            }
+            "bash" | "sh" | "zsh" | "dash" | "ksh" | "mksh" | "ash" | "fish" => {
+                posix::shell(&mut p, &name)
+            }
+            "busybox" => drop_head(&mut p, "busybox"),
+            "eval" => script_rest(&mut p, dialect, "eval"),
+            "iex" | "invoke-expression" => {
+                script_rest(&mut p, Dialect::PowerShell, "Invoke-Expression")
+            }
+            "source" | "." => posix::source(&mut p),
+            "cmd" => windows::cmd(&mut p),
+            "powershell" | "pwsh" => windows::powershell(&mut p),
+            "start" if dialect == Dialect::PowerShell => windows::start_process(&mut p),
+            "start" => windows::start(&mut p),
+            "start-process" | "saps" => windows::start_process(&mut p),
+            "tmux" => launchers::tmux(&mut p),
+            "xargs" => posix::xargs(&mut p),
+            "find" => {
+                posix::find(&mut p);
+                false
+            }
+            "docker" | "podman" | "docker-compose" | "podman-compose" => launchers::docker(&mut p),
+            "wsl" => windows::wsl(&mut p),
+            "concurrently" => launchers::concurrently(&mut p),
+            "cross-env-shell" => script_rest(&mut p, Dialect::Posix, "cross-env-shell"),
+            "git" => launchers::git_alias(&mut p, &mut aliases_done),
+            n => {
+                debug_assert!(!is_wrapper(n), "wrapper `{n}` has no handler");
+                false
+            }
+        };
+        if !more {
+            break;
+        }
+    }
+    p
+}
+
+pub(super) fn drop_head(p: &mut Peel, name: &str) -> bool {
+    p.argv.remove(0);
+    p.wrappers.push(name.to_string());
+    true
+}
+
+pub(super) fn keep_from(p: &mut Peel, i: usize, name: impl Into<String>) -> bool {
+    let i = i.min(p.argv.len());
+    p.argv.drain(..i);
+    p.wrappers.push(name.into());
+    true
+}
+
+pub(super) fn add_script(p: &mut Peel, text: String, dialect: Dialect, via: &'static str) -> bool {
+    p.scripts.push(Script { text, dialect, via });
+    p.wrappers.push(via.to_string());
+    p.argv.clear();
+    p.shell_c = true;
+    false
+}
+
+fn script_rest(p: &mut Peel, dialect: Dialect, via: &'static str) -> bool {
+    let text = join_raw(&p.argv[1..]);
+    add_script(p, text, dialect, via)
+}
+
+#[cfg(test)]
+mod tests;

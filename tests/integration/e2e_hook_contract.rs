@@ -1,0 +1,165 @@
+//! The guard's contract with the real client, end to end (see `e2e_bed`): a
+//! crashing guard fails open and says why, the exit-2 decision form blocks, a
+//! path is judged from the directory a Bash `cd` moved to, and a session
+//! started below the repo root runs no hook at all (and `claim` says so).
+
+use serde_json::json;
+
+use crate::e2e_bed::{
+    API_X, Bed, CRASH_SWITCH, assert_blocked, assert_guard_output, assert_ran, bash, bash_call,
+    edit, explain, hook_responses, pre_tool_response, read, result_of, write,
+};
+use crate::support::claude::require_claude;
+use crate::support::fake_model::{FakeModel, Turn};
+
+#[test]
+fn a_crashing_guard_fails_open_with_its_note_in_the_hook_response() {
+    let claude = require_claude!();
+    let bed = Bed::new(claude, json!({"releaseChecks": ["true"]}));
+    bed.claimed_by_finished_session("api");
+    let x = bed.repo.join("src/api/x.ts");
+    let model = FakeModel::start(vec![
+        read("toolu_read", &x),
+        edit("toolu_edit", &x, "x = 1", "x = 'crash let it through'"),
+        Turn::text("edited"),
+    ]);
+
+    let run = bed.session(&model, "B").env(CRASH_SWITCH, "1").run();
+
+    run.assert_success();
+    assert_guard_output(&run);
+    assert_ran(&run, &model, "toolu_edit");
+    assert_eq!(
+        bed.repo.read("src/api/x.ts").as_deref(),
+        Some("export const x = 'crash let it through';\n"),
+        "the edit of another stream's file went through: the guard fails open"
+    );
+    let response = pre_tool_response(&run, "Edit")
+        .unwrap_or_else(|| panic!("{}", run.describe("no PreToolUse:Edit hook_response")));
+    assert_eq!(response["exit_code"], 0, "{response}");
+    assert_eq!(response["stdout"], "", "{response}");
+    assert_eq!(
+        response["stderr"].as_str().map(str::trim),
+        Some("guard: internal error (crash requested by SESSION_LOCK_GUARD_CRASH); allowing"),
+        "{response}"
+    );
+}
+
+#[test]
+fn exit2_decision_form_blocks_and_the_model_sees_the_reason() {
+    let claude = require_claude!();
+    let bed = Bed::new(
+        claude,
+        json!({"releaseChecks": ["true"], "decision": "exit2"}),
+    );
+    bed.claimed_by_finished_session("api");
+    let x = bed.repo.join("src/api/x.ts");
+    let model = FakeModel::start(vec![
+        read("toolu_read", &x),
+        edit("toolu_edit", &x, "x = 1", "x = 'from B'"),
+        Turn::text("blocked"),
+    ]);
+
+    let run = bed.session(&model, "B").run();
+
+    run.assert_success();
+    assert_guard_output(&run);
+    let r = assert_blocked(
+        &run,
+        &model,
+        "toolu_edit",
+        "session-lock: src/api/x.ts is owned by stream 'api'",
+    );
+    assert!(
+        r.content.starts_with("PreToolUse:Edit hook error: [")
+            && r.content.contains(env!("CARGO_BIN_EXE_guard")),
+        "the exit-2 form shows the model the hook's command line too: {}",
+        r.content
+    );
+    assert_eq!(bed.repo.read("src/api/x.ts").as_deref(), Some(API_X));
+    let response = pre_tool_response(&run, "Edit").expect("a PreToolUse:Edit hook_response");
+    assert_eq!(response["exit_code"], 2, "{response}");
+    assert!(
+        response["stderr"]
+            .as_str()
+            .is_some_and(|s| s.contains("src/api/x.ts is owned by stream 'api'")),
+        "{response}"
+    );
+}
+
+#[test]
+fn writes_are_checked_from_the_directory_a_bash_cd_moved_to() {
+    let claude = require_claude!();
+    let bed = Bed::new(claude, json!({"releaseChecks": ["true"]}));
+    bed.claimed_by_finished_session("api");
+    let model = FakeModel::start(vec![
+        bash("cd src"),
+        write("toolu_rel_owned", "api/z.ts", "z\n"),
+        write("toolu_abs_owned", bed.repo.join("src/api/w.ts"), "w\n"),
+        write("toolu_rel_free", "ui/new.ts", "free\n"),
+        write("toolu_rel_up", "../docs/new.md", "up\n"),
+        Turn::text("done"),
+    ]);
+
+    let run = bed.session(&model, "B").run();
+
+    run.assert_success();
+    assert_guard_output(&run);
+    // Relative to the repo root, `api/z.ts` is owned by nobody: it is blocked
+    // only because the guard resolves it from the payload's cwd, `src/`.
+    assert_blocked(
+        &run,
+        &model,
+        "toolu_rel_owned",
+        "src/api/z.ts is owned by stream 'api'",
+    );
+    assert_blocked(
+        &run,
+        &model,
+        "toolu_abs_owned",
+        "src/api/w.ts is owned by stream 'api'",
+    );
+    for blocked in ["src/api/z.ts", "api/z.ts", "src/api/w.ts"] {
+        assert!(!bed.repo.exists(blocked), "{blocked} was not written");
+    }
+    assert_ran(&run, &model, "toolu_rel_free");
+    assert_ran(&run, &model, "toolu_rel_up");
+    assert_eq!(bed.repo.read("src/ui/new.ts").as_deref(), Some("free\n"));
+    assert_eq!(bed.repo.read("docs/new.md").as_deref(), Some("up\n"));
+}
+
+#[test]
+fn a_session_started_below_the_repo_root_has_no_hooks_and_claim_says_so() {
+    let claude = require_claude!();
+    let bed = Bed::new(claude, json!({"releaseChecks": ["true"]}));
+    let model = FakeModel::start(vec![
+        bash_call("toolu_claim", "claim api"),
+        Turn::text("done"),
+    ]);
+
+    let run = bed.session_in(&bed.repo.join("src"), &model, "S").run();
+
+    // The client reads .claude/settings.json from the folder it starts in.
+    run.assert_success();
+    assert_eq!(
+        hook_responses(&run).len(),
+        0,
+        "{}",
+        run.describe("no hook runs for a session started in src/")
+    );
+    let r = result_of(&run, &model, "toolu_claim");
+    assert!(
+        r.is_error
+            && r.content.starts_with("Exit code 6\n")
+            && r.content
+                .contains("the guard hook did not record the claim")
+            && r.content.contains("started at the repo root"),
+        "{}",
+        explain(
+            &run,
+            &model,
+            "claim tells the session its hook is not running"
+        )
+    );
+    assert!(bed.lock("api").is_none(), "no lock was written");
+}

@@ -1,0 +1,207 @@
+//! The command-rule half of the selftest corpus (`selftest/commands/*.case`) through the real
+//! `guard` binary. Every case runs twice: once with another live session registered in the
+//! same tree and once alone, so `shared` rules are seen to block with company and to let a
+//! lone session through. Every failing case is listed by file, line and name before failing.
+
+use crate::lifecycle_support::{Repo, Verdict, run_with_stdin, verdict};
+use serde_json::json;
+use session_lock::rules::cases::{CommandCase, Expect, parse_cases};
+use std::path::Path;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+const ME: &str = "5e1f7e57-0000-4000-8000-00000000000a";
+const OTHER: &str = "07e40000-0000-4000-8000-00000000000b";
+
+/// Registers a session in the guard's per-user registry, as live as this test process.
+fn register(home: &Path, session: &str, cwd: &Path) {
+    let pid = std::process::id();
+    let entry = json!({
+        "sessionId": session,
+        "cwd": cwd.to_string_lossy(),
+        "pid": pid,
+        "procStart": session_lock::liveness::start_time(pid),
+        "updatedAt": session_lock::time::iso(session_lock::time::now_ms()),
+    });
+    let dir = home.join("sessions");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join(format!("{session}.json")), entry.to_string()).unwrap();
+}
+
+/// A repo whose registry holds this session and, with `others`, one more in the same tree.
+fn repo(others: bool) -> Repo {
+    let r = Repo::new();
+    register(&r.home, ME, &r.root);
+    if others {
+        register(&r.home, OTHER, &r.root.join("src"));
+    }
+    std::fs::create_dir_all(r.base.join("claude-config")).unwrap();
+    r
+}
+
+fn run(repo: &Repo, case: &CommandCase, others: bool) -> Result<(), String> {
+    let cwd = match &case.cwd {
+        Some(rel) => repo.root.join(rel),
+        None => repo.root.clone(),
+    };
+    std::fs::create_dir_all(&cwd).map_err(|e| format!("cwd: {e}"))?;
+    let input = if case.is_mcp() {
+        case.input.clone()
+    } else {
+        json!({"command": case.command})
+    };
+    let payload = json!({
+        "session_id": ME,
+        "transcript_path": "/nonexistent/transcript.jsonl",
+        "cwd": cwd.to_string_lossy(),
+        "permission_mode": "bypassPermissions",
+        "hook_event_name": "PreToolUse",
+        "tool_name": case.tool,
+        "tool_input": input,
+        "tool_use_id": "toolu_selftest",
+    });
+    let mut cmd = repo.tool("guard");
+    cmd.current_dir(&cwd)
+        .env("CLAUDE_CONFIG_DIR", repo.base.join("claude-config"));
+    let out = run_with_stdin(cmd, payload.to_string().as_bytes());
+    let want: Option<&str> = match &case.expect {
+        Expect::Allow => None,
+        Expect::Block(id) => Some(id),
+        Expect::Shared(id) => others.then_some(id.as_str()),
+    };
+    let company = if others {
+        "with another session"
+    } else {
+        "alone"
+    };
+    match (verdict(&out)?, want) {
+        (Verdict::Allow, None) => Ok(()),
+        (Verdict::Block(reason), Some(id)) if reason.contains(id) => Ok(()),
+        (Verdict::Block(reason), Some(id)) => {
+            Err(format!("{company}: blocked, but not by {id}: {reason}"))
+        }
+        (Verdict::Block(reason), None) => {
+            Err(format!("{company}: expected allow, blocked: {reason}"))
+        }
+        (Verdict::Allow, Some(id)) => Err(format!(
+            "{company}: expected a block by {id}, allowed (stderr: {:?})",
+            String::from_utf8_lossy(&out.stderr)
+        )),
+    }
+}
+
+#[test]
+fn command_corpus() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("selftest/commands");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "case"))
+        .collect();
+    files.sort();
+    let mut cases = Vec::new();
+    let mut failures = Vec::new();
+    for f in &files {
+        let name = format!(
+            "selftest/commands/{}",
+            f.file_name().unwrap_or_default().to_string_lossy()
+        );
+        let text = std::fs::read_to_string(f).unwrap_or_else(|e| panic!("{name}: {e}"));
+        match parse_cases(&text, &name) {
+            Ok(c) => cases.extend(c),
+            Err(e) => failures.push(e.to_string()),
+        }
+    }
+    assert!(cases.len() >= 300, "only {} command cases", cases.len());
+    let next = AtomicUsize::new(0);
+    let failed = Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for _ in 0..4 {
+            s.spawn(|| {
+                // One repo per thread and company: the rules leave the tree as it was.
+                let alone = repo(false);
+                let shared = repo(true);
+                loop {
+                    let i = next.fetch_add(1, Ordering::SeqCst);
+                    let Some(case) = cases.get(i) else { break };
+                    for (r, others) in [(&alone, false), (&shared, true)] {
+                        if let Err(e) = run(r, case, others) {
+                            failed.lock().unwrap().push(format!(
+                                "{}:{} {}\n      {e}",
+                                case.file, case.line, case.name
+                            ));
+                        }
+                    }
+                }
+            });
+        }
+    });
+    let mut run_failures = failed.into_inner().unwrap();
+    run_failures.sort();
+    failures.extend(run_failures);
+    println!(
+        "selftest: {} command cases in {} files, each alone and shared; {} failed",
+        cases.len(),
+        files.len(),
+        failures.len()
+    );
+    assert!(
+        failures.is_empty(),
+        "{} command case failure(s):\n  {}",
+        failures.len(),
+        failures.join("\n  ")
+    );
+}
+
+#[test]
+fn a_missing_live_sessions_file_is_unknown_and_blocks_shared_rules() {
+    let r = repo(false);
+    r.config(&json!({"liveSessionsFile": "app-live.json"}));
+    let payload = json!({
+        "session_id": ME, "cwd": r.root.to_string_lossy(), "hook_event_name": "PreToolUse",
+        "tool_name": "Bash", "tool_input": {"command": "git checkout main"},
+    });
+    let mut cmd = r.tool("guard");
+    cmd.env("CLAUDE_CONFIG_DIR", r.base.join("claude-config"));
+    let out = run_with_stdin(cmd, payload.to_string().as_bytes());
+    match verdict(&out).unwrap() {
+        Verdict::Block(reason) => {
+            assert!(reason.contains("git.head-change"), "{reason}");
+            assert!(
+                reason.contains("cannot tell") && reason.contains("app-live.json"),
+                "{reason}"
+            );
+        }
+        Verdict::Allow => panic!("an unreadable live-sessions file must block the git rules"),
+    }
+    // The app publishes the file (its pid is alive, only this session listed): alone again.
+    r.write(
+        "app-live.json",
+        &json!({"pid": std::process::id(), "procStart": session_lock::liveness::start_time(std::process::id()),
+                "sessions": [{"sessionId": ME, "cwd": r.root.to_string_lossy()}]}).to_string(),
+    );
+    let mut cmd = r.tool("guard");
+    cmd.env("CLAUDE_CONFIG_DIR", r.base.join("claude-config"));
+    let out = run_with_stdin(cmd, payload.to_string().as_bytes());
+    assert_eq!(verdict(&out).unwrap(), Verdict::Allow);
+}
+
+#[test]
+fn a_session_the_registries_do_not_know_is_unknown_and_blocks_shared_rules() {
+    let r = repo(false);
+    let payload = json!({
+        "session_id": "unregistered-0000-4000-8000-000000000000", "cwd": r.root.to_string_lossy(),
+        "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "git stash"},
+    });
+    let mut cmd = r.tool("guard");
+    cmd.env("CLAUDE_CONFIG_DIR", r.base.join("claude-config"));
+    let out = run_with_stdin(cmd, payload.to_string().as_bytes());
+    match verdict(&out).unwrap() {
+        Verdict::Block(reason) => assert!(
+            reason.contains("no session registry lists this session"),
+            "{reason}"
+        ),
+        Verdict::Allow => panic!("a session nobody registered cannot be known to be alone"),
+    }
+}

@@ -1,0 +1,165 @@
+//! Broken files give clear errors naming the file (and the line, for plans) in every tool.
+
+use crate::lifecycle_support::{Repo, Verdict, verdict};
+use serde_json::{Value, json};
+
+fn run(repo: &Repo, tool: &str, who: &str, args: &[&str]) -> (i32, String, String) {
+    let mut c = repo.tool_as(tool, who);
+    c.args(args);
+    repo.run(c)
+}
+
+fn broken_lock_repo() -> Repo {
+    let repo = Repo::new();
+    repo.config(&json!({"releaseChecks": [], "pollSeconds": 1}));
+    repo.plan("api", 1, &["src/api/**"]);
+    repo.plan("ui", 1, &["src/ui/**"]);
+    repo.write(
+        "session-lock/api.lock",
+        "{\"stream\": \"api\", \"sessionId\": ",
+    );
+    repo
+}
+
+#[test]
+fn a_broken_lock_is_named_by_every_tool() {
+    let repo = broken_lock_repo();
+    for (tool, args) in [
+        ("claim", vec!["api"]),
+        ("release", vec!["api"]),
+        (
+            "wait-milestone",
+            vec!["ui", "--stream", "api", "--timeout", "1"],
+        ),
+    ] {
+        let (code, out, err) = run(&repo, tool, "alice", &args);
+        assert_eq!(code, 1, "{tool}: {out}{err}");
+        assert!(
+            err.starts_with(&format!("{tool}: "))
+                && err.contains("session-lock/api.lock: not a lock record"),
+            "{tool}: {err}"
+        );
+    }
+    let (code, out, _) = run(&repo, "status", "alice", &[]);
+    assert_eq!(code, 1, "status reports problems with exit 1");
+    assert!(
+        out.contains("problem: ") && out.contains("session-lock/api.lock: not a lock record"),
+        "{out}"
+    );
+    assert!(
+        out.contains("ui ") && out.contains("unclaimed"),
+        "the rest still shows: {out}"
+    );
+    let (code, out, _) = run(&repo, "status", "alice", &["--json"]);
+    assert_eq!(code, 1);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let problems = v["problems"].as_array().unwrap();
+    assert_eq!(problems.len(), 1);
+    assert!(
+        problems[0].as_str().unwrap().contains("api.lock"),
+        "{problems:?}"
+    );
+    // The guard's claim names it too, instead of guessing at a race.
+    match verdict(&repo.bash("alice", "claim api")) {
+        Ok(Verdict::Block(reason)) => assert!(
+            reason.contains("cannot claim 'api'") && reason.contains("api.lock"),
+            "{reason}"
+        ),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_lock_with_a_bad_timestamp_or_another_stream_is_named() {
+    let repo = Repo::new();
+    repo.plan("api", 1, &["src/api/**"]);
+    repo.lock("api", "alice", &["src/api/**"], 1, 0);
+    let mut lock = repo.lock_json("api").unwrap();
+    lock["heartbeatAt"] = json!("last tuesday");
+    repo.write("session-lock/api.lock", &lock.to_string());
+    let (code, _, err) = run(&repo, "release", "alice", &["api"]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("api.lock: heartbeatAt 'last tuesday' is not a UTC timestamp"),
+        "{err}"
+    );
+    let mut lock = lock.clone();
+    lock["heartbeatAt"] = json!(session_lock::time::iso(session_lock::time::now_ms()));
+    lock["stream"] = json!("ui");
+    repo.write("session-lock/api.lock", &lock.to_string());
+    let (code, out, _) = run(&repo, "status", "alice", &[]);
+    assert_eq!(code, 1);
+    assert!(
+        out.contains("api.lock: names stream 'ui', not 'api'"),
+        "{out}"
+    );
+    // release and claim read the one lock: the same check, not ui's record under api's name.
+    for tool in ["release", "claim"] {
+        let (code, _, err) = run(&repo, tool, "alice", &["api"]);
+        assert_eq!(code, 1, "{tool}: {err}");
+        assert!(
+            err.contains("api.lock: names stream 'ui', not 'api'"),
+            "{tool}: {err}"
+        );
+    }
+    assert!(!repo.exists("session-lock/api.done"));
+}
+
+#[test]
+fn a_malformed_plan_is_named_with_its_line() {
+    let repo = Repo::new();
+    repo.plan("api", 1, &["src/api/**"]);
+    repo.write(
+        "plans/r-ms-01-ui/plan.md",
+        "---\ntitle: ui\nowns:\n  - src/ui/**\n  src/shared/**\n---\n",
+    );
+    let want =
+        "plans/r-ms-01-ui/plan.md:5: expected '- <pattern>' under owns, found 'src/shared/**'";
+    let (code, out, _) = run(&repo, "status", "alice", &[]);
+    assert_eq!(code, 1);
+    assert!(out.contains(&format!("problem: {want}")), "{out}");
+    let (code, _, err) = run(
+        &repo,
+        "wait-milestone",
+        "alice",
+        &["ms-01", "--timeout", "1"],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains(want), "{err}");
+    match verdict(&repo.bash("alice", "claim api")) {
+        Ok(Verdict::Block(reason)) => assert!(reason.contains(want), "{reason}"),
+        other => panic!("{other:?}"),
+    }
+    // A plan without its frontmatter is named at line 1.
+    repo.write("plans/r-ms-01-ui/plan.md", "# ui\n");
+    let (_, out, _) = run(&repo, "status", "alice", &[]);
+    assert!(
+        out.contains("plans/r-ms-01-ui/plan.md:1: no frontmatter"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_broken_config_is_named_with_its_key() {
+    let repo = Repo::new();
+    repo.plan("api", 1, &["src/api/**"]);
+    repo.claim("alice", "api");
+    repo.write("session-lock/config.json", "{\"pollSeconds\": \"often\"}");
+    for (tool, args) in [
+        ("claim", vec!["api"]),
+        ("release", vec!["api"]),
+        ("status", vec![]),
+        ("wait-milestone", vec!["api", "--timeout", "1"]),
+    ] {
+        let (code, _, err) = run(&repo, tool, "alice", &args);
+        assert_eq!(code, 2, "{tool}: {err}");
+        assert!(
+            err.contains("session-lock/config.json: key 'pollSeconds'"),
+            "{tool}: {err}"
+        );
+    }
+    repo.write("session-lock/config.json", "{\"releaseCheck\": []}");
+    let (code, _, err) = run(&repo, "release", "alice", &["api"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("unknown field `releaseCheck`"), "{err}");
+}

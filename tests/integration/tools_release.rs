@@ -1,0 +1,172 @@
+//! `release`: the gate (checks + committed owned files), the done markers, and who may release.
+
+use crate::lifecycle_support::{Repo, sid};
+use serde_json::{Value, json};
+
+fn release(repo: &Repo, who: &str, args: &[&str]) -> (i32, String, String) {
+    let mut c = repo.tool_as("release", who);
+    c.args(args);
+    repo.run(c)
+}
+
+fn setup() -> Repo {
+    let repo = Repo::new();
+    repo.plan("api", 1, &["src/api/**"]);
+    repo.plan("ui", 1, &["src/ui/**"]);
+    repo.plan("docs", 2, &["docs/**"]);
+    repo.write("src/api/tracked.ts", "v1\n");
+    repo.commit(&["plans", "src"], "plans and code");
+    repo
+}
+
+#[test]
+fn a_failing_check_and_each_kind_of_uncommitted_file_are_listed() {
+    let repo = setup();
+    repo.config(&json!({"releaseChecks": [
+        "echo 'src/api/x.ts(3,1): error TS2304'; echo 'on stderr' >&2; exit 3",
+        "true"
+    ]}));
+    repo.claim("alice", "api");
+    repo.write("src/api/tracked.ts", "v2\n");
+    repo.write("src/api/staged.ts", "new\n");
+    repo.git(&["add", "src/api/staged.ts"]);
+    repo.write("src/api/new/untracked.ts", "new\n");
+    repo.write("src/ui/not-mine.ts", "theirs\n");
+
+    let (code, out, err) = release(&repo, "alice", &["api"]);
+    assert_eq!(code, 3, "{out}{err}");
+    assert!(
+        err.contains("release: stream 'api' is not released:")
+            && err.contains("check failed (exit 3): echo 'src/api/x.ts(3,1): error TS2304'")
+            && err.contains("| src/api/x.ts(3,1): error TS2304")
+            && err.contains("| on stderr"),
+        "{err}"
+    );
+    assert!(
+        !err.contains("check failed (exit 0)"),
+        "passing checks are not listed: {err}"
+    );
+    assert!(
+        err.contains("3 owned file(s) not committed")
+            && err.contains(" M src/api/tracked.ts")
+            && err.contains("A  src/api/staged.ts")
+            && err.contains("?? src/api/new/untracked.ts"),
+        "{err}"
+    );
+    assert!(
+        !err.contains("not-mine"),
+        "files of other streams are not listed: {err}"
+    );
+    assert!(!repo.exists("session-lock/api.done"));
+
+    let (code, out, _) = release(&repo, "alice", &["api", "--json"]);
+    assert_eq!(code, 3);
+    let v: Value = serde_json::from_str(&out).expect("one JSON document");
+    assert_eq!(v["released"], false);
+    assert_eq!(v["uncommitted"].as_array().map(Vec::len), Some(3));
+    assert_eq!(v["checks"][0]["ok"], false);
+    assert_eq!(v["checks"][0]["status"], 3);
+    assert_eq!(v["checks"][1]["ok"], true);
+
+    // Fix the check and commit the work: the gate passes.
+    repo.config(&json!({"releaseChecks": ["true"]}));
+    repo.commit(&["src/api"], "api work");
+    let (code, out, err) = release(&repo, "alice", &["api"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("released 'api'"), "{out}");
+    let done: Value = serde_json::from_str(&repo.read("session-lock/api.done").unwrap()).unwrap();
+    assert_eq!(done["stream"], "api");
+    assert_eq!(done["sessionId"], sid("alice"));
+    let head = repo.git(&["rev-parse", "HEAD"]);
+    assert_eq!(done["head"], String::from_utf8_lossy(&head.stdout).trim());
+
+    // Releasing again is fine and says so.
+    let (code, out, _) = release(&repo, "alice", &["api"]);
+    assert_eq!((code, out.trim()), (0, "stream 'api' is already released"));
+}
+
+#[test]
+fn the_milestone_is_marked_after_its_last_stream() {
+    let repo = setup();
+    repo.config(&json!({"releaseChecks": []}));
+    repo.claim("alice", "api");
+    repo.claim("bob", "ui");
+    repo.claim("carol", "docs");
+    assert_eq!(release(&repo, "alice", &["api"]).0, 0);
+    assert!(!repo.exists("session-lock/milestones/ms-01.done"));
+    assert_eq!(release(&repo, "carol", &["docs"]).0, 0);
+    assert!(
+        repo.exists("session-lock/milestones/ms-02.done"),
+        "docs is milestone 2's only stream"
+    );
+    assert!(!repo.exists("session-lock/milestones/ms-01.done"));
+    assert_eq!(release(&repo, "bob", &["ui"]).0, 0);
+    let ms: Value = serde_json::from_str(
+        &repo
+            .read("session-lock/milestones/ms-01.done")
+            .expect("ms-01.done after ui"),
+    )
+    .unwrap();
+    assert_eq!(ms["milestone"], 1);
+}
+
+#[test]
+fn a_broken_plan_does_not_hide_the_milestone_silently() {
+    let repo = setup();
+    repo.config(&json!({"releaseChecks": []}));
+    repo.claim("alice", "docs");
+    repo.write("plans/r-ms-03-late/plan.md", "---\nowns: late/**\n---\n");
+    let (code, out, err) = release(&repo, "alice", &["docs"]);
+    assert_eq!(code, 0, "the release itself stands: {out}{err}");
+    assert!(repo.exists("session-lock/docs.done"));
+    assert!(
+        err.contains("release: warning: cannot tell whether milestone 02 is done")
+            && err.contains("plans/r-ms-03-late/plan.md:2"),
+        "{err}"
+    );
+}
+
+#[test]
+fn only_the_holding_session_may_release() {
+    let repo = setup();
+    repo.config(&json!({"releaseChecks": []}));
+    repo.claim("alice", "api");
+    let (code, _, err) = release(&repo, "bob", &["api"]);
+    assert_eq!(code, 4, "{err}");
+    assert!(
+        err.contains("stream 'api' is held by session alice000, not by this session (bob00000)"),
+        "{err}"
+    );
+    assert!(!repo.exists("session-lock/api.done"));
+    // Outside any session (a person at a terminal) the gate still applies, and passes.
+    let (code, _, err) = repo.run({
+        let mut c = repo.tool("release");
+        c.arg("api");
+        c
+    });
+    assert_eq!(code, 0, "{err}");
+}
+
+#[test]
+fn unclaimed_and_badly_named_streams() {
+    let repo = setup();
+    let (code, _, err) = release(&repo, "alice", &["ui"]);
+    assert_eq!(code, 6, "{err}");
+    assert!(err.contains("stream 'ui' is not claimed"), "{err}");
+    let (code, _, err) = release(&repo, "alice", &["../ui"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("'../ui' is not a stream name"), "{err}");
+}
+
+#[test]
+fn a_check_that_cannot_start_fails_the_gate_by_name() {
+    let repo = setup();
+    repo.config(&json!({"releaseChecks": ["definitely-not-a-command-xyz --noEmit"]}));
+    repo.claim("alice", "api");
+    let (code, _, err) = release(&repo, "alice", &["api"]);
+    assert_eq!(code, 3, "{err}");
+    assert!(
+        err.contains("check failed (exit 127): definitely-not-a-command-xyz --noEmit"),
+        "{err}"
+    );
+}
