@@ -93,9 +93,9 @@ fn lib(e: Error) -> anyhow::Error {
     fail(e.code(), e.to_string())
 }
 
-/// The real waker: the client, headless.
+/// The real waker: run-agent, headless.
 pub fn default_waker() -> Arc<dyn wake::Waker> {
-    Arc::new(wake::CliWaker)
+    Arc::new(wake::AgentWaker)
 }
 
 /// Runs one `send-message` command.

@@ -123,6 +123,7 @@ pub fn create(ctx: &Ctx, caller: &Caller, req: &CreateRequest) -> Result<CreateR
         cwd: real.clone(),
         prompt,
         mode: mode.into(),
+        model: None,
         timeout_ms: m.wake_timeout_seconds * 1000,
     });
     let transcript = result

@@ -89,11 +89,14 @@ pub fn workspace_of(cwd: &str) -> String {
 
 /// What the head and tail of a transcript say.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct TranscriptInfo {
     pub cwd: Option<String>,
     pub title: Option<String>,
     pub agent_name: Option<String>,
     pub permission_mode: Option<String>,
+    /// The model of the latest real answer (a resume keeps using it).
+    pub model: Option<String>,
 }
 
 fn scan_lines(bytes: &[u8], info: &mut TranscriptInfo, head: bool) {
@@ -103,7 +106,8 @@ fn scan_lines(bytes: &[u8], info: &mut TranscriptInfo, head: bool) {
         let wanted = s.contains("\"cwd\"")
             || s.contains("custom-title")
             || s.contains("agent-name")
-            || s.contains("\"permissionMode\"");
+            || s.contains("\"permissionMode\"")
+            || s.contains("\"model\"");
         if !wanted {
             continue;
         }
@@ -123,6 +127,16 @@ fn scan_lines(bytes: &[u8], info: &mut TranscriptInfo, head: bool) {
             Some("user") => {
                 if let Some(m) = field("permissionMode") {
                     info.permission_mode = Some(m);
+                }
+            }
+            Some("assistant") => {
+                let model = v
+                    .get("message")
+                    .and_then(|m| m.get("model"))
+                    .and_then(|m| m.as_str())
+                    .filter(|m| !m.is_empty() && !m.starts_with('<'));
+                if let Some(m) = model {
+                    info.model = Some(m.to_string());
                 }
             }
             _ => {}
@@ -549,11 +563,16 @@ mod tests {
         text.push('\n');
         text.push_str(r#"{"type":"agent-name","agentName":"worker b","sessionId":"s"}"#);
         text.push('\n');
+        text.push_str(r#"{"type":"assistant","message":{"model":"claude-opus-5-5"}}"#);
+        text.push('\n');
+        text.push_str(r#"{"type":"assistant","message":{"model":"<synthetic>"}}"#);
+        text.push('\n');
         std::fs::write(&p, text).unwrap();
         let info = transcript_info(&p).unwrap();
         assert_eq!(info.cwd.as_deref(), Some("/r/a"));
         assert_eq!(info.title.as_deref(), Some("worker b"));
         assert_eq!(info.permission_mode.as_deref(), Some("bypassPermissions"));
+        assert_eq!(info.model.as_deref(), Some("claude-opus-5-5"));
         assert!(transcript_mentions(&p, "worker b", 0));
         assert!(!transcript_mentions(&p, "worker b", file_len(&p)));
     }

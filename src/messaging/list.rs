@@ -164,7 +164,7 @@ mod tests {
             home: std::env::temp_dir(),
             config: crate::config::Config::default(),
             repo_root: None,
-            waker: Arc::new(crate::messaging::wake::CliWaker),
+            waker: Arc::new(crate::messaging::wake::AgentWaker),
         }
     }
 

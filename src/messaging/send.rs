@@ -401,6 +401,10 @@ fn deliver_cold(ctx: &Ctx, target: &Target, start: &Record) -> Result<(SendStatu
         cwd: PathBuf::from(&target.cwd),
         prompt,
         mode: wake::wake_mode(target.permission_mode.as_deref(), prompting),
+        model: transcript
+            .as_deref()
+            .and_then(directory::transcript_info)
+            .and_then(|i| i.model),
         timeout_ms: ctx.m().wake_timeout_seconds * 1000,
     };
     let result = ctx.waker.wake(&req);

@@ -4,10 +4,7 @@
 //! it comes up, or to the next wake. A session that runs (per either registry) is never
 //! resumed: the client does not stop two processes from writing one transcript.
 
-use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
 /// One headless run: resume `session_id` (or start a new session when `None`) in `cwd`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -17,6 +14,8 @@ pub struct WakeRequest {
     pub prompt: String,
     /// The client's permission mode for the run (never above what the sender holds).
     pub mode: String,
+    /// The model the session last used (`None`: run-agent's default).
+    pub model: Option<String>,
     pub timeout_ms: u64,
 }
 
@@ -28,113 +27,42 @@ pub struct WakeResult {
     pub error: Option<String>,
 }
 
-/// Starts headless runs. The suite's run-agent library is the real one; tests plug in fakes.
+/// Starts headless runs. [`AgentWaker`] (run-agent) is the real one; unit tests plug in fakes.
 pub trait Waker: Send + Sync {
     fn wake(&self, req: &WakeRequest) -> WakeResult;
 }
 
-/// Runs the client directly: `claude -p <prompt> [--resume <id>] --output-format stream-json`.
-/// The binary is `SESSION_LOCK_CLAUDE_BIN`, else `claude` on PATH.
+/// The suite's run-agent library: one headless turn (`--resume <id>` when waking), stopped at
+/// the timeout, its process group cleaned up.
 #[derive(Clone, Debug, Default)]
-pub struct CliWaker;
+pub struct AgentWaker;
 
-fn claude_bin() -> PathBuf {
-    std::env::var_os("SESSION_LOCK_CLAUDE_BIN")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("claude"))
-}
-
-impl Waker for CliWaker {
+impl Waker for AgentWaker {
     fn wake(&self, req: &WakeRequest) -> WakeResult {
-        let mut cmd = Command::new(claude_bin());
-        cmd.arg("-p")
-            .arg(&req.prompt)
-            .args(["--output-format", "stream-json", "--verbose"])
-            .args(["--permission-mode", &req.mode])
-            .current_dir(&req.cwd)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null());
-        if let Some(id) = &req.session_id {
-            cmd.args(["--resume", id]);
-        }
-        let mut child = match cmd.spawn() {
-            Ok(c) => c,
-            Err(e) => {
-                return WakeResult {
-                    error: Some(format!("cannot start {}: {e}", claude_bin().display())),
-                    ..WakeResult::default()
-                };
-            }
+        let opts = crate::agent::RunAgentOptions {
+            cwd: Some(req.cwd.to_string_lossy().to_string()),
+            prompt: Some(req.prompt.clone()),
+            plugin_id: Some("send-message".into()),
+            session_id: req.session_id.clone(),
+            model: req.model.clone(),
+            mode: Some(req.mode.clone()),
+            timeout_ms: Some(req.timeout_ms),
+            ..Default::default()
         };
-        let Some(stdout) = child.stdout.take() else {
-            let _ = child.kill();
-            let _ = child.wait();
-            return WakeResult {
-                error: Some("no stdout from the client".into()),
-                ..WakeResult::default()
-            };
+        let r = crate::agent::run_agent(&opts);
+        let error = match (&r.error, r.is_error) {
+            (Some(e), _) => Some(e.clone()),
+            (None, true) => Some(if r.text.is_empty() {
+                "the run ended in an error".into()
+            } else {
+                r.text.clone()
+            }),
+            (None, false) => None,
         };
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let mut session = None;
-            let mut result: Option<(bool, Option<String>)> = None;
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                let Ok(v) = serde_json::from_str::<serde_json::Value>(&line) else {
-                    continue;
-                };
-                if session.is_none() {
-                    session = v
-                        .get("session_id")
-                        .and_then(|s| s.as_str())
-                        .map(str::to_string);
-                }
-                if v.get("type").and_then(|t| t.as_str()) == Some("result") && result.is_none() {
-                    let is_error = v.get("is_error").and_then(|b| b.as_bool()).unwrap_or(true);
-                    let text = v.get("result").and_then(|r| r.as_str()).map(str::to_string);
-                    result = Some((is_error, text));
-                }
-            }
-            let _ = tx.send((session, result));
-        });
-        let deadline = Instant::now() + Duration::from_millis(req.timeout_ms);
-        let status = loop {
-            match child.try_wait() {
-                Ok(Some(s)) => break Some(s),
-                Ok(None) if Instant::now() < deadline => {
-                    std::thread::sleep(Duration::from_millis(50))
-                }
-                _ => {
-                    let _ = child.kill();
-                    let _ = child.wait();
-                    break None;
-                }
-            }
-        };
-        let (session, result) = rx
-            .recv_timeout(Duration::from_secs(5))
-            .unwrap_or((None, None));
-        let session_id = session.or_else(|| req.session_id.clone());
-        match (status, result) {
-            (None, _) => WakeResult {
-                ok: false,
-                session_id,
-                error: Some("timeout".into()),
-            },
-            (Some(s), Some((false, _))) if s.success() => WakeResult {
-                ok: true,
-                session_id,
-                error: None,
-            },
-            (Some(s), r) => WakeResult {
-                ok: false,
-                session_id,
-                error: Some(match r {
-                    Some((_, Some(text))) => text,
-                    _ => format!("the client exited with {s}"),
-                }),
-            },
+        WakeResult {
+            ok: r.ok && !r.is_error,
+            session_id: r.session_id.clone(),
+            error,
         }
     }
 }

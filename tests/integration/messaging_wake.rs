@@ -1,6 +1,7 @@
-//! Cold wake and create, with a stand-in for the client (a Python script that behaves like a
-//! headless run: registers itself with a messaging socket while it runs, writes its prompt to
-//! the transcript, prints stream-json). The real client is exercised in `messaging_e2e`.
+//! Cold wake and create through run-agent, with a stand-in for the client (a Python script that
+//! behaves like a headless run: registers itself with a messaging socket while it runs, writes
+//! its prompt to the transcript, prints stream-json). The real client is exercised in
+//! `messaging_e2e`.
 
 use crate::messaging_common::{Bed, Spec, read_jsonl};
 use serde_json::{Value, json};
@@ -13,7 +14,8 @@ import json, os, socket, sys, threading, time, uuid
 args = sys.argv[1:]
 def opt(name):
     return args[args.index(name) + 1] if name in args else None
-prompt, resume, mode = opt("-p"), opt("--resume"), opt("--permission-mode")
+prompt = args[args.index("--") + 1] if "--" in args else opt("-p")
+resume, mode = opt("--resume"), opt("--permission-mode")
 home = os.environ["HOME"]
 with open(os.environ["FAKE_CLIENT_LOG"], "a") as f:
     f.write(json.dumps({"resume": resume, "mode": mode, "prompt": prompt, "cwd": os.getcwd()}) + "\n")
