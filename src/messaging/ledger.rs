@@ -99,6 +99,14 @@ impl Record {
     }
 }
 
+/// How big a ledger is, for compaction: its lines, and (last time, lines) of each finished
+/// message.
+#[derive(Clone, Debug, Default)]
+pub struct Size {
+    pub lines: usize,
+    pub finished: Vec<(u64, usize)>,
+}
+
 /// The three fields every line has, borrowed from the line where it can be.
 #[derive(Deserialize)]
 struct Light<'a> {
@@ -353,13 +361,18 @@ impl Ledger {
         Ok(fold(self.read()?))
     }
 
-    /// The folded messages, cheaply: lines of unfinished messages and of messages first seen at
-    /// or after `since_ms` are parsed whole; of the others only op, id and time (what state and
-    /// age need). Limits and delivery read ledgers this way.
+    /// The messages limits and delivery need, cheaply: unfinished ones, and those first seen at
+    /// or after `since_ms`. Finished older ones are left out (only counted, for compaction), and
+    /// only the op, id and time of their lines are read.
     pub fn entries_since(&self, since_ms: u64) -> io::Result<Vec<Entry>> {
+        Ok(self.scan(since_ms)?.0)
+    }
+
+    /// [`Ledger::entries_since`], with what compaction needs to know of the lines left out.
+    pub fn scan(&self, since_ms: u64) -> io::Result<(Vec<Entry>, Size)> {
         let bytes = match std::fs::read(&self.path) {
             Ok(b) => b,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Default::default()),
             Err(e) => return Err(e),
         };
         let complete = bytes.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
@@ -371,33 +384,32 @@ impl Ledger {
             .iter()
             .map(|l| serde_json::from_slice::<Light<'_>>(l).ok())
             .collect();
-        // Which messages need whole lines: unfinished, or recent.
-        let mut need: HashMap<&str, (bool, u64)> = HashMap::new();
+        // Per message: finished?, first and last time, lines.
+        let mut seen: HashMap<&str, (bool, u64, u64, usize)> = HashMap::new();
         for l in light.iter().flatten() {
             let at = crate::time::parse_iso(&l.at).unwrap_or(0);
-            let e = need.entry(l.message_id.as_ref()).or_insert((false, at));
-            if State::from_final_op(&l.op).is_some() {
-                e.0 = true;
-            }
+            let e = seen
+                .entry(l.message_id.as_ref())
+                .or_insert((false, at, at, 0));
+            e.0 |= State::from_final_op(&l.op).is_some();
+            e.2 = e.2.max(at);
+            e.3 += 1;
         }
-        let records = lines.iter().zip(&light).filter_map(|(raw, l)| {
-            let l = l.as_ref()?;
-            let (finished, first) = need
-                .get(l.message_id.as_ref())
-                .copied()
-                .unwrap_or((false, 0));
-            if !finished || first >= since_ms {
-                serde_json::from_slice::<Record>(raw).ok()
-            } else {
-                Some(Record {
-                    op: l.op.to_string(),
-                    message_id: l.message_id.to_string(),
-                    at: l.at.to_string(),
-                    ..Record::default()
-                })
-            }
-        });
-        Ok(fold(records.collect::<Vec<_>>()))
+        let wanted = |id: &str| {
+            seen.get(id)
+                .is_some_and(|(finished, first, _, _)| !finished || *first >= since_ms)
+        };
+        let records: Vec<Record> = lines
+            .iter()
+            .zip(&light)
+            .filter(|(_, l)| l.as_ref().is_some_and(|l| wanted(&l.message_id)))
+            .filter_map(|(raw, _)| serde_json::from_slice::<Record>(raw).ok())
+            .collect();
+        let size = Size {
+            lines: light.iter().flatten().count(),
+            finished: seen.values().filter(|v| v.0).map(|v| (v.2, v.3)).collect(),
+        };
+        Ok((fold(records), size))
     }
 
     /// Appends lines durably. The caller holds [`Ledger::lock`].
@@ -486,24 +498,24 @@ impl Ledger {
         Ok(true)
     }
 
-    /// Compacts when the ledger (folded as `entries`) has grown past [`COMPACT_LINES`] lines
-    /// and at least half of them belong to messages finished more than [`RETAIN_MS`] ago.
+    /// Compacts when the ledger has grown past [`COMPACT_LINES`] lines and at least half of
+    /// them belong to messages finished more than [`RETAIN_MS`] ago.
     pub fn maybe_compact_locked(
         &self,
         lock: &FileLock,
-        entries: &[Entry],
+        size: &Size,
         now_ms: u64,
     ) -> io::Result<()> {
-        let total: usize = entries.iter().map(|e| e.lines).sum();
-        if total <= COMPACT_LINES {
+        if size.lines <= COMPACT_LINES {
             return Ok(());
         }
-        let old: usize = entries
+        let old: usize = size
+            .finished
             .iter()
-            .filter(|e| e.state.is_final() && now_ms.saturating_sub(e.last_ms) > RETAIN_MS)
-            .map(|e| e.lines)
+            .filter(|(last, _)| now_ms.saturating_sub(*last) > RETAIN_MS)
+            .map(|(_, n)| n)
             .sum();
-        if old * 2 >= total {
+        if old * 2 >= size.lines {
             self.compact_locked(lock, now_ms, RETAIN_MS)?;
         }
         Ok(())
@@ -625,18 +637,18 @@ mod tests {
         }
         let lock = l.lock().unwrap();
         l.append_locked(&lock, &lines).unwrap();
-        let entries = l.entries_since(now).unwrap();
-        l.maybe_compact_locked(&lock, &entries, now).unwrap();
+        let (_, size) = l.scan(now).unwrap();
+        l.maybe_compact_locked(&lock, &size, now).unwrap();
         assert_eq!(l.read().unwrap().len(), 1000, "the 600 old messages went");
         // Now under the threshold: left alone.
-        let entries = l.entries_since(now).unwrap();
-        l.maybe_compact_locked(&lock, &entries, now + RETAIN_MS)
+        let (_, size) = l.scan(now).unwrap();
+        l.maybe_compact_locked(&lock, &size, now + RETAIN_MS)
             .unwrap();
         assert_eq!(l.read().unwrap().len(), 1000);
     }
 
     #[test]
-    fn cheap_reads_fold_the_same_states() {
+    fn cheap_reads_keep_what_limits_and_delivery_need() {
         let dir = tempfile::tempdir().unwrap();
         let l = Ledger::outbox(dir.path(), "s").unwrap();
         let mut lines = Vec::new();
@@ -652,16 +664,21 @@ mod tests {
         }
         l.append(&lines).unwrap();
         let full = l.entries().unwrap();
-        let cheap = l.entries_since(40_000).unwrap();
+        let (cheap, size) = l.scan(40_000).unwrap();
         let states = |v: &[Entry]| {
             v.iter()
                 .map(|e| (e.id.clone(), e.state))
                 .collect::<Vec<_>>()
         };
-        assert_eq!(states(&full), states(&cheap));
-        assert_eq!(cheap[0].text(), None, "old and finished: only its state");
-        assert_eq!(cheap[1].text(), Some("text 1"), "recent: whole");
-        assert_eq!(cheap[2].text(), Some("text 2"), "unfinished: whole");
+        assert_eq!(
+            states(&full)[1..],
+            states(&cheap)[..],
+            "old finished ones are left out"
+        );
+        assert_eq!(cheap[0].text(), Some("text 1"), "recent: whole");
+        assert_eq!(cheap[1].text(), Some("text 2"), "unfinished: whole");
+        assert_eq!(size.lines, 5);
+        assert_eq!(size.finished.len(), 2);
     }
 
     #[test]

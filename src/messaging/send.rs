@@ -308,8 +308,10 @@ fn deliver_cold(ctx: &Ctx, target: &Target, start: &Record) -> Result<(SendStatu
     let limit = Duration::from_secs(ctx.m().wake_timeout_seconds + 30);
     let began = std::time::Instant::now();
     let transcript = target.transcript.clone();
+    // The message is new: only what the transcript gains from now on can hold it.
+    let offset = transcript.as_deref().map(directory::file_len).unwrap_or(0);
     let _lock: FileLock = loop {
-        if confirm(transcript.as_deref(), &start.message_id, 0, 0) {
+        if confirm(transcript.as_deref(), &start.message_id, offset, 0) {
             mark(&ctx.home, start, ledger::DELIVERED, "wake")?;
             return Ok((
                 SendStatus::Delivered,
@@ -331,7 +333,7 @@ fn deliver_cold(ctx: &Ctx, target: &Target, start: &Record) -> Result<(SendStatu
         std::thread::sleep(Duration::from_millis(100));
     };
     // Under the lock: look again; a running session is never resumed.
-    if confirm(transcript.as_deref(), &start.message_id, 0, 0) {
+    if confirm(transcript.as_deref(), &start.message_id, offset, 0) {
         mark(&ctx.home, start, ledger::DELIVERED, "wake")?;
         return Ok((SendStatus::Delivered, format!("delivered to {name}")));
     }
@@ -457,6 +459,7 @@ pub fn recover_outbox(ctx: &Ctx, caller: &Caller, targets: &[Target]) {
         .iter()
         .filter(|e| matches!(e.state, State::Queued | State::Held))
         .collect();
+    let mut texts: std::collections::HashMap<String, String> = Default::default();
     for e in open.into_iter().rev().take(20) {
         let Some(start) = &e.start else { continue };
         let Some(tid) = e.target_id() else { continue };
@@ -468,7 +471,15 @@ pub fn recover_outbox(ctx: &Ctx, caller: &Caller, targets: &[Target]) {
             hold::mirror_final(&ctx.home, &caller.id, tid, &e.id);
             continue;
         }
-        if confirm(t.transcript.as_deref(), &e.id, 0, 0) {
+        // One read of each target's transcript, however many messages wait for it.
+        let text = texts.entry(tid.to_string()).or_insert_with(|| {
+            t.transcript
+                .as_deref()
+                .and_then(|p| std::fs::read(p).ok())
+                .map(|b| String::from_utf8_lossy(&b).into_owned())
+                .unwrap_or_default()
+        });
+        if text.contains(&e.id) {
             let _ = mark(&ctx.home, start, ledger::DELIVERED, "confirmed");
             continue;
         }
@@ -559,8 +570,8 @@ pub fn send(ctx: &Ctx, caller: &Caller, req: &SendRequest) -> Result<SendResult,
     let olock = outbox.lock().map_err(io("outbox lock"))?;
     let now = time::now_ms();
     let window = (m.dedupe_window_seconds * 1000).max(60_000);
-    let entries = outbox
-        .entries_since(now.saturating_sub(window))
+    let (entries, osize) = outbox
+        .scan(now.saturating_sub(window))
         .map_err(io("outbox"))?;
     if req.dedupe
         && let Some(orig) = limits::duplicate_of(
@@ -629,7 +640,7 @@ pub fn send(ctx: &Ctx, caller: &Caller, req: &SendRequest) -> Result<SendResult,
     }
     let inbound = Ledger::inbound(&ctx.home, &target.id).map_err(io("inbound"))?;
     let ilock = inbound.lock().map_err(io("inbound lock"))?;
-    let waiting = inbound.entries_since(u64::MAX).map_err(io("inbound"))?;
+    let (waiting, isize) = inbound.scan(u64::MAX).map_err(io("inbound"))?;
     if limits::pending(&waiting) >= m.max_pending_per_target {
         return Ok(SendResult::new(
             SendStatus::Refused,
@@ -651,8 +662,8 @@ pub fn send(ctx: &Ctx, caller: &Caller, req: &SendRequest) -> Result<SendResult,
     inbound
         .append_locked(&ilock, &[start])
         .map_err(io("inbound"))?;
-    let _ = inbound.maybe_compact_locked(&ilock, &waiting, now);
-    let _ = outbox.maybe_compact_locked(&olock, &entries, now);
+    let _ = inbound.maybe_compact_locked(&ilock, &isize, now);
+    let _ = outbox.maybe_compact_locked(&olock, &osize, now);
     drop(ilock);
     drop(olock);
     let (status, detail) = route(ctx, &target, &with_text)?;
