@@ -543,6 +543,15 @@ mod tests {
     use super::*;
 
     #[test]
+    fn unnamed_sessions_show_a_short_id() {
+        assert_eq!(
+            fallback_name("0f3c9a1b-2222-4333-8444-555555555555"),
+            "session-0f3c9a1b"
+        );
+        assert_eq!(fallback_name("abc"), "session-abc");
+    }
+
+    #[test]
     fn slug_matches_the_clients() {
         assert_eq!(slug("/home/u/proj"), "-home-u-proj");
         assert_eq!(slug("/tmp/cc-demo.XXXX/proj"), "-tmp-cc-demo-XXXX-proj");

@@ -92,14 +92,20 @@ pub fn hook_context(p: &Payload, env: &Env, config: &Config) -> Option<String> {
     let mut parts = Vec::new();
     let mut lines: Vec<Record> = Vec::new();
     let mut by_sender: BTreeMap<String, Vec<Record>> = BTreeMap::new();
+    let mut seen: Option<String> = None;
     for e in entries.iter().filter(|e| e.state == State::Queued) {
         let Some(sender) = e.sender_id().map(str::to_string) else {
             continue;
         };
-        if transcript
-            .as_deref()
-            .is_some_and(|t| directory::transcript_mentions(t, &e.id, 0))
-        {
+        // One read of the transcript, and only when something waits.
+        let seen = seen.get_or_insert_with(|| {
+            transcript
+                .as_deref()
+                .and_then(|t| std::fs::read(t).ok())
+                .map(|b| String::from_utf8_lossy(&b).into_owned())
+                .unwrap_or_default()
+        });
+        if seen.contains(&e.id) {
             let mut r = Record::new(ledger::DELIVERED, &e.id, now);
             r.via = Some("confirmed".into());
             lines.push(r.clone());

@@ -202,6 +202,23 @@ fn a_running_session_is_never_resumed() {
 }
 
 #[test]
+fn a_target_that_cannot_be_woken_fails_closed() {
+    if !python_ok() {
+        return;
+    }
+    let mut bed = Bed::new();
+    let c = client(&bed);
+    let gone = bed.repo.path().join("was-here");
+    std::fs::create_dir_all(&gone).unwrap();
+    bed.cold("homeless", &gone);
+    std::fs::remove_dir_all(&gone).unwrap();
+    let (code, v) = run(&bed, &c, None, &["send", "--to", "homeless", "anyone?"]);
+    assert_eq!((code, v["status"].as_str()), (0, Some("queued")), "{v}");
+    assert!(v["detail"].as_str().unwrap().contains("not woken"), "{v}");
+    assert!(runs(&c).is_empty(), "nothing was resumed");
+}
+
+#[test]
 fn wake_rules_off_switch_mode_cap_and_failure() {
     if !python_ok() {
         return;
