@@ -51,6 +51,9 @@ pub struct Config {
     pub rebuild_command: String,
     /// What `scripts/run.sh` / `run.bat` run to (re)start the app.
     pub restart_command: String,
+    /// `send-message`: addressing, authorization, limits, inbound review, cold wake.
+    #[serde(default)]
+    pub messaging: MessagingConfig,
     /// `build-renderer`: the one serialized renderer build.
     pub build: BuildConfig,
     /// `reload-plugin`: reload one plugin's backend without restarting the app.
@@ -167,6 +170,7 @@ impl Default for Config {
             live_sessions_file: None,
             rebuild_command: "npm run build".into(),
             restart_command: "npx electron .".into(),
+            messaging: MessagingConfig::default(),
             build: BuildConfig::default(),
             reload_plugin: ReloadPluginConfig::default(),
             rules: crate::rules::RulesConfig::default(),
@@ -270,6 +274,9 @@ impl Config {
         if self.plan_glob.trim().is_empty() {
             return Err(bad("planGlob", "must not be empty"));
         }
+        if let Err((key, reason)) = self.messaging.validate() {
+            return Err(bad(&format!("messaging.{key}"), reason));
+        }
         let rp = &self.reload_plugin;
         for (key, v) in [
             ("build.command", &self.build.command),
@@ -315,6 +322,101 @@ impl Config {
 
     pub fn round_stale_ms(&self) -> u64 {
         self.round_stale_minutes * 60_000
+    }
+}
+
+/// What a session does with messages other sessions send it (`messaging.inbound`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum InboundPolicy {
+    /// Deliver at once.
+    #[default]
+    Accept,
+    /// Keep it for the target to review (`send-message review`).
+    Hold,
+    /// Answer `refused`; the text is stored nowhere.
+    Refuse,
+}
+
+/// The `messaging` section: `send-message` and its bus. Defaults are the messaging protocol's.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default, rename_all = "camelCase")]
+pub struct MessagingConfig {
+    /// Resume a session that is not running to deliver a message to it.
+    pub allow_cold_wake: bool,
+    /// Let sessions message sessions of another workspace (repo).
+    pub allow_cross_workspace: bool,
+    /// Cross-workspace targets allowed anyway: a session id, or a folder (its sessions and
+    /// those below it). Never opens another session's subagents.
+    pub allowlist: Vec<String>,
+    /// Largest message, in UTF-8 bytes.
+    pub max_message_bytes: usize,
+    /// Longest summary, in characters.
+    pub max_summary_chars: usize,
+    /// Messages one sender may send one target per minute (duplicates do not count).
+    pub rate_per_minute: usize,
+    /// The same (sender, target, text, summary) again within this window is a duplicate.
+    pub dedupe_window_seconds: u64,
+    /// Undelivered messages a target may have waiting before senders are refused.
+    pub max_pending_per_target: usize,
+    /// What sessions of this repo do with inbound messages.
+    pub inbound: InboundPolicy,
+    /// Per-session override of `inbound`, by session id or stream name.
+    pub inbound_sessions: std::collections::BTreeMap<String, InboundPolicy>,
+    /// A held message not reviewed in this time expires.
+    pub hold_expiry_seconds: u64,
+    /// Held messages a target keeps; the oldest is dropped past it.
+    pub max_held_per_target: usize,
+    /// How long `send` watches the target's transcript for the message after writing it.
+    pub confirm_milliseconds: u64,
+    /// A message written to a live client that never showed in its transcript is written
+    /// again after this long.
+    pub resend_after_seconds: u64,
+    /// The longest a cold wake (a headless resume) may run.
+    pub wake_timeout_seconds: u64,
+}
+
+impl Default for MessagingConfig {
+    fn default() -> MessagingConfig {
+        MessagingConfig {
+            allow_cold_wake: true,
+            allow_cross_workspace: false,
+            allowlist: Vec::new(),
+            max_message_bytes: 64 * 1024,
+            max_summary_chars: 200,
+            rate_per_minute: 20,
+            dedupe_window_seconds: 10,
+            max_pending_per_target: 50,
+            inbound: InboundPolicy::Accept,
+            inbound_sessions: Default::default(),
+            hold_expiry_seconds: 300,
+            max_held_per_target: 100,
+            confirm_milliseconds: 3000,
+            resend_after_seconds: 30,
+            wake_timeout_seconds: 600,
+        }
+    }
+}
+
+impl MessagingConfig {
+    fn validate(&self) -> Result<(), (&'static str, &'static str)> {
+        for (key, v) in [
+            ("maxMessageBytes", self.max_message_bytes as u64),
+            ("maxSummaryChars", self.max_summary_chars as u64),
+            ("ratePerMinute", self.rate_per_minute as u64),
+            ("maxPendingPerTarget", self.max_pending_per_target as u64),
+            ("holdExpirySeconds", self.hold_expiry_seconds),
+            ("maxHeldPerTarget", self.max_held_per_target as u64),
+            ("wakeTimeoutSeconds", self.wake_timeout_seconds),
+        ] {
+            if v == 0 {
+                return Err((key, "must be at least 1"));
+            }
+        }
+        if self.allowlist.iter().any(|a| a.trim().is_empty()) {
+            return Err(("allowlist", "entries must not be empty"));
+        }
+        Ok(())
     }
 }
 
@@ -423,5 +525,33 @@ mod tests {
         assert_eq!(c.release_checks, vec!["true"]);
         assert_eq!(c.decision, DecisionForm::Exit2);
         assert!(c.case_insensitive());
+    }
+
+    #[test]
+    fn messaging_defaults_are_the_seeds() {
+        let m = parse("{}").unwrap().messaging;
+        assert!(m.allow_cold_wake && !m.allow_cross_workspace && m.allowlist.is_empty());
+        assert_eq!(m.max_message_bytes, 65_536);
+        assert_eq!((m.rate_per_minute, m.dedupe_window_seconds), (20, 10));
+        assert_eq!((m.max_pending_per_target, m.max_summary_chars), (50, 200));
+        assert_eq!(m.inbound, InboundPolicy::Accept);
+        assert_eq!((m.hold_expiry_seconds, m.max_held_per_target), (300, 100));
+    }
+
+    #[test]
+    fn messaging_bad_values_name_the_key() {
+        let e = parse(r#"{"messaging": {"inbound": "maybe"}}"#).unwrap_err();
+        assert!(e.contains("messaging.inbound"), "{e}");
+        let e = parse(r#"{"messaging": {"ratePerMinute": 0}}"#).unwrap_err();
+        assert!(e.contains("messaging.ratePerMinute"), "{e}");
+        let e = parse(r#"{"messaging": {"allowColdWake": "yes"}}"#).unwrap_err();
+        assert!(e.contains("messaging.allowColdWake"), "{e}");
+        let e = parse(r#"{"messaging": {"coldWake": true}}"#).unwrap_err();
+        assert!(e.contains("coldWake"), "{e}");
+        let c =
+            parse(r#"{"messaging": {"inbound": "hold", "inboundSessions": {"api": "refuse"}}}"#)
+                .unwrap();
+        assert_eq!(c.messaging.inbound, InboundPolicy::Hold);
+        assert_eq!(c.messaging.inbound_sessions["api"], InboundPolicy::Refuse);
     }
 }

@@ -11,6 +11,7 @@ pub mod globs; // `owns` patterns with `!` exclusions → one matcher
 pub mod hook; // guard's pipeline: payload → decision → output
 pub mod install; // `guard install`: hook entries, .gitignore lines, PROTOCOL.md
 pub mod liveness; // pid + start time: is that process still the one we saw?
+pub mod messaging; // send-message: addresses, authorization, limits, ledgers, delivery, wake, bus
 pub mod paths; // payload path → repo-relative POSIX path, or outside
 pub mod plans; // plans/*-ms-NN-*/plan.md frontmatter → streams
 pub mod rules; // the destructive-command rules: data with stable ids, pure functions over words

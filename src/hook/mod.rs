@@ -46,7 +46,9 @@ pub fn run(bytes: &[u8], env: &Env) -> Outcome {
         }
         "SessionStart" => {
             lifecycle::register(crate::time::now_ms(), &p, env, 0);
-            return Outcome::allow();
+            let root = crate::state::repo_root(Path::new(&p.cwd), env.project_dir.as_deref());
+            let config = root.and_then(|r| Config::load(&r).ok()).unwrap_or_default();
+            return messages(&p, env, &config);
         }
         _ => {}
     }
@@ -73,8 +75,16 @@ pub fn run(bytes: &[u8], env: &Env) -> Outcome {
             lifecycle::register(ctx.now, &p, env, throttle);
             let (mut locks, _) = ctx.layout.read_locks();
             lifecycle::heartbeat(&ctx, &p.session_id, env.client_pid, &mut locks);
-            Outcome::allow()
+            messages(&p, env, &ctx.config)
         }
+    }
+}
+
+/// Messages from other sessions waiting for this one (send-message's hook route).
+fn messages(p: &Payload, env: &Env, config: &Config) -> Outcome {
+    match crate::messaging::hook_context(p, env, config) {
+        Some(text) => Outcome::context(&p.event, &text),
+        None => Outcome::allow(),
     }
 }
 

@@ -18,6 +18,9 @@
 //! - `build_lock`: `build-renderer` as concurrent real processes: no overlapping builds,
 //!   waiters and the queue, a killed holder, the build's exit status.
 //! - `reload_pipeline` (with the fake bridge `reload_bridge`): `reload-plugin` end to end.
+//! - `messaging_*`: `send-message` against fake live sessions (`messaging_common`: delivery,
+//!   hook route, holds, crash recovery, the bus, cold wake) and between real CLI sessions
+//!   (`messaging_e2e`).
 //! - `selftest`: the `selftest/` case corpus through the real `guard`.
 //! - `lifecycle_*`: the claim race and a whole round through the real binaries.
 //! - `tools_*`: claim, release, status, wait-milestone and `guard install` one by one.
@@ -50,6 +53,12 @@ mod guard_props;
 mod lifecycle_flow;
 mod lifecycle_race;
 mod lifecycle_support;
+mod messaging_bus;
+mod messaging_common;
+mod messaging_e2e;
+mod messaging_hold;
+mod messaging_send;
+mod messaging_wake;
 mod reload_bridge;
 mod reload_pipeline;
 mod run_script;

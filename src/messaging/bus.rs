@@ -1,0 +1,448 @@
+//! `send-message serve`: the local bus (§6.3) for programs in any language.
+//!
+//! One JSON request per connection, ended by a newline or EOF, at most 1 MiB of UTF-8; the
+//! caller's messaging token (`CLAUDE_CODE_MESSAGING_TOKEN`) inside it names the sender — there is
+//! no separate auth frame, and nothing in the request can claim another identity:
+//!
+//! ```text
+//! {"token":"…","op":"list","scope":"workspace","include_subagents":false,"limit":20}
+//! {"token":"…","op":"send","to":"api-worker","message":"…","summary":"…","dedupe":true}
+//! ```
+//!
+//! One JSON line comes back, then the connection closes: `{"ok":true,"result":…}` or
+//! `{"ok":false,"error":{"code":"unauthenticated|bad_request|too_large|timeout|failed",
+//! "message":"…"}}`. A connection that sends no complete request in 30 s, or a request that
+//! takes over 25 s, gets `timeout`. The socket's folder is 0700 and the socket 0600; a second
+//! server finds the first one answering and fails instead of taking its endpoint; on stop every
+//! open connection is closed and the socket file removed.
+
+use super::identity;
+use super::list::{ListRequest, Scope};
+use super::send::SendRequest;
+use super::{Ctx, Error, io};
+use serde_json::{Value, json};
+use std::io::{Read, Write};
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// The largest request, in bytes.
+pub const MAX_REQUEST: usize = 1024 * 1024;
+
+#[derive(Clone, Debug)]
+pub struct BusOptions {
+    pub socket: PathBuf,
+    /// How long a connection may take to send its request.
+    pub idle: Duration,
+    /// How long a request may take to answer.
+    pub processing: Duration,
+    pub max_request: usize,
+}
+
+fn uid() -> String {
+    std::fs::metadata("/proc/self")
+        .map(|m| m.uid().to_string())
+        .or_else(|_| std::env::var("USER"))
+        .unwrap_or_else(|_| "user".into())
+}
+
+/// `SESSION_LOCK_MESSAGING_SOCKET`, else `<tmp>/session-lock-messaging-<uid>/bus.sock`.
+pub fn default_socket() -> PathBuf {
+    if let Some(p) = std::env::var_os("SESSION_LOCK_MESSAGING_SOCKET").filter(|v| !v.is_empty()) {
+        return PathBuf::from(p);
+    }
+    std::env::temp_dir()
+        .join(format!("session-lock-messaging-{}", uid()))
+        .join("bus.sock")
+}
+
+impl BusOptions {
+    pub fn new(socket: PathBuf) -> BusOptions {
+        BusOptions {
+            socket,
+            idle: Duration::from_secs(30),
+            processing: Duration::from_secs(25),
+            max_request: MAX_REQUEST,
+        }
+    }
+}
+
+fn error(code: &str, message: impl Into<String>) -> Value {
+    json!({"ok": false, "error": {"code": code, "message": message.into()}})
+}
+
+/// Reads one request: bytes up to the first newline or EOF. `Err` is the answer to send.
+fn read_request(conn: &mut UnixStream, opts: &BusOptions) -> Result<Vec<u8>, Value> {
+    let deadline = Instant::now() + opts.idle;
+    let mut buf: Vec<u8> = Vec::new();
+    let mut chunk = [0u8; 16 * 1024];
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(error(
+                "timeout",
+                format!("no complete request within {}s", opts.idle.as_secs()),
+            ));
+        }
+        let _ = conn.set_read_timeout(Some(left));
+        match conn.read(&mut chunk) {
+            Ok(0) => return Ok(buf),
+            Ok(n) => {
+                let got = &chunk[..n];
+                if let Some(i) = got.iter().position(|b| *b == b'\n') {
+                    buf.extend_from_slice(&got[..i]);
+                    if buf.len() > opts.max_request {
+                        break;
+                    }
+                    return Ok(buf);
+                }
+                buf.extend_from_slice(got);
+                if buf.len() > opts.max_request {
+                    break;
+                }
+            }
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                continue;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(error("bad_request", format!("read failed: {e}"))),
+        }
+    }
+    Err(error(
+        "too_large",
+        format!("the request is over {} bytes", opts.max_request),
+    ))
+}
+
+fn opt_bool(v: &Value, key: &str) -> Result<Option<bool>, Value> {
+    match v.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Bool(b)) => Ok(Some(*b)),
+        Some(_) => Err(error("bad_request", format!("'{key}' must be a boolean"))),
+    }
+}
+
+fn opt_str<'a>(v: &'a Value, key: &str) -> Result<Option<&'a str>, Value> {
+    match v.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s)),
+        Some(_) => Err(error("bad_request", format!("'{key}' must be a string"))),
+    }
+}
+
+/// What a parsed request asks.
+#[derive(Debug)]
+pub enum Op {
+    List(ListRequest),
+    Send(SendRequest),
+}
+
+/// Checks a request's shape (same rules as the command line). `Err` is the answer.
+pub fn parse_request(bytes: &[u8]) -> Result<(String, Op), Value> {
+    let text =
+        std::str::from_utf8(bytes).map_err(|_| error("bad_request", "the request is not UTF-8"))?;
+    let v: Value = serde_json::from_str(text.trim())
+        .map_err(|e| error("bad_request", format!("the request is not JSON: {e}")))?;
+    if !v.is_object() {
+        return Err(error("bad_request", "the request must be a JSON object"));
+    }
+    let token = match v.get("token") {
+        Some(Value::String(t)) if !t.is_empty() => t.clone(),
+        _ => return Err(error("unauthenticated", "no token")),
+    };
+    let op = match opt_str(&v, "op")? {
+        Some("list") => {
+            let mut req = ListRequest::default();
+            if let Some(b) = opt_bool(&v, "include_subagents")? {
+                req.include_subagents = b;
+            }
+            match v.get("limit") {
+                None | Some(Value::Null) => {}
+                Some(n) => match n.as_u64().filter(|n| (1..=200).contains(n)) {
+                    Some(n) => req.limit = n as usize,
+                    None => {
+                        return Err(error(
+                            "bad_request",
+                            "'limit' must be an integer from 1 to 200",
+                        ));
+                    }
+                },
+            }
+            req.scope = match opt_str(&v, "scope")? {
+                None | Some("workspace") => Scope::Workspace,
+                Some("machine") => Scope::Machine,
+                Some("session") => Scope::Session,
+                Some(_) => {
+                    return Err(error(
+                        "bad_request",
+                        "'scope' must be workspace, machine or session",
+                    ));
+                }
+            };
+            Op::List(req)
+        }
+        Some("send") => {
+            let to = opt_str(&v, "to")?.unwrap_or_default();
+            if to.trim().is_empty() {
+                return Err(error("bad_request", "'to' is required"));
+            }
+            let Some(message) = opt_str(&v, "message")? else {
+                return Err(error("bad_request", "'message' is required"));
+            };
+            Op::Send(SendRequest {
+                to: to.to_string(),
+                text: message.to_string(),
+                summary: opt_str(&v, "summary")?.map(str::to_string),
+                dedupe: opt_bool(&v, "dedupe")?.unwrap_or(true),
+            })
+        }
+        _ => return Err(error("bad_request", "'op' must be list or send")),
+    };
+    Ok((token, op))
+}
+
+/// Answers one parsed request (the caller's repo config applies).
+fn answer(base: &Ctx, token: &str, peer: Option<u32>, seen: &Tokens, op: Op) -> Value {
+    let Some(caller) = identity::by_token(token, peer) else {
+        return error("unauthenticated", "the token names no live session");
+    };
+    // A token stays with the session it first came from.
+    if let Ok(mut map) = seen.lock() {
+        match map.get(token) {
+            Some(owner) if owner != &caller.id => {
+                return error("unauthenticated", "the token belongs to another session");
+            }
+            Some(_) => {}
+            None => {
+                map.insert(token.to_string(), caller.id.clone());
+            }
+        }
+    }
+    let mut ctx = base.clone();
+    if let Some(root) = crate::state::git_top(Path::new(&caller.cwd)) {
+        match crate::config::Config::load(&root) {
+            Ok(c) => ctx.config = c,
+            Err(e) => return error("failed", e.to_string()),
+        }
+        ctx.repo_root = Some(root);
+    }
+    match op {
+        Op::List(req) => json!({"ok": true, "result": super::list::list(&ctx, &caller, &req)}),
+        Op::Send(req) => match super::send::send(&ctx, &caller, &req) {
+            Ok(r) => json!({"ok": true, "result": r}),
+            Err(e) => error("failed", e.to_string()),
+        },
+    }
+}
+
+/// Which session each token came from (in memory, for the server's life).
+type Tokens = Arc<Mutex<std::collections::HashMap<String, String>>>;
+
+/// The connecting process, from the kernel.
+fn peer_pid(conn: &UnixStream) -> Option<u32> {
+    let cred = rustix::net::sockopt::socket_peercred(conn).ok()?;
+    Some(cred.pid.as_raw_nonzero().get() as u32)
+}
+
+fn handle(ctx: &Ctx, mut conn: UnixStream, opts: &BusOptions, seen: &Tokens) {
+    let _ = conn.set_nonblocking(false);
+    let peer = peer_pid(&conn);
+    let reply = match read_request(&mut conn, opts).and_then(|b| parse_request(&b)) {
+        Err(v) => v,
+        Ok((token, op)) => {
+            let (tx, rx) = std::sync::mpsc::channel();
+            let (c, seen) = (ctx.clone(), seen.clone());
+            std::thread::spawn(move || {
+                let _ = tx.send(answer(&c, &token, peer, &seen, op));
+            });
+            rx.recv_timeout(opts.processing).unwrap_or_else(|_| {
+                error(
+                    "timeout",
+                    format!("the request took over {}s", opts.processing.as_secs()),
+                )
+            })
+        }
+    };
+    let _ = conn.set_write_timeout(Some(Duration::from_secs(5)));
+    let _ = conn.write_all(format!("{reply}\n").as_bytes());
+    let _ = conn.shutdown(std::net::Shutdown::Write);
+    // Let a client still writing (an oversized request) finish, so it can read the answer.
+    let _ = conn.set_read_timeout(Some(Duration::from_millis(200)));
+    let mut sink = [0u8; 64 * 1024];
+    let until = Instant::now() + Duration::from_secs(1);
+    while Instant::now() < until {
+        match conn.read(&mut sink) {
+            Ok(n) if n > 0 => continue,
+            _ => break,
+        }
+    }
+    let _ = conn.shutdown(std::net::Shutdown::Both);
+}
+
+/// Prepares the endpoint: a private folder, and no other server already on it.
+fn bind(path: &Path) -> Result<UnixListener, Error> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(io(format!("cannot create {}", dir.display())))?;
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+            .map_err(io(format!("cannot make {} private", dir.display())))?;
+    }
+    if let Ok(meta) = std::fs::symlink_metadata(path) {
+        if UnixStream::connect(path).is_ok() {
+            return Err(Error::Usage(format!(
+                "another bus already serves {}",
+                path.display()
+            )));
+        }
+        use std::os::unix::fs::FileTypeExt;
+        if !meta.file_type().is_socket() {
+            return Err(Error::Usage(format!(
+                "{} exists and is not a socket; not touching it",
+                path.display()
+            )));
+        }
+        std::fs::remove_file(path)
+            .map_err(io(format!("cannot remove stale {}", path.display())))?;
+    }
+    let listener =
+        UnixListener::bind(path).map_err(io(format!("cannot listen on {}", path.display())))?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+        .map_err(io(format!("cannot make {} private", path.display())))?;
+    Ok(listener)
+}
+
+/// Serves until `stop` turns true; then closes every connection and removes the socket.
+pub fn serve(ctx: Ctx, opts: BusOptions, stop: Arc<AtomicBool>) -> Result<(), Error> {
+    let listener = bind(&opts.socket)?;
+    let ino = std::fs::metadata(&opts.socket).map(|m| m.ino()).ok();
+    listener
+        .set_nonblocking(true)
+        .map_err(io("cannot configure the socket"))?;
+    let open: Arc<Mutex<Vec<(usize, UnixStream)>>> = Arc::new(Mutex::new(Vec::new()));
+    let running = Arc::new(AtomicUsize::new(0));
+    let seen: Tokens = Arc::new(Mutex::new(Default::default()));
+    let mut next = 0usize;
+    while !stop.load(Ordering::SeqCst) {
+        match listener.accept() {
+            Ok((conn, _)) => {
+                next += 1;
+                let n = next;
+                if let (Ok(clone), Ok(mut list)) = (conn.try_clone(), open.lock()) {
+                    list.push((n, clone));
+                }
+                let (c, o, open2, running2, seen2) = (
+                    ctx.clone(),
+                    opts.clone(),
+                    open.clone(),
+                    running.clone(),
+                    seen.clone(),
+                );
+                running.fetch_add(1, Ordering::SeqCst);
+                std::thread::spawn(move || {
+                    handle(&c, conn, &o, &seen2);
+                    if let Ok(mut list) = open2.lock() {
+                        list.retain(|(i, _)| *i != n);
+                    }
+                    running2.fetch_sub(1, Ordering::SeqCst);
+                });
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => {
+                return Err(Error::Io {
+                    what: "accept".into(),
+                    source: e,
+                });
+            }
+        }
+    }
+    if let Ok(list) = open.lock() {
+        for (_, c) in list.iter() {
+            let _ = c.shutdown(std::net::Shutdown::Both);
+        }
+    }
+    let until = Instant::now() + Duration::from_secs(2);
+    while running.load(Ordering::SeqCst) > 0 && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // Remove the socket only if it is still ours.
+    if std::fs::metadata(&opts.socket).map(|m| m.ino()).ok() == ino {
+        let _ = std::fs::remove_file(&opts.socket);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn code(v: &Value) -> &str {
+        v["error"]["code"].as_str().unwrap_or("")
+    }
+
+    #[test]
+    fn request_shapes() {
+        assert!(matches!(
+            parse_request(br#"{"token":"t","op":"list","limit":20}"#),
+            Ok((_, Op::List(ListRequest { limit: 20, .. })))
+        ));
+        let (_, op) =
+            parse_request(br#"{"token":"t","op":"send","to":"a","message":"m","dedupe":false}"#)
+                .unwrap();
+        assert!(matches!(op, Op::Send(SendRequest { dedupe: false, .. })));
+        for (bad, want) in [
+            (&br#"{"op":"list"}"#[..], "unauthenticated"),
+            (br#"{"token":"","op":"list"}"#, "unauthenticated"),
+            (br#"{"token":"t","op":"dance"}"#, "bad_request"),
+            (br#"{"token":"t","op":"list","limit":0}"#, "bad_request"),
+            (br#"{"token":"t","op":"list","limit":2.5}"#, "bad_request"),
+            (
+                br#"{"token":"t","op":"list","include_subagents":"yes"}"#,
+                "bad_request",
+            ),
+            (br#"{"token":"t","op":"send","message":"m"}"#, "bad_request"),
+            (
+                br#"{"token":"t","op":"send","to":"a","message":5}"#,
+                "bad_request",
+            ),
+            (b"[1]", "bad_request"),
+            (b"\xff\xfe", "bad_request"),
+        ] {
+            let v = parse_request(bad).unwrap_err();
+            assert_eq!(code(&v), want, "{}", String::from_utf8_lossy(bad));
+        }
+    }
+
+    #[test]
+    fn second_server_fails_and_stale_socket_is_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("b").join("bus.sock");
+        let first = bind(&p).unwrap();
+        let mode = std::fs::metadata(p.parent().unwrap())
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o700);
+        assert_eq!(
+            std::fs::metadata(&p).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
+        let e = bind(&p).unwrap_err().to_string();
+        assert!(e.contains("already serves"), "{e}");
+        drop(first); // the file stays, nobody answers: stale
+        assert!(p.exists());
+        let _again = bind(&p).unwrap();
+        let plain = dir.path().join("b").join("plain");
+        std::fs::write(&plain, "x").unwrap();
+        assert!(bind(&plain).is_err(), "a regular file is never removed");
+    }
+}

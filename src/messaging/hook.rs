@@ -1,0 +1,176 @@
+//! The hook route: at a session's tool calls (PostToolUse), prompts (UserPromptSubmit) and
+//! starts (SessionStart), the suite's hook hands over the messages queued for it that its client
+//! did not take — the client has no messaging socket, or the message was written to an earlier
+//! process of the session — as additional context, and tells it how many held messages wait for
+//! its review. Messages its client would hold (a prompting sender, this session in bypass mode)
+//! are not handed over this way: the hook does not talk past the client.
+//!
+//! A handed-over message becomes `delivered` once its id shows in the transcript (checked at the
+//! next call), like every other route.
+
+use super::directory;
+use super::frame::{self, Mode};
+use super::ledger::{self, Ledger, Record, State};
+use super::send::{content_of, needs_write, start_of};
+use crate::config::Config;
+use crate::hook::Payload;
+use crate::hook::lifecycle::Env;
+use crate::time;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// The events whose additional context reaches the model.
+const EVENTS: [&str; 3] = ["PostToolUse", "UserPromptSubmit", "SessionStart"];
+
+fn notice_path(home: &Path, session: &str) -> Option<PathBuf> {
+    Some(
+        ledger::root(home)
+            .join("notice")
+            .join(format!("{}.json", ledger::safe_name(session)?)),
+    )
+}
+
+/// True when the set of held ids differs from what this session was last told.
+fn notice_due(home: &Path, session: &str, held: &[String]) -> bool {
+    let Some(path) = notice_path(home, session) else {
+        return false;
+    };
+    let before: Vec<String> = std::fs::read_to_string(&path)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or_default();
+    if before == held {
+        return false;
+    }
+    if let Some(dir) = path.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    let text = serde_json::to_string(held).unwrap_or_default();
+    let _ = crate::atomic::write_atomic(&path, text.as_bytes());
+    !held.is_empty()
+}
+
+/// The context to add for this hook call, if any. Called by the guard on every event but
+/// PreToolUse; cheap when the session has no inbound ledger.
+pub fn hook_context(p: &Payload, env: &Env, config: &Config) -> Option<String> {
+    if !EVENTS.contains(&p.event.as_str()) || p.agent_id.is_some() || p.session_id.is_empty() {
+        return None;
+    }
+    let home = env.state_home.as_deref()?;
+    let inbound = Ledger::existing_inbound(home, &p.session_id)?;
+    let cfg = &config.messaging;
+    let lock = inbound.lock_within(Duration::from_secs(2)).ok()??;
+    let mut updates = super::hold::sweep_locked(&inbound, &lock, cfg, 0).unwrap_or_default();
+    let entries = inbound.entries_since(u64::MAX).ok()?;
+    let transcript = (!p.transcript_path.is_empty()).then(|| PathBuf::from(&p.transcript_path));
+    let now = time::now_ms();
+    let live = env.client_pid.map(|pid| directory::Live {
+        pid,
+        proc_start: crate::liveness::start_time(pid),
+        socket: None,
+    });
+    // This session's mode: the payload's, else the last one recorded (SessionStart payloads
+    // carry none). Unknown, a prompting sender's message is not handed over here.
+    let recorded = (p.permission_mode.is_empty())
+        .then(|| {
+            crate::sessions::registry::read(home, &p.session_id)
+                .and_then(|e| e.permission_mode)
+                .or_else(|| {
+                    transcript
+                        .as_deref()
+                        .and_then(directory::transcript_info)
+                        .and_then(|i| i.permission_mode)
+                })
+        })
+        .flatten();
+    let my_mode = if p.permission_mode.is_empty() {
+        recorded.as_deref()
+    } else {
+        Some(p.permission_mode.as_str())
+    };
+    let mut parts = Vec::new();
+    let mut lines: Vec<Record> = Vec::new();
+    let mut by_sender: BTreeMap<String, Vec<Record>> = BTreeMap::new();
+    let mut seen: Option<String> = None;
+    for e in entries.iter().filter(|e| e.state == State::Queued) {
+        let Some(sender) = e.sender_id().map(str::to_string) else {
+            continue;
+        };
+        // One read of the transcript, and only when something waits.
+        let seen = seen.get_or_insert_with(|| {
+            transcript
+                .as_deref()
+                .and_then(|t| std::fs::read(t).ok())
+                .map(|b| String::from_utf8_lossy(&b).into_owned())
+                .unwrap_or_default()
+        });
+        if seen.contains(&e.id) {
+            let mut r = Record::new(ledger::DELIVERED, &e.id, now);
+            r.via = Some("confirmed".into());
+            lines.push(r.clone());
+            by_sender.entry(sender).or_default().push(r);
+            continue;
+        }
+        let due = match &live {
+            Some(l) => needs_write(e, l, now, cfg.resend_after_seconds * 1000),
+            None => e.attempts.is_empty(),
+        };
+        if !due {
+            continue;
+        }
+        let Some(start) = start_of(home, &sender, &e.id) else {
+            continue;
+        };
+        let sender_mode = Mode::parse(start.sender_mode.as_deref().unwrap_or("prompting"));
+        if frame::receiver_holds(sender_mode, my_mode)
+            || (my_mode.is_none() && sender_mode == Mode::Prompting)
+        {
+            continue;
+        }
+        let Some(content) = content_of(&start) else {
+            continue;
+        };
+        parts.push(content);
+        let mut r = Record::new(ledger::SENT, &e.id, now);
+        r.via = Some("hook".into());
+        r.pid = live.as_ref().map(|l| l.pid);
+        r.proc_start = live.as_ref().and_then(|l| l.proc_start.clone());
+        lines.push(r.clone());
+        by_sender.entry(sender).or_default().push(r);
+    }
+    if !lines.is_empty() {
+        let _ = inbound.append_locked(&lock, &lines);
+    }
+    let held: Vec<String> = inbound
+        .entries_since(u64::MAX)
+        .unwrap_or_default()
+        .iter()
+        .filter(|e| e.state == State::Held)
+        .map(|e| e.id.clone())
+        .collect();
+    drop(lock);
+    for (sender, recs) in by_sender {
+        updates.extend(recs.into_iter().map(|r| (sender.clone(), r)));
+    }
+    super::hold::mirror(home, updates);
+    let mut text = String::new();
+    if !parts.is_empty() {
+        text.push_str(
+            "Messages from other sessions (delivered by session-lock's send-message):\n\n",
+        );
+        text.push_str(&parts.join("\n\n"));
+    }
+    if notice_due(home, &p.session_id, &held) {
+        if !text.is_empty() {
+            text.push_str("\n\n");
+        }
+        text.push_str(&format!(
+            "{} message{} from other sessions wait{} for your review: run `send-message review` to see who sent them, then `send-message review --accept <id>` or `--refuse <id>`.",
+            held.len(),
+            if held.len() == 1 { "" } else { "s" },
+            if held.len() == 1 { "s" } else { "" },
+        ));
+    }
+    (!text.is_empty()).then_some(text)
+}

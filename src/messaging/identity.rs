@@ -1,0 +1,301 @@
+//! Who is sending: only verified credentials count, never arguments.
+//!
+//! Inside a Claude Code session the client exports `CLAUDE_CODE_SESSION_ID` and
+//! `CLAUDE_CODE_MESSAGING_TOKEN`. That token is the client's child token, which it keeps in
+//! memory only; what it writes down is the session's record (`<pid>.json`: pid + start time +
+//! session id) and, beside it, `<pid>.<sha256 of socket path>.key` with the session's
+//! `peerToken`. So a claim to be session S is accepted when S's record is live and either
+//!
+//! - the claiming process descends from S's client process (the client's own test for its
+//!   children: the process tree, read from the kernel), or
+//! - the token presented is S's `peerToken` (constant-time compare).
+//!
+//! A person at a terminal, outside any session, sends as `terminal`, authorized by the folder
+//! they run in. On the bus the kernel names the connecting process (SO_PEERCRED), and the same
+//! two tests apply.
+
+use super::directory::{self, workspace_of};
+use super::frame::{self, Mode};
+use crate::sessions::{self, claude, registry};
+use std::path::{Path, PathBuf};
+
+/// The sender, as verified.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Caller {
+    /// The session id, or `terminal`.
+    pub id: String,
+    pub name: String,
+    /// The session's folder as its client records it (a `cd` in a Bash call does not move it).
+    pub cwd: String,
+    pub workspace: String,
+    pub terminal: bool,
+    /// The permission mode the frame declares.
+    pub mode: Option<Mode>,
+    /// `from=` in the frame: the session's socket address (`uds:<path>`), or `terminal`.
+    pub address: String,
+    pub pid: Option<u32>,
+}
+
+impl Caller {
+    pub fn mode(&self) -> Mode {
+        self.mode.unwrap_or(Mode::Prompting)
+    }
+
+    /// A person at a terminal in `cwd`.
+    pub fn terminal(cwd: &Path) -> Caller {
+        let cwd = cwd.to_string_lossy().to_string();
+        Caller {
+            id: "terminal".into(),
+            name: "terminal".into(),
+            workspace: workspace_of(&cwd),
+            cwd,
+            terminal: true,
+            mode: Some(Mode::Prompting),
+            address: "terminal".into(),
+            pid: None,
+        }
+    }
+}
+
+/// Why a session's identity could not be verified.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum IdentityError {
+    NoToken,
+    NotRegistered(String),
+    BadToken(String),
+}
+
+impl std::fmt::Display for IdentityError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            IdentityError::NoToken => write!(
+                f,
+                "CLAUDE_CODE_SESSION_ID is set but CLAUDE_CODE_MESSAGING_TOKEN is not; cannot verify this session"
+            ),
+            IdentityError::NotRegistered(id) => write!(
+                f,
+                "session {} is not in the client's registry of live sessions; cannot verify it",
+                crate::state::short_id(id)
+            ),
+            IdentityError::BadToken(id) => write!(
+                f,
+                "cannot verify session {}: this process does not run under its client, and the token does not match the client's record of it",
+                crate::state::short_id(id)
+            ),
+        }
+    }
+}
+
+impl std::error::Error for IdentityError {}
+
+/// The `peerToken` files of a registry pid: `<pid>.<hash>.key`.
+fn key_tokens(dir: &Path, pid: u32, proc_start: Option<&str>) -> Vec<String> {
+    let prefix = format!("{pid}.");
+    let Ok(list) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for e in list.flatten() {
+        let name = e.file_name().to_string_lossy().to_string();
+        if !name.starts_with(&prefix) || !name.ends_with(".key") {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(e.path()) else {
+            continue;
+        };
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) else {
+            continue;
+        };
+        // A key written for an earlier process with this pid does not count.
+        if let (Some(want), Some(have)) = (proc_start, v.get("procStart").and_then(|x| x.as_str()))
+            && want != have
+        {
+            continue;
+        }
+        if let Some(tok) = v.get("peerToken").and_then(|x| x.as_str()) {
+            out.push(tok.to_string());
+        }
+    }
+    out
+}
+
+fn from_entry(e: &claude::ClaudeSession) -> Caller {
+    let mut c = Caller {
+        id: e.session_id.clone(),
+        cwd: e.cwd.clone(),
+        workspace: workspace_of(&e.cwd),
+        address: match &e.messaging_socket_path {
+            Some(p) => format!("uds:{p}"),
+            None => format!("session:{}", e.session_id),
+        },
+        pid: Some(e.pid),
+        ..Caller::default()
+    };
+    c.name = e
+        .name
+        .clone()
+        .filter(|n| !n.trim().is_empty())
+        .unwrap_or_default();
+    let transcript = directory::find_transcript(&e.session_id, &e.cwd);
+    let info = transcript.as_deref().and_then(directory::transcript_info);
+    if c.name.is_empty() {
+        c.name = info
+            .as_ref()
+            .and_then(|i| i.title.clone())
+            .unwrap_or_else(|| directory::fallback_name(&e.session_id));
+    }
+    // The mode the guard recorded from the client's own hook payload, else the transcript's.
+    let recorded = sessions::state_home()
+        .and_then(|h| registry::read(&h, &e.session_id))
+        .and_then(|r| r.permission_mode);
+    let mode = recorded.or_else(|| info.and_then(|i| i.permission_mode));
+    c.mode = Some(Mode::from_client(mode.as_deref()));
+    c
+}
+
+fn registry_dir() -> Option<PathBuf> {
+    claude::config_dir().map(|d| d.join("sessions"))
+}
+
+/// The parent of `pid`, from the kernel (`None` at the top or when unknown).
+pub fn parent_of(pid: u32) -> Option<u32> {
+    #[cfg(target_os = "linux")]
+    {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        let after = &stat[stat.rfind(')')? + 1..];
+        after.split_ascii_whitespace().nth(1)?.parse().ok()
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        use sysinfo::{Pid, ProcessRefreshKind, ProcessesToUpdate, System};
+        let mut sys = System::new();
+        let p = Pid::from_u32(pid);
+        sys.refresh_processes_specifics(
+            ProcessesToUpdate::Some(&[p]),
+            true,
+            ProcessRefreshKind::nothing(),
+        );
+        sys.process(p)?.parent().map(|x| x.as_u32())
+    }
+}
+
+/// True when `pid` is `ancestor` or runs below it.
+pub fn descends_from(pid: u32, ancestor: u32) -> bool {
+    let mut cur = Some(pid);
+    for _ in 0..64 {
+        match cur {
+            Some(p) if p == ancestor => return true,
+            Some(p) if p > 1 => cur = parent_of(p),
+            _ => return false,
+        }
+    }
+    false
+}
+
+fn peer_token_ok(dir: &Path, e: &claude::ClaudeSession, token: &str) -> bool {
+    !token.is_empty()
+        && key_tokens(dir, e.pid, e.proc_start.as_deref())
+            .iter()
+            .any(|t| frame::ct_eq(t.as_bytes(), token.as_bytes()))
+}
+
+/// Verifies that the process `claimant` (with `token`) is session `session_id`.
+pub fn verify(session_id: &str, token: &str, claimant: u32) -> Result<Caller, IdentityError> {
+    let dir = registry_dir().ok_or_else(|| IdentityError::NotRegistered(session_id.into()))?;
+    let mut seen = false;
+    for e in claude::entries() {
+        if e.session_id != session_id || !e.alive() {
+            continue;
+        }
+        seen = true;
+        if descends_from(claimant, e.pid) || peer_token_ok(&dir, &e, token) {
+            return Ok(from_entry(&e));
+        }
+    }
+    Err(if seen {
+        IdentityError::BadToken(session_id.into())
+    } else {
+        IdentityError::NotRegistered(session_id.into())
+    })
+}
+
+/// The live session a bus request comes from: the one whose `peerToken` this is, else the one
+/// whose client process the connecting process `peer` runs under.
+pub fn by_token(token: &str, peer: Option<u32>) -> Option<Caller> {
+    if token.is_empty() {
+        return None;
+    }
+    let dir = registry_dir()?;
+    let live: Vec<claude::ClaudeSession> = claude::entries()
+        .into_iter()
+        .filter(|e| e.alive())
+        .collect();
+    if let Some(e) = live.iter().find(|e| peer_token_ok(&dir, e, token)) {
+        return Some(from_entry(e));
+    }
+    let peer = peer?;
+    live.iter()
+        .filter(|e| descends_from(peer, e.pid))
+        .max_by_key(|e| e.started_at.unwrap_or(0))
+        .map(from_entry)
+}
+
+/// The caller of this process: a verified session, or the terminal in `cwd`.
+pub fn from_env(cwd: &Path) -> Result<Caller, IdentityError> {
+    let id = std::env::var("CLAUDE_CODE_SESSION_ID").unwrap_or_default();
+    if id.trim().is_empty() {
+        return Ok(Caller::terminal(cwd));
+    }
+    let token = std::env::var("CLAUDE_CODE_MESSAGING_TOKEN").unwrap_or_default();
+    if token.is_empty() {
+        return Err(IdentityError::NoToken);
+    }
+    verify(id.trim(), &token, std::process::id())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn key_files_must_match_pid_and_start() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("42.abc.key"),
+            r#"{"peerToken":"t1","procStart":"100"}"#,
+        )
+        .unwrap();
+        std::fs::write(
+            dir.path().join("420.abc.key"),
+            r#"{"peerToken":"t2","procStart":"100"}"#,
+        )
+        .unwrap();
+        assert_eq!(key_tokens(dir.path(), 42, Some("100")), vec!["t1"]);
+        assert!(key_tokens(dir.path(), 42, Some("999")).is_empty());
+        assert_eq!(key_tokens(dir.path(), 420, None), vec!["t2"]);
+    }
+
+    #[test]
+    fn this_process_descends_from_its_parent_not_from_a_child() {
+        let me = std::process::id();
+        let parent = parent_of(me).expect("a parent");
+        assert!(descends_from(me, me));
+        assert!(descends_from(me, parent));
+        let mut child = std::process::Command::new("sleep")
+            .arg("5")
+            .spawn()
+            .unwrap();
+        assert!(descends_from(child.id(), me));
+        assert!(!descends_from(me, child.id()));
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+
+    #[test]
+    fn terminal_is_prompting_and_has_no_session() {
+        let c = Caller::terminal(Path::new("/nowhere/x"));
+        assert!(c.terminal);
+        assert_eq!(c.id, "terminal");
+        assert_eq!(c.mode(), Mode::Prompting);
+    }
+}

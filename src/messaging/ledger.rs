@@ -1,0 +1,693 @@
+//! The two ledgers of messaging, one JSON object per line under `<state home>/messaging/`:
+//!
+//! ```text
+//! outbox/<sender>.jsonl    the sender's: queued | held  →  delivered | expired | refused
+//!                          (+ `sent` lines: each write to a target, never final)
+//! inbound/<target>.jsonl   the target's: queued | held  →  delivered | accepted | expired | refused
+//! ```
+//!
+//! A queued message's text lives in the sender's outbox; a held message's text lives only in the
+//! target's inbound ledger, and is scrubbed from it once the message is refused or expires.
+//! Appends are serialized by a file lock beside the ledger, synced before anyone reports
+//! success, and a torn last line (a crash mid-append) is cut back before the next append.
+//! Lines with an op this build does not know are kept and never count as final.
+
+use crate::atomic;
+use crate::filelock::FileLock;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::io::{self, Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+
+pub const QUEUED: &str = "queued";
+pub const HELD: &str = "held";
+pub const SENT: &str = "sent";
+/// A `sent` that failed (the socket could not be written): cancels that attempt.
+pub const UNSENT: &str = "unsent";
+pub const DELIVERED: &str = "delivered";
+pub const ACCEPTED: &str = "accepted";
+pub const EXPIRED: &str = "expired";
+pub const REFUSED: &str = "refused";
+
+/// Past this many lines a ledger is compacted when at least half of it can go.
+pub const COMPACT_LINES: usize = 2000;
+/// Finished messages stay this long (status look-ups, rate and duplicate windows).
+pub const RETAIN_MS: u64 = 24 * 3600 * 1000;
+
+/// One ledger line. Compaction copies lines as they are, so fields this build does not know
+/// survive it.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Record {
+    pub op: String,
+    pub message_id: String,
+    /// ISO time of the line.
+    pub at: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sender_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sender_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sender_cwd: Option<String>,
+    /// The sender's permission mode as declared in the frame: `bypass` or `prompting`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sender_mode: Option<String>,
+    /// `from=` in the frame: the sender's socket address, or `terminal`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sender_address: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<String>,
+    /// How a `sent`/`delivered` line reached the target: socket, hook, wake, review.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub via: Option<String>,
+    /// The target process a `sent` line wrote to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proc_start: Option<String>,
+    /// The target's client holds it (a permission-mode mismatch): never resent.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub client_hold: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<String>,
+    /// The session a `create` started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+}
+
+impl Record {
+    pub fn new(op: &str, message_id: &str, now_ms: u64) -> Record {
+        Record {
+            op: op.into(),
+            message_id: message_id.into(),
+            at: crate::time::iso(now_ms),
+            ..Record::default()
+        }
+    }
+
+    pub fn at_ms(&self) -> u64 {
+        crate::time::parse_iso(&self.at).unwrap_or(0)
+    }
+}
+
+/// How big a ledger is, for compaction: its lines, and (last time, lines) of each finished
+/// message.
+#[derive(Clone, Debug, Default)]
+pub struct Size {
+    pub lines: usize,
+    pub finished: Vec<(u64, usize)>,
+}
+
+/// The three fields every line has, borrowed from the line where it can be.
+#[derive(Deserialize)]
+struct Light<'a> {
+    #[serde(borrow)]
+    op: std::borrow::Cow<'a, str>,
+    #[serde(borrow, rename = "messageId")]
+    message_id: std::borrow::Cow<'a, str>,
+    #[serde(borrow)]
+    at: std::borrow::Cow<'a, str>,
+}
+
+/// Where a message stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum State {
+    Queued,
+    Held,
+    Delivered,
+    Accepted,
+    Expired,
+    Refused,
+    /// Only lines of ops this build does not know (or a start line compacted away).
+    Unknown,
+}
+
+impl State {
+    pub fn is_final(self) -> bool {
+        matches!(
+            self,
+            State::Delivered | State::Accepted | State::Expired | State::Refused
+        )
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            State::Queued => "queued",
+            State::Held => "held",
+            State::Delivered => "delivered",
+            State::Accepted => "accepted",
+            State::Expired => "expired",
+            State::Refused => "refused",
+            State::Unknown => "unknown",
+        }
+    }
+
+    fn from_final_op(op: &str) -> Option<State> {
+        match op {
+            DELIVERED => Some(State::Delivered),
+            ACCEPTED => Some(State::Accepted),
+            EXPIRED => Some(State::Expired),
+            REFUSED => Some(State::Refused),
+            _ => None,
+        }
+    }
+}
+
+/// One message folded from its lines.
+#[derive(Clone, Debug)]
+pub struct Entry {
+    pub id: String,
+    pub state: State,
+    /// The `queued`/`held` line: who, to whom, the text.
+    pub start: Option<Record>,
+    /// Every `sent` line, in order.
+    pub attempts: Vec<Record>,
+    /// The line that made it final.
+    pub end: Option<Record>,
+    /// How many lines it has.
+    pub lines: usize,
+    pub first_ms: u64,
+    pub last_ms: u64,
+}
+
+impl Entry {
+    pub fn target_id(&self) -> Option<&str> {
+        self.start.as_ref().and_then(|r| r.target_id.as_deref())
+    }
+
+    pub fn sender_id(&self) -> Option<&str> {
+        self.start.as_ref().and_then(|r| r.sender_id.as_deref())
+    }
+
+    pub fn text(&self) -> Option<&str> {
+        self.start.as_ref().and_then(|r| r.text.as_deref())
+    }
+
+    pub fn summary(&self) -> Option<&str> {
+        self.start.as_ref().and_then(|r| r.summary.as_deref())
+    }
+
+    /// True when the last write went to a client that holds it for its permission mode.
+    pub fn client_hold(&self) -> bool {
+        self.attempts.last().is_some_and(|a| a.client_hold)
+    }
+}
+
+/// Folds ledger lines into messages, in the order each first appeared. The first final line
+/// wins; lines of unknown ops are counted but change nothing.
+pub fn fold(records: impl IntoIterator<Item = Record>) -> Vec<Entry> {
+    let mut order: Vec<Entry> = Vec::new();
+    let mut index: HashMap<String, usize> = HashMap::new();
+    for r in records {
+        if r.message_id.is_empty() {
+            continue;
+        }
+        let at = r.at_ms();
+        let i = match index.get(&r.message_id) {
+            Some(i) => *i,
+            None => {
+                index.insert(r.message_id.clone(), order.len());
+                order.push(Entry {
+                    id: r.message_id.clone(),
+                    state: State::Unknown,
+                    start: None,
+                    attempts: Vec::new(),
+                    end: None,
+                    lines: 0,
+                    first_ms: at,
+                    last_ms: at,
+                });
+                order.len() - 1
+            }
+        };
+        let e = &mut order[i];
+        e.lines += 1;
+        e.last_ms = e.last_ms.max(at);
+        match r.op.as_str() {
+            QUEUED | HELD => {
+                if !e.state.is_final() {
+                    e.state = if r.op == QUEUED {
+                        State::Queued
+                    } else {
+                        State::Held
+                    };
+                }
+                if e.start.is_none() {
+                    e.start = Some(r);
+                }
+            }
+            SENT => e.attempts.push(r),
+            UNSENT => {
+                if let Some(i) = e
+                    .attempts
+                    .iter()
+                    .rposition(|a| a.via == r.via && a.pid == r.pid)
+                {
+                    e.attempts.remove(i);
+                }
+            }
+            op => {
+                if let Some(s) = State::from_final_op(op)
+                    && !e.state.is_final()
+                {
+                    e.state = s;
+                    e.end = Some(r);
+                }
+            }
+        }
+    }
+    order
+}
+
+/// The complete lines of a ledger file (a torn tail left out), each with its parsed record
+/// (`None` for a line that does not parse).
+fn raw_lines(path: &Path) -> io::Result<Vec<(String, Option<Record>)>> {
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e),
+    };
+    let complete = bytes.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+    Ok(bytes[..complete]
+        .split(|b| *b == b'\n')
+        .filter(|l| !l.iter().all(u8::is_ascii_whitespace))
+        .map(|l| {
+            (
+                String::from_utf8_lossy(l).into_owned(),
+                serde_json::from_slice::<Record>(l).ok(),
+            )
+        })
+        .collect())
+}
+
+/// One ledger file and the lock file beside it.
+#[derive(Clone, Debug)]
+pub struct Ledger {
+    pub path: PathBuf,
+}
+
+/// A ledger file name from a session id (or `terminal`); `None` for anything that could climb
+/// out of the folder.
+pub fn safe_name(id: &str) -> Option<&str> {
+    let ok = !id.is_empty()
+        && id.len() <= 128
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+    ok.then_some(id)
+}
+
+/// `<state home>/messaging`.
+pub fn root(home: &Path) -> PathBuf {
+    home.join("messaging")
+}
+
+impl Ledger {
+    pub fn outbox(home: &Path, sender: &str) -> io::Result<Ledger> {
+        Ledger::in_dir(&root(home).join("outbox"), sender)
+    }
+
+    pub fn inbound(home: &Path, target: &str) -> io::Result<Ledger> {
+        Ledger::in_dir(&root(home).join("inbound"), target)
+    }
+
+    /// The target's inbound ledger if it exists (creates nothing: the hook's fast path).
+    pub fn existing_inbound(home: &Path, target: &str) -> Option<Ledger> {
+        let path = root(home)
+            .join("inbound")
+            .join(format!("{}.jsonl", safe_name(target)?));
+        path.is_file().then_some(Ledger { path })
+    }
+
+    fn in_dir(dir: &Path, id: &str) -> io::Result<Ledger> {
+        let name = safe_name(id)
+            .ok_or_else(|| io::Error::other(format!("ledger: bad session id '{id}'")))?;
+        std::fs::create_dir_all(dir)?;
+        Ok(Ledger {
+            path: dir.join(format!("{name}.jsonl")),
+        })
+    }
+
+    /// Takes the ledger's lock; appends and compaction need it.
+    pub fn lock(&self) -> io::Result<FileLock> {
+        FileLock::exclusive(&self.path.with_extension("lock"))
+    }
+
+    /// Takes the lock if it comes within `limit` (the hook never waits long).
+    pub fn lock_within(&self, limit: std::time::Duration) -> io::Result<Option<FileLock>> {
+        FileLock::exclusive_within(&self.path.with_extension("lock"), limit)
+    }
+
+    /// Every complete line that parses (a torn tail is left out; reading needs no lock).
+    pub fn read(&self) -> io::Result<Vec<Record>> {
+        Ok(raw_lines(&self.path)?
+            .into_iter()
+            .filter_map(|(_, r)| r)
+            .collect())
+    }
+
+    /// The folded messages, every line parsed whole.
+    pub fn entries(&self) -> io::Result<Vec<Entry>> {
+        Ok(fold(self.read()?))
+    }
+
+    /// The messages limits and delivery need, cheaply: unfinished ones, and those first seen at
+    /// or after `since_ms`. Finished older ones are left out (only counted, for compaction), and
+    /// only the op, id and time of their lines are read.
+    pub fn entries_since(&self, since_ms: u64) -> io::Result<Vec<Entry>> {
+        Ok(self.scan(since_ms)?.0)
+    }
+
+    /// [`Ledger::entries_since`], with what compaction needs to know of the lines left out.
+    pub fn scan(&self, since_ms: u64) -> io::Result<(Vec<Entry>, Size)> {
+        let bytes = match std::fs::read(&self.path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Default::default()),
+            Err(e) => return Err(e),
+        };
+        let complete = bytes.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+        let lines: Vec<&[u8]> = bytes[..complete]
+            .split(|b| *b == b'\n')
+            .filter(|l| !l.iter().all(u8::is_ascii_whitespace))
+            .collect();
+        let light: Vec<Option<Light<'_>>> = lines
+            .iter()
+            .map(|l| serde_json::from_slice::<Light<'_>>(l).ok())
+            .collect();
+        // Per message: finished?, first and last time, lines.
+        let mut seen: HashMap<&str, (bool, u64, u64, usize)> = HashMap::new();
+        for l in light.iter().flatten() {
+            let at = crate::time::parse_iso(&l.at).unwrap_or(0);
+            let e = seen
+                .entry(l.message_id.as_ref())
+                .or_insert((false, at, at, 0));
+            e.0 |= State::from_final_op(&l.op).is_some();
+            e.2 = e.2.max(at);
+            e.3 += 1;
+        }
+        let wanted = |id: &str| {
+            seen.get(id)
+                .is_some_and(|(finished, first, _, _)| !finished || *first >= since_ms)
+        };
+        let records: Vec<Record> = lines
+            .iter()
+            .zip(&light)
+            .filter(|(_, l)| l.as_ref().is_some_and(|l| wanted(&l.message_id)))
+            .filter_map(|(raw, _)| serde_json::from_slice::<Record>(raw).ok())
+            .collect();
+        let size = Size {
+            lines: light.iter().flatten().count(),
+            finished: seen.values().filter(|v| v.0).map(|v| (v.2, v.3)).collect(),
+        };
+        Ok((fold(records), size))
+    }
+
+    /// Appends lines durably. The caller holds [`Ledger::lock`].
+    pub fn append_locked(&self, _lock: &FileLock, records: &[Record]) -> io::Result<()> {
+        self.repair_tail()?;
+        let mut text = String::new();
+        for (i, r) in records.iter().enumerate() {
+            if i > 0 {
+                text.push('\n');
+            }
+            text.push_str(&serde_json::to_string(r).map_err(io::Error::other)?);
+        }
+        atomic::append_line(&self.path, &text, true)
+    }
+
+    /// Takes the lock, appends, lets it go.
+    pub fn append(&self, records: &[Record]) -> io::Result<()> {
+        let lock = self.lock()?;
+        self.append_locked(&lock, records)
+    }
+
+    /// Cuts a torn last line (no newline) so the next append starts on a fresh line.
+    fn repair_tail(&self) -> io::Result<()> {
+        let mut file = match std::fs::File::open(&self.path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(e),
+        };
+        let len = file.metadata()?.len();
+        if len == 0 {
+            return Ok(());
+        }
+        file.seek(SeekFrom::Start(len - 1))?;
+        let mut last = [0u8; 1];
+        file.read_exact(&mut last)?;
+        if last[0] != b'\n' {
+            atomic::read_lines(&self.path, true)?;
+        }
+        Ok(())
+    }
+
+    /// Rewrites the ledger without finished messages older than `retain_ms`, and without the
+    /// text of refused or expired messages; every other line is copied as it is. Does nothing
+    /// unless that drops at least half the lines or scrubs a text. The caller holds the lock.
+    pub fn compact_locked(
+        &self,
+        _lock: &FileLock,
+        now_ms: u64,
+        retain_ms: u64,
+    ) -> io::Result<bool> {
+        let lines = raw_lines(&self.path)?;
+        let total = lines.len();
+        let entries = fold(lines.iter().filter_map(|(_, r)| r.clone()));
+        let by_id: HashMap<&str, &Entry> = entries.iter().map(|e| (e.id.as_str(), e)).collect();
+        let mut keep: Vec<String> = Vec::new();
+        let mut scrubbed = false;
+        for (raw, rec) in &lines {
+            let Some(rec) = rec else {
+                continue; // a line no build could read
+            };
+            let Some(e) = by_id.get(rec.message_id.as_str()) else {
+                continue;
+            };
+            if e.state.is_final() && now_ms.saturating_sub(e.last_ms) > retain_ms {
+                continue;
+            }
+            if matches!(e.state, State::Expired | State::Refused) && rec.text.is_some() {
+                let mut v: Value = serde_json::from_str(raw).map_err(io::Error::other)?;
+                if let Some(o) = v.as_object_mut() {
+                    o.remove("text");
+                }
+                keep.push(v.to_string());
+                scrubbed = true;
+            } else {
+                keep.push(raw.clone());
+            }
+        }
+        if !scrubbed && keep.len() * 2 > total {
+            return Ok(false);
+        }
+        let mut text = keep.join("\n");
+        if !text.is_empty() {
+            text.push('\n');
+        }
+        atomic::write_atomic(&self.path, text.as_bytes())?;
+        Ok(true)
+    }
+
+    /// Compacts when the ledger has grown past [`COMPACT_LINES`] lines and at least half of
+    /// them belong to messages finished more than [`RETAIN_MS`] ago.
+    pub fn maybe_compact_locked(
+        &self,
+        lock: &FileLock,
+        size: &Size,
+        now_ms: u64,
+    ) -> io::Result<()> {
+        if size.lines <= COMPACT_LINES {
+            return Ok(());
+        }
+        let old: usize = size
+            .finished
+            .iter()
+            .filter(|(last, _)| now_ms.saturating_sub(*last) > RETAIN_MS)
+            .map(|(_, n)| n)
+            .sum();
+        if old * 2 >= size.lines {
+            self.compact_locked(lock, now_ms, RETAIN_MS)?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn rec(op: &str, id: &str, at: u64) -> Record {
+        Record::new(op, id, at)
+    }
+
+    #[test]
+    fn fold_follows_ops_and_first_final_wins() {
+        let mut q = rec(QUEUED, "m1", 1000);
+        q.text = Some("hi".into());
+        q.target_id = Some("t".into());
+        let records = vec![
+            q,
+            rec(SENT, "m1", 1100),
+            rec(SENT, "m1", 1120),
+            rec(UNSENT, "m1", 1130),
+            rec("future-op", "m1", 1150),
+            rec(DELIVERED, "m1", 1200),
+            rec(EXPIRED, "m1", 1300),
+            rec(HELD, "m2", 1400),
+            rec("future-op", "m3", 1500),
+        ];
+        let e = fold(records);
+        assert_eq!(e.len(), 3);
+        assert_eq!(e[0].state, State::Delivered);
+        assert_eq!(e[0].attempts.len(), 1);
+        assert_eq!(e[0].text(), Some("hi"));
+        assert_eq!(e[0].target_id(), Some("t"));
+        assert_eq!(e[0].end.as_ref().unwrap().op, DELIVERED);
+        assert_eq!(e[1].state, State::Held);
+        assert_eq!(e[2].state, State::Unknown, "unknown ops are never final");
+        assert!(!e[2].state.is_final());
+    }
+
+    #[test]
+    fn append_repairs_a_torn_tail() {
+        let dir = tempfile::tempdir().unwrap();
+        let l = Ledger::outbox(dir.path(), "s1").unwrap();
+        l.append(&[rec(QUEUED, "a", 1)]).unwrap();
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&l.path)
+            .unwrap()
+            .write_all(b"{\"op\":\"deliv")
+            .unwrap();
+        assert_eq!(l.read().unwrap().len(), 1, "torn tail left out");
+        l.append(&[rec("sent", "a", 2)]).unwrap();
+        let back = l.read().unwrap();
+        assert_eq!(back.len(), 2);
+        let text = std::fs::read_to_string(&l.path).unwrap();
+        assert!(text.ends_with('\n') && !text.contains("deliv\""));
+    }
+
+    #[test]
+    fn compaction_drops_old_finished_and_scrubs_refused_text() {
+        let dir = tempfile::tempdir().unwrap();
+        let l = Ledger::inbound(dir.path(), "t").unwrap();
+        let day = RETAIN_MS;
+        let mut lines = Vec::new();
+        for i in 0..10 {
+            let id = format!("old{i}");
+            lines.push(rec(QUEUED, &id, 1000));
+            lines.push(rec(DELIVERED, &id, 2000));
+        }
+        let mut held = rec(HELD, "h", day + 10);
+        held.text = Some("secret".into());
+        lines.push(held);
+        lines.push(rec(REFUSED, "h", day + 20));
+        let mut pending = rec(QUEUED, "p", 1000);
+        pending.text = Some("still waiting".into());
+        lines.push(pending);
+        let lock = l.lock().unwrap();
+        l.append_locked(&lock, &lines).unwrap();
+        // A line of a later build, with a field this one does not know.
+        atomic::append_line(
+            &l.path,
+            r#"{"op":"future-op","messageId":"p","at":"1970-01-01T00:00:01.500Z","futureField":7}"#,
+            true,
+        )
+        .unwrap();
+        assert!(l.compact_locked(&lock, day + 3000, RETAIN_MS).unwrap());
+        let e = l.entries().unwrap();
+        let ids: Vec<&str> = e.iter().map(|e| e.id.as_str()).collect();
+        assert_eq!(ids, vec!["h", "p"]);
+        assert_eq!(e[0].state, State::Refused);
+        assert_eq!(e[0].text(), None, "refused text is stored nowhere");
+        assert_eq!(e[1].text(), Some("still waiting"));
+        assert_eq!(e[1].lines, 2, "unknown lines of open messages are kept");
+        assert!(
+            std::fs::read_to_string(&l.path)
+                .unwrap()
+                .contains("\"futureField\":7")
+        );
+        assert!(!std::fs::read_to_string(&l.path).unwrap().contains("secret"));
+        // Nothing more to drop: no rewrite.
+        assert!(!l.compact_locked(&lock, day + 3000, RETAIN_MS).unwrap());
+    }
+
+    #[test]
+    fn a_long_ledger_of_old_messages_is_compacted_when_half_can_go() {
+        let dir = tempfile::tempdir().unwrap();
+        let l = Ledger::outbox(dir.path(), "s").unwrap();
+        let now = 10 * RETAIN_MS;
+        let mut lines = Vec::new();
+        for i in 0..1100 {
+            let id = format!("m{i}");
+            let at = if i < 600 { 1000 } else { now - 1000 };
+            lines.push(rec(QUEUED, &id, at));
+            lines.push(rec(DELIVERED, &id, at));
+        }
+        let lock = l.lock().unwrap();
+        l.append_locked(&lock, &lines).unwrap();
+        let (_, size) = l.scan(now).unwrap();
+        l.maybe_compact_locked(&lock, &size, now).unwrap();
+        assert_eq!(l.read().unwrap().len(), 1000, "the 600 old messages went");
+        // Now under the threshold: left alone.
+        let (_, size) = l.scan(now).unwrap();
+        l.maybe_compact_locked(&lock, &size, now + RETAIN_MS)
+            .unwrap();
+        assert_eq!(l.read().unwrap().len(), 1000);
+    }
+
+    #[test]
+    fn cheap_reads_keep_what_limits_and_delivery_need() {
+        let dir = tempfile::tempdir().unwrap();
+        let l = Ledger::outbox(dir.path(), "s").unwrap();
+        let mut lines = Vec::new();
+        for (i, at) in [(0, 1_000u64), (1, 50_000), (2, 90_000)] {
+            let id = format!("m{i}");
+            let mut q = rec(QUEUED, &id, at);
+            q.text = Some(format!("text {i}"));
+            q.target_id = Some("t".into());
+            lines.push(q);
+            if i != 2 {
+                lines.push(rec(DELIVERED, &id, at + 1));
+            }
+        }
+        l.append(&lines).unwrap();
+        let full = l.entries().unwrap();
+        let (cheap, size) = l.scan(40_000).unwrap();
+        let states = |v: &[Entry]| {
+            v.iter()
+                .map(|e| (e.id.clone(), e.state))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            states(&full)[1..],
+            states(&cheap)[..],
+            "old finished ones are left out"
+        );
+        assert_eq!(cheap[0].text(), Some("text 1"), "recent: whole");
+        assert_eq!(cheap[1].text(), Some("text 2"), "unfinished: whole");
+        assert_eq!(size.lines, 5);
+        assert_eq!(size.finished.len(), 2);
+    }
+
+    #[test]
+    fn names_cannot_climb_out() {
+        assert!(safe_name("../x").is_none());
+        assert!(safe_name("").is_none());
+        assert!(safe_name("a/b").is_none());
+        assert_eq!(safe_name("terminal"), Some("terminal"));
+        let dir = tempfile::tempdir().unwrap();
+        assert!(Ledger::outbox(dir.path(), "..").is_err());
+    }
+}

@@ -1,0 +1,297 @@
+//! `review` (the caller's held inbound messages: list, accept, refuse) and `status` (where one
+//! message stands now, from the ledgers).
+
+use super::auth::{Verdict, authorize};
+use super::directory::{self, Target, workspace_of};
+use super::identity::Caller;
+use super::ledger::{self, Entry, Ledger, Record, State};
+use super::send::{content_of, mark};
+use super::{Ctx, Error, TargetRef, hold, io};
+use crate::time;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Action {
+    Accept(String),
+    Refuse(String),
+}
+
+/// A held message as the target sees it before deciding: who, the summary, the size. The text
+/// enters the target's context only once it is accepted.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct HeldView {
+    pub message_id: String,
+    pub from: TargetRef,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub summary: Option<String>,
+    pub bytes: usize,
+    pub received_at: String,
+    pub expires_at: String,
+}
+
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct ActionResult {
+    pub message_id: String,
+    /// delivered | refused | not_found
+    pub status: String,
+    pub detail: String,
+    /// The accepted message, framed: it is delivered by being shown here.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct ReviewResult {
+    pub held: Vec<HeldView>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub action: Option<ActionResult>,
+}
+
+fn view(e: &Entry, expiry_ms: u64) -> Option<HeldView> {
+    let s = e.start.as_ref()?;
+    let expires = s
+        .expires_at
+        .clone()
+        .unwrap_or_else(|| time::iso(e.first_ms + expiry_ms));
+    Some(HeldView {
+        message_id: e.id.clone(),
+        from: TargetRef {
+            name: s.sender_name.clone().unwrap_or_default(),
+            id: s.sender_id.clone().unwrap_or_default(),
+            cwd: None,
+        },
+        summary: s.summary.clone(),
+        bytes: s.text.as_deref().map(str::len).unwrap_or(0),
+        received_at: s.at.clone(),
+        expires_at: expires,
+    })
+}
+
+/// The sender as the matrix sees it, from what the ledger recorded.
+fn sender_of(s: &Record) -> Caller {
+    let cwd = s.sender_cwd.clone().unwrap_or_default();
+    let id = s.sender_id.clone().unwrap_or_else(|| "terminal".into());
+    Caller {
+        terminal: id == "terminal",
+        workspace: workspace_of(&cwd),
+        cwd,
+        id,
+        ..Caller::default()
+    }
+}
+
+/// Lists the caller's held messages; accepts or refuses one.
+pub fn review(ctx: &Ctx, caller: &Caller, action: Option<Action>) -> Result<ReviewResult, Error> {
+    if caller.terminal {
+        return Err(Error::NeedsSession("review"));
+    }
+    let cfg = ctx.m().clone();
+    let inbound = Ledger::inbound(&ctx.home, &caller.id).map_err(io("inbound"))?;
+    let lock = inbound.lock().map_err(io("inbound lock"))?;
+    let mut updates = hold::sweep_locked(&inbound, &lock, &cfg, 0).map_err(io("inbound"))?;
+    let entries = inbound.entries_since(u64::MAX).map_err(io("inbound"))?;
+    let mut result = None;
+    if let Some(action) = action {
+        let id = match &action {
+            Action::Accept(id) | Action::Refuse(id) => id.clone(),
+        };
+        let found = entries
+            .iter()
+            .find(|e| e.id == id && e.state == State::Held);
+        result = Some(match (found, &action) {
+            (None, _) => ActionResult {
+                message_id: id.clone(),
+                status: "not_found".into(),
+                detail: format!("no held message {id} (it may have expired or been decided)"),
+                message: None,
+            },
+            (Some(e), Action::Accept(_)) => {
+                let start = e.start.clone().unwrap_or_default();
+                let me = Target {
+                    id: caller.id.clone(),
+                    cwd: caller.cwd.clone(),
+                    workspace: caller.workspace.clone(),
+                    ..Target::default()
+                };
+                // Re-authorize: the policy may have changed since the message was held.
+                let ok = authorize(&sender_of(&start), &me, &ctx.policy()) == Verdict::Allowed;
+                let now = time::now_ms();
+                if ok {
+                    let mut r = Record::new(ledger::ACCEPTED, &id, now);
+                    r.via = Some("review".into());
+                    inbound
+                        .append_locked(&lock, &[r.clone()])
+                        .map_err(io("inbound"))?;
+                    if let Some(s) = start.sender_id.clone() {
+                        r.op = ledger::DELIVERED.into();
+                        updates.push((s, r));
+                    }
+                    ActionResult {
+                        message_id: id.clone(),
+                        status: "delivered".into(),
+                        detail: "accepted; the message follows".into(),
+                        message: content_of(&start),
+                    }
+                } else {
+                    let mut r = Record::new(ledger::REFUSED, &id, now);
+                    r.reason = Some("sender no longer authorized".into());
+                    inbound
+                        .append_locked(&lock, &[r.clone()])
+                        .map_err(io("inbound"))?;
+                    inbound
+                        .compact_locked(&lock, now, ledger::RETAIN_MS)
+                        .map_err(io("inbound"))?;
+                    if let Some(s) = start.sender_id.clone() {
+                        updates.push((s, r));
+                    }
+                    ActionResult {
+                        message_id: id.clone(),
+                        status: "refused".into(),
+                        detail: "the sender may no longer message this session; refused".into(),
+                        message: None,
+                    }
+                }
+            }
+            (Some(e), Action::Refuse(_)) => {
+                let now = time::now_ms();
+                let mut r = Record::new(ledger::REFUSED, &id, now);
+                r.reason = Some("refused at review".into());
+                inbound
+                    .append_locked(&lock, &[r.clone()])
+                    .map_err(io("inbound"))?;
+                inbound
+                    .compact_locked(&lock, now, ledger::RETAIN_MS)
+                    .map_err(io("inbound"))?;
+                if let Some(s) = e.sender_id() {
+                    updates.push((s.to_string(), r));
+                }
+                ActionResult {
+                    message_id: id.clone(),
+                    status: "refused".into(),
+                    detail: "refused; its text is deleted".into(),
+                    message: None,
+                }
+            }
+        });
+    }
+    let held: Vec<HeldView> = inbound
+        .entries_since(u64::MAX)
+        .map_err(io("inbound"))?
+        .iter()
+        .filter(|e| e.state == State::Held)
+        .filter_map(|e| view(e, cfg.hold_expiry_seconds * 1000))
+        .collect();
+    drop(lock);
+    hold::mirror(&ctx.home, updates);
+    Ok(ReviewResult {
+        held,
+        action: result,
+    })
+}
+
+/// Where a message stands.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct StatusView {
+    pub message_id: String,
+    /// queued | held | delivered | accepted | expired | refused | unknown
+    pub state: String,
+    /// sent (the caller's outbox) or received (the caller's inbound ledger)
+    pub direction: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target: Option<TargetRef>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub from: Option<TargetRef>,
+    pub sent_at: String,
+    pub updated_at: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub via: Option<String>,
+    pub detail: String,
+}
+
+fn describe(e: &Entry) -> (String, String) {
+    match e.state {
+        State::Queued if e.client_hold() => (
+            "held".into(),
+            "written to the target, whose client holds it: it runs in bypassPermissions mode and this sender does not".into(),
+        ),
+        State::Queued if !e.attempts.is_empty() => (
+            "queued".into(),
+            "handed to the target, not yet seen in its transcript".into(),
+        ),
+        State::Queued => ("queued".into(), "waiting to be delivered".into()),
+        State::Held => ("held".into(), "waiting for the target's review".into()),
+        s => (
+            s.as_str().into(),
+            e.end
+                .as_ref()
+                .and_then(|r| r.reason.clone())
+                .unwrap_or_default(),
+        ),
+    }
+}
+
+fn to_view(e: &Entry, direction: &str) -> StatusView {
+    let (state, detail) = describe(e);
+    let s = e.start.clone().unwrap_or_default();
+    StatusView {
+        message_id: e.id.clone(),
+        state,
+        direction: direction.into(),
+        target: s.target_id.clone().map(|id| TargetRef {
+            name: s.target_name.clone().unwrap_or_default(),
+            id,
+            cwd: None,
+        }),
+        from: (direction == "received").then(|| TargetRef {
+            name: s.sender_name.clone().unwrap_or_default(),
+            id: s.sender_id.clone().unwrap_or_default(),
+            cwd: None,
+        }),
+        sent_at: time::iso(e.first_ms),
+        updated_at: time::iso(e.last_ms),
+        via: e.end.as_ref().and_then(|r| r.via.clone()),
+        detail,
+    }
+}
+
+/// Where the message `id` stands, as sender or as target. Confirms a queued message from the
+/// target's transcript and applies hold expiry first.
+pub fn status(ctx: &Ctx, caller: &Caller, id: &str) -> Result<Option<StatusView>, Error> {
+    let outbox = Ledger::outbox(&ctx.home, &caller.id).map_err(io("outbox"))?;
+    let find = |l: &Ledger| -> Result<Option<Entry>, Error> {
+        Ok(l.entries()
+            .map_err(io("ledger"))?
+            .into_iter()
+            .find(|e| e.id == id))
+    };
+    if let Some(e) = find(&outbox)? {
+        if let (Some(start), Some(tid)) = (&e.start, e.target_id()) {
+            match e.state {
+                State::Queued => {
+                    let transcript = directory::find_transcript(tid, "");
+                    if super::send::confirm(transcript.as_deref(), id, 0, 0) {
+                        mark(&ctx.home, start, ledger::DELIVERED, "confirmed")?;
+                    }
+                }
+                State::Held => {
+                    let targets = directory::snapshot(&directory::Options {
+                        cold: true,
+                        ..Default::default()
+                    });
+                    let cfg = match targets.iter().find(|t| t.id == tid) {
+                        Some(t) => super::send::target_config(ctx, t),
+                        None => ctx.m().clone(),
+                    };
+                    hold::sweep_target(&ctx.home, tid, &cfg);
+                    hold::mirror_final(&ctx.home, &caller.id, tid, id);
+                }
+                _ => {}
+            }
+        }
+        return Ok(find(&outbox)?.map(|e| to_view(&e, "sent")));
+    }
+    if caller.terminal {
+        return Ok(None);
+    }
+    let inbound = Ledger::inbound(&ctx.home, &caller.id).map_err(io("inbound"))?;
+    Ok(find(&inbound)?.map(|e| to_view(&e, "received")))
+}

@@ -1,0 +1,462 @@
+//! `send-message` between REAL Claude Code sessions (the pinned CLI against the fake model).
+//! The sessions share one HOME, so they see each other's registry entries and sockets.
+
+use crate::messaging_common::read_jsonl;
+use crate::support::claude::{Home, Session, require_claude};
+use crate::support::fake_model::{FakeModel, MessagesRequest, Turn};
+use crate::support::repo::GitRepo;
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_send-message");
+const GUARD: &str = env!("CARGO_BIN_EXE_guard");
+
+struct World {
+    home: Home,
+    state: tempfile::TempDir,
+    repo: GitRepo,
+}
+
+impl World {
+    fn new() -> World {
+        World {
+            home: Home::new(),
+            state: tempfile::tempdir().unwrap(),
+            repo: GitRepo::new(),
+        }
+    }
+
+    fn state(&self) -> &Path {
+        self.state.path()
+    }
+
+    /// Flag settings wiring the guard as the hook (the suite's hook route and notices).
+    fn settings(&self) -> PathBuf {
+        let hook = json!([{"matcher": "*", "hooks": [{"type": "command", "command": GUARD, "timeout": 10}]}]);
+        let path = self.state().join("settings.json");
+        std::fs::write(
+            &path,
+            json!({"hooks": {"PostToolUse": hook, "UserPromptSubmit": hook, "SessionStart": hook}})
+                .to_string(),
+        )
+        .unwrap();
+        path
+    }
+
+    fn outbox(&self, id: &str) -> Vec<Value> {
+        read_jsonl(
+            &self
+                .state()
+                .join("messaging/outbox")
+                .join(format!("{id}.jsonl")),
+        )
+    }
+
+    /// `send-message` run by the test (a person at a terminal in the repo).
+    fn terminal(&self, model: &FakeModel, claude_bin: &Path) -> Command {
+        let mut c = Command::new(BIN);
+        for (k, _) in std::env::vars_os() {
+            let k = k.to_string_lossy().to_string();
+            if k.starts_with("CLAUDE") || k.starts_with("ANTHROPIC_") || k.starts_with("XDG_") {
+                c.env_remove(&k);
+            }
+        }
+        c.env("HOME", self.home.path())
+            .env("SESSION_LOCK_HOME", self.state())
+            .env("SESSION_LOCK_CLAUDE_BIN", claude_bin)
+            .env("ANTHROPIC_BASE_URL", model.base_url())
+            .env("ANTHROPIC_API_KEY", "dummy")
+            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+            .env("CLAUDE_CODE_MAX_RETRIES", "0")
+            .env("IS_SANDBOX", "1")
+            .current_dir(self.repo.path())
+            .stdin(Stdio::null());
+        c
+    }
+}
+
+/// The command line a session's Bash runs to send.
+fn send_cmd(to: &str, text: &str) -> String {
+    format!("{BIN} --json send --to {to} '{text}'")
+}
+
+fn wait_for(what: &str, limit: Duration, mut f: impl FnMut() -> bool) {
+    let until = Instant::now() + limit;
+    while !f() {
+        assert!(Instant::now() < until, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn registered(home: &Home, name: &str) -> bool {
+    std::fs::read_dir(home.sessions_dir())
+        .map(|d| {
+            d.flatten().any(|e| {
+                std::fs::read_to_string(e.path())
+                    .is_ok_and(|t| t.contains(&format!("\"name\":\"{name}\"")))
+            })
+        })
+        .unwrap_or(false)
+}
+
+/// Every model request (body) of the conversation that began with `marker`.
+fn conversation(model: &FakeModel, marker: &str) -> Vec<Value> {
+    model
+        .requests()
+        .into_iter()
+        .filter(|r| r.first_user_text().contains(marker))
+        .collect()
+}
+
+fn everything(r: &Value) -> String {
+    let mut s = r.system_messages().join("\n");
+    s.push('\n');
+    s.push_str(&r.user_texts().join("\n"));
+    for t in r.tool_results() {
+        s.push('\n');
+        s.push_str(&t.content);
+    }
+    s
+}
+
+fn send_result(model: &FakeModel, marker: &str) -> Value {
+    let tr = conversation(model, marker)
+        .last()
+        .map(|r| r.tool_results())
+        .unwrap_or_default();
+    let text = tr.last().map(|t| t.content.clone()).unwrap_or_default();
+    text.lines()
+        .find_map(|l| serde_json::from_str::<Value>(l.trim()).ok())
+        .unwrap_or_else(|| panic!("no JSON in the send's tool result: {text}"))
+}
+
+fn finish(s: Session) {
+    let f = s.wait_timeout(Duration::from_secs(60));
+    f.assert_success();
+}
+
+#[test]
+fn a_message_reaches_a_busy_session_at_its_next_request() {
+    let claude = require_claude!();
+    let w = World::new();
+    let model = FakeModel::start(vec![
+        Turn::tool_use(
+            "Bash",
+            json!({"command": "sleep 6; echo slept", "description": "slow"}),
+        )
+        .when("B-PROMPT"),
+        Turn::text("B done").when("B-PROMPT").repeat(3),
+        Turn::tool_use(
+            "Bash",
+            json!({"command": send_cmd("worker-b", "hello from A"), "description": "send"}),
+        )
+        .when("A-PROMPT"),
+        Turn::text("A done").when("A-PROMPT").repeat(3),
+    ]);
+    let b = claude
+        .session(w.repo.path(), &model, "B-PROMPT")
+        .home(&w.home)
+        .name("worker-b")
+        .env("SESSION_LOCK_HOME", w.state())
+        .spawn();
+    wait_for("B in its slow tool call", Duration::from_secs(30), || {
+        registered(&w.home, "worker-b") && !conversation(&model, "B-PROMPT").is_empty()
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    let a = claude
+        .session(w.repo.path(), &model, "A-PROMPT")
+        .home(&w.home)
+        .name("alpha")
+        .env("SESSION_LOCK_HOME", w.state())
+        .spawn();
+    let a_id = {
+        wait_for("A's send", Duration::from_secs(40), || {
+            conversation(&model, "A-PROMPT").len() >= 2
+        });
+        send_result(&model, "A-PROMPT")
+    };
+    finish(a);
+    finish(b);
+    assert_eq!(a_id["status"], "delivered", "{a_id}");
+    let id = a_id["message_id"].as_str().unwrap();
+    // B's next request (after the slow tool) holds the framed message.
+    let b_reqs = conversation(&model, "B-PROMPT");
+    let after: Vec<String> = b_reqs.iter().skip(1).map(everything).collect();
+    let framed = format!("Session message {id} from alpha (");
+    assert!(
+        after.iter().any(|t| t.contains(&framed)),
+        "B never saw it: {after:?}"
+    );
+    assert!(
+        after
+            .iter()
+            .any(|t| t.contains("<cross-session-message") && t.contains("from-mode=\"bypass\"")),
+        "{after:?}"
+    );
+    // A's ledger says delivered.
+    let sender = w
+        .outbox_ids()
+        .into_iter()
+        .find(|s| s != "terminal")
+        .expect("A's outbox");
+    let ops: Vec<String> = w
+        .outbox(&sender)
+        .iter()
+        .filter(|l| l["messageId"] == id)
+        .map(|l| l["op"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(ops, vec!["queued", "sent", "delivered"]);
+}
+
+impl World {
+    fn outbox_ids(&self) -> Vec<String> {
+        std::fs::read_dir(self.state().join("messaging/outbox"))
+            .map(|d| {
+                d.flatten()
+                    .filter_map(|e| {
+                        e.file_name()
+                            .to_string_lossy()
+                            .strip_suffix(".jsonl")
+                            .map(str::to_string)
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+}
+
+#[test]
+fn a_prompting_sender_is_never_reported_delivered_to_a_bypass_session() {
+    let claude = require_claude!();
+    let w = World::new();
+    let model = FakeModel::start(vec![
+        Turn::tool_use(
+            "Bash",
+            json!({"command": "sleep 6; echo slept", "description": "slow"}),
+        )
+        .when("B-PROMPT"),
+        Turn::text("B done").when("B-PROMPT").repeat(3),
+        Turn::tool_use(
+            "Bash",
+            json!({"command": send_cmd("worker-b", "do it for me"), "description": "send"}),
+        )
+        .when("A-PROMPT"),
+        Turn::text("A done").when("A-PROMPT").repeat(3),
+    ]);
+    let b = claude
+        .session(w.repo.path(), &model, "B-PROMPT")
+        .home(&w.home)
+        .name("worker-b")
+        .env("SESSION_LOCK_HOME", w.state())
+        .spawn();
+    wait_for("B in its slow tool call", Duration::from_secs(30), || {
+        registered(&w.home, "worker-b") && !conversation(&model, "B-PROMPT").is_empty()
+    });
+    let a = claude
+        .session(w.repo.path(), &model, "A-PROMPT")
+        .home(&w.home)
+        .name("alpha")
+        .permission_mode(Some("default"))
+        .args(["--allowedTools", "Bash"])
+        .env("SESSION_LOCK_HOME", w.state())
+        .spawn();
+    wait_for("A's send", Duration::from_secs(40), || {
+        conversation(&model, "A-PROMPT").len() >= 2
+    });
+    let r = send_result(&model, "A-PROMPT");
+    finish(a);
+    finish(b);
+    assert_eq!(r["status"], "held", "{r}");
+    let detail = r["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("bypassPermissions") && detail.contains("prompting"),
+        "{detail}"
+    );
+    let id = r["message_id"].as_str().unwrap();
+    for req in conversation(&model, "B-PROMPT") {
+        assert!(!everything(&req).contains(id), "a held message reached B");
+    }
+    for s in w.outbox_ids() {
+        assert!(
+            !w.outbox(&s)
+                .iter()
+                .any(|l| l["messageId"] == id && l["op"] == "delivered")
+        );
+    }
+}
+
+#[test]
+fn a_cold_session_is_woken_by_resume_once_for_two_senders() {
+    let claude = require_claude!();
+    let w = World::new();
+    let model = FakeModel::start(vec![
+        Turn::text("B first turn").when("B-PROMPT"),
+        // The resumed run: slow enough that a second sender finds it running.
+        Turn::text("woken")
+            .when("B-PROMPT")
+            .delay(Duration::from_secs(4)),
+        Turn::text("again").when("B-PROMPT").repeat(5),
+    ]);
+    // A project hook that records every session start (startup, resume).
+    let starts = w.state().join("starts.jsonl");
+    let record = format!("sh -c 'cat >> {0}; echo >> {0}'", starts.display());
+    w.repo.write_claude_settings(&json!({"hooks": {"SessionStart": [{"matcher": "*", "hooks": [{"type": "command", "command": record}]}]}}));
+    let first = claude
+        .session(w.repo.path(), &model, "B-PROMPT")
+        .home(&w.home)
+        .name("worker-b")
+        .env("SESSION_LOCK_HOME", w.state())
+        .run();
+    first.assert_success();
+    let b_id = first.session_id().unwrap().to_string();
+    assert!(
+        std::fs::read_to_string(&starts)
+            .unwrap_or_default()
+            .contains("\"source\":\"startup\"")
+    );
+    assert!(!registered(&w.home, "worker-b"), "B is not running");
+    let one = w
+        .terminal(&model, claude.bin())
+        .args(["--json", "send", "--to", "worker-b", "first sender"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(700));
+    let two = w
+        .terminal(&model, claude.bin())
+        .args([
+            "--json",
+            "send",
+            "--to",
+            "worker-b",
+            "second sender",
+            "--no-dedupe",
+        ])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let r1: Value = serde_json::from_slice(&one.wait_with_output().unwrap().stdout).unwrap();
+    let r2: Value = serde_json::from_slice(&two.wait_with_output().unwrap().stdout).unwrap();
+    assert_eq!(r1["status"], "delivered", "{r1}");
+    assert_eq!(r2["status"], "delivered", "{r2}");
+    let reqs = conversation(&model, "B-PROMPT");
+    // Every start of B ran the project's SessionStart hook: one startup, one resume.
+    let starts = std::fs::read_to_string(&starts).unwrap_or_default();
+    let resumes = starts.matches("\"source\":\"resume\"").count();
+    assert_eq!(resumes, 1, "one resume for two senders: {starts}");
+    let all: String = reqs.iter().map(everything).collect();
+    for r in [&r1, &r2] {
+        assert!(
+            all.contains(r["message_id"].as_str().unwrap()),
+            "{r} never reached B"
+        );
+    }
+    let transcript = w.home.transcript(w.repo.path(), &b_id);
+    let text = std::fs::read_to_string(transcript).unwrap();
+    assert!(text.contains(r1["message_id"].as_str().unwrap()));
+}
+
+#[test]
+fn hold_review_accept_delivers_and_an_unreviewed_one_expires() {
+    let claude = require_claude!();
+    let w = World::new();
+    w.repo.write(
+        "session-lock/config.json",
+        &json!({"messaging": {"inbound": "hold", "holdExpirySeconds": 20}}).to_string(),
+    );
+    let accept = format!(
+        "ID=$({BIN} --json review | python3 -c 'import sys,json; print(json.load(sys.stdin)[\"held\"][0][\"message_id\"])'); {BIN} review --accept $ID"
+    );
+    let model = FakeModel::start(vec![
+        Turn::tool_use(
+            "Bash",
+            json!({"command": "sleep 6; echo slept", "description": "slow"}),
+        )
+        .when("B-PROMPT"),
+        Turn::tool_use("Bash", json!({"command": accept, "description": "review"}))
+            .when("B-PROMPT"),
+        Turn::text("B done").when("B-PROMPT").repeat(3),
+        Turn::tool_use(
+            "Bash",
+            json!({"command": send_cmd("worker-b", "please review me"), "description": "send"}),
+        )
+        .when("A-PROMPT"),
+        Turn::text("A done").when("A-PROMPT").repeat(3),
+    ]);
+    let b = claude
+        .session(w.repo.path(), &model, "B-PROMPT")
+        .home(&w.home)
+        .name("worker-b")
+        .settings_file(w.settings())
+        .env("SESSION_LOCK_HOME", w.state())
+        .spawn();
+    wait_for("B in its slow tool call", Duration::from_secs(30), || {
+        registered(&w.home, "worker-b") && !conversation(&model, "B-PROMPT").is_empty()
+    });
+    let a = claude
+        .session(w.repo.path(), &model, "A-PROMPT")
+        .home(&w.home)
+        .name("alpha")
+        .env("SESSION_LOCK_HOME", w.state())
+        .spawn();
+    wait_for("A's send", Duration::from_secs(40), || {
+        conversation(&model, "A-PROMPT").len() >= 2
+    });
+    let r = send_result(&model, "A-PROMPT");
+    finish(a);
+    finish(b);
+    assert_eq!(r["status"], "held", "{r}");
+    let id = r["message_id"].as_str().unwrap();
+    let b_reqs = conversation(&model, "B-PROMPT");
+    // B was told at its next tool call, then accepted: the text is in its context.
+    let seen: Vec<String> = b_reqs.iter().map(everything).collect();
+    assert!(
+        seen.iter().any(|t| t.contains("waits for your review")),
+        "{seen:?}"
+    );
+    assert!(
+        seen.iter()
+            .any(|t| t.contains(&format!("Session message {id} from alpha"))
+                && t.contains("please review me")),
+        "{seen:?}"
+    );
+    let status = w
+        .terminal(&model, claude.bin())
+        .args(["--json", "status", id])
+        .output()
+        .unwrap();
+    // The terminal did not send it: not its message.
+    assert_eq!(status.status.code(), Some(6));
+    let sender = w
+        .outbox_ids()
+        .into_iter()
+        .find(|s| s != "terminal")
+        .unwrap();
+    assert!(
+        w.outbox(&sender)
+            .iter()
+            .any(|l| l["messageId"] == id && l["op"] == "delivered")
+    );
+    // An unreviewed one expires.
+    w.repo.write(
+        "session-lock/config.json",
+        &json!({"messaging": {"inbound": "hold", "holdExpirySeconds": 1}}).to_string(),
+    );
+    let out = w
+        .terminal(&model, claude.bin())
+        .args(["--json", "send", "--to", "worker-b", "nobody reads this"])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["status"], "held", "{v}");
+    std::thread::sleep(Duration::from_millis(1500));
+    let out = w
+        .terminal(&model, claude.bin())
+        .args(["--json", "status", v["message_id"].as_str().unwrap()])
+        .output()
+        .unwrap();
+    let s: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(s["state"], "expired", "{s}");
+}

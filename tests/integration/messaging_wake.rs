@@ -1,0 +1,332 @@
+//! Cold wake and create through run-agent, with a stand-in for the client (a Python script that
+//! behaves like a headless run: registers itself with a messaging socket while it runs, writes
+//! its prompt to the transcript, prints stream-json). The real client is exercised in
+//! `messaging_e2e`.
+
+use crate::messaging_common::{Bed, Spec, read_jsonl};
+use serde_json::{Value, json};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+const FAKE_CLIENT: &str = r#"#!/usr/bin/env python3
+import json, os, socket, sys, threading, time, uuid
+args = sys.argv[1:]
+def opt(name):
+    return args[args.index(name) + 1] if name in args else None
+prompt = args[args.index("--") + 1] if "--" in args else opt("-p")
+resume, mode = opt("--resume"), opt("--permission-mode")
+home = os.environ["HOME"]
+with open(os.environ["FAKE_CLIENT_LOG"], "a") as f:
+    f.write(json.dumps({"resume": resume, "mode": mode, "prompt": prompt, "cwd": os.getcwd()}) + "\n")
+projects = os.path.join(home, ".claude", "projects")
+cwd = os.getcwd()
+slug = "".join(c if c.isalnum() else "-" for c in cwd)
+sid = resume or str(uuid.uuid4())
+path = None
+if resume:
+    for d in os.listdir(projects):
+        p = os.path.join(projects, d, resume + ".jsonl")
+        if os.path.exists(p):
+            path = p
+if path is None:
+    os.makedirs(os.path.join(projects, slug), exist_ok=True)
+    path = os.path.join(projects, slug, sid + ".jsonl")
+def add(obj):
+    with open(path, "a") as f:
+        f.write(json.dumps(obj) + "\n")
+fail = os.environ.get("FAKE_CLIENT_FAIL") == "1"
+pid = os.getpid()
+start = open("/proc/self/stat").read().rsplit(")", 1)[1].split()[19]
+sock = os.path.join(os.environ["FAKE_CLIENT_SOCKS"], "%d.sock" % pid)
+reg = os.path.join(home, ".claude", "sessions", "%d.json" % pid)
+srv = socket.socket(socket.AF_UNIX)
+srv.bind(sock)
+srv.listen(8)
+def serve():
+    while True:
+        c, _ = srv.accept()
+        data = b""
+        while True:
+            chunk = c.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+        for line in data.decode().splitlines():
+            if line.strip():
+                add({"type": "queue-operation", "operation": "enqueue", "content": json.loads(line)["message"]["content"]})
+threading.Thread(target=serve, daemon=True).start()
+with open(reg, "w") as f:
+    json.dump({"pid": pid, "sessionId": sid, "cwd": cwd, "procStart": start, "startedAt": int(time.time() * 1000),
+               "status": "busy", "kind": "interactive", "messagingSocketPath": sock}, f)
+print(json.dumps({"type": "system", "subtype": "init", "session_id": sid}), flush=True)
+if not fail:
+    add({"type": "user", "cwd": cwd, "permissionMode": mode, "message": {"role": "user", "content": prompt}})
+time.sleep(float(os.environ.get("FAKE_CLIENT_SLEEP", "1.5")))
+os.remove(reg)
+print(json.dumps({"type": "result", "is_error": fail, "result": "API Error: 500" if fail else "ok", "session_id": sid}), flush=True)
+sys.exit(1 if fail else 0)
+"#;
+
+struct Client {
+    bin: PathBuf,
+    log: PathBuf,
+    socks: PathBuf,
+}
+
+fn client(bed: &Bed) -> Client {
+    let bin = bed.dir.path().join("fake-claude");
+    std::fs::write(&bin, FAKE_CLIENT).unwrap();
+    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let socks = bed.dir.path().join("socks");
+    std::fs::create_dir_all(&socks).unwrap();
+    Client {
+        bin,
+        log: bed.dir.path().join("client.log"),
+        socks,
+    }
+}
+
+fn runs(c: &Client) -> Vec<Value> {
+    read_jsonl(&c.log)
+}
+
+fn cmd(bed: &Bed, c: &Client, as_: Option<&crate::messaging_common::Fake>) -> Command {
+    let mut cmd = bed.cmd(as_);
+    cmd.env("SESSION_LOCK_CLAUDE_BIN", &c.bin)
+        .env("FAKE_CLIENT_LOG", &c.log)
+        .env("FAKE_CLIENT_SOCKS", &c.socks);
+    cmd
+}
+
+fn run(
+    bed: &Bed,
+    c: &Client,
+    as_: Option<&crate::messaging_common::Fake>,
+    args: &[&str],
+) -> (i32, Value) {
+    let out = cmd(bed, c, as_).arg("--json").args(args).output().unwrap();
+    let v = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    (out.status.code().unwrap_or(-1), v)
+}
+
+fn python_ok() -> bool {
+    let ok = Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        eprintln!("skipped: python3 not found; the stand-in client is a Python script");
+    }
+    ok
+}
+
+#[test]
+fn a_cold_session_is_resumed_once_with_the_message() {
+    if !python_ok() {
+        return;
+    }
+    let mut bed = Bed::new();
+    let c = client(&bed);
+    let cwd = bed.repo.path().to_path_buf();
+    let (id, transcript) = bed.cold("sleeper", &cwd);
+    let (code, v) = run(&bed, &c, None, &["send", "--to", "sleeper", "wake up"]);
+    assert_eq!((code, v["status"].as_str()), (0, Some("delivered")), "{v}");
+    let mid = v["message_id"].as_str().unwrap();
+    let r = runs(&c);
+    assert_eq!(r.len(), 1);
+    assert_eq!(r[0]["resume"], id.as_str());
+    assert_eq!(r[0]["mode"], "default");
+    assert_eq!(Path::new(r[0]["cwd"].as_str().unwrap()), cwd.as_path());
+    let prompt = r[0]["prompt"].as_str().unwrap();
+    assert!(
+        prompt.starts_with("<cross-session-message from=\"terminal\""),
+        "{prompt}"
+    );
+    assert!(prompt.contains(&format!(
+        "Session message {mid} from terminal (terminal):\nwake up"
+    )));
+    assert!(std::fs::read_to_string(&transcript).unwrap().contains(mid));
+    // Two senders at once: one resume; the second rides it (its socket) or the same prompt.
+    let a = bed.live(Spec::named("alpha"));
+    let mut first = cmd(&bed, &c, None);
+    first.env("FAKE_CLIENT_SLEEP", "3").args([
+        "--json",
+        "send",
+        "--to",
+        "sleeper",
+        "from the terminal",
+    ]);
+    let mut second = cmd(&bed, &c, Some(&a));
+    second
+        .env("FAKE_CLIENT_SLEEP", "3")
+        .args(["--json", "send", "--to", "sleeper", "from alpha"]);
+    let h1 = first.stdout(Stdio::piped()).spawn().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(150));
+    let h2 = second.stdout(Stdio::piped()).spawn().unwrap();
+    let o1: Value = serde_json::from_slice(&h1.wait_with_output().unwrap().stdout).unwrap();
+    let o2: Value = serde_json::from_slice(&h2.wait_with_output().unwrap().stdout).unwrap();
+    assert_eq!(o1["status"], "delivered", "{o1}");
+    assert_eq!(o2["status"], "delivered", "{o2}");
+    assert_eq!(
+        runs(&c).len(),
+        2,
+        "one more resume for both: {:?}",
+        runs(&c)
+    );
+    let text = std::fs::read_to_string(&transcript).unwrap();
+    for o in [&o1, &o2] {
+        assert_eq!(
+            text.matches(o["message_id"].as_str().unwrap()).count(),
+            1,
+            "exactly once"
+        );
+    }
+}
+
+#[test]
+fn a_running_session_is_never_resumed() {
+    if !python_ok() {
+        return;
+    }
+    let mut bed = Bed::new();
+    bed.config(json!({"confirmMilliseconds": 200}));
+    let c = client(&bed);
+    let _quiet = bed.live(Spec::named("no-socket").no_socket());
+    let _busy = bed.live(Spec::named("busy").not_taking());
+    let (_, v) = run(&bed, &c, None, &["send", "--to", "no-socket", "hi"]);
+    assert_eq!(v["status"], "accepted", "{v}");
+    let (_, v) = run(&bed, &c, None, &["send", "--to", "busy", "hi"]);
+    assert_eq!(v["status"], "queued", "{v}");
+    assert!(runs(&c).is_empty(), "no resume of a live session");
+}
+
+#[test]
+fn a_target_that_cannot_be_woken_fails_closed() {
+    if !python_ok() {
+        return;
+    }
+    let mut bed = Bed::new();
+    let c = client(&bed);
+    let gone = bed.repo.path().join("was-here");
+    std::fs::create_dir_all(&gone).unwrap();
+    bed.cold("homeless", &gone);
+    std::fs::remove_dir_all(&gone).unwrap();
+    let (code, v) = run(&bed, &c, None, &["send", "--to", "homeless", "anyone?"]);
+    assert_eq!((code, v["status"].as_str()), (0, Some("queued")), "{v}");
+    assert!(v["detail"].as_str().unwrap().contains("not woken"), "{v}");
+    assert!(runs(&c).is_empty(), "nothing was resumed");
+}
+
+#[test]
+fn wake_rules_off_switch_mode_cap_and_failure() {
+    if !python_ok() {
+        return;
+    }
+    let mut bed = Bed::new();
+    let c = client(&bed);
+    let cwd = bed.repo.path().to_path_buf();
+    let (_, t) = bed.cold("bypass-sleeper", &cwd);
+    crate::messaging_common::append(
+        &t,
+        &json!({"type":"user","cwd": cwd, "permissionMode":"bypassPermissions"}),
+    );
+    bed.config(json!({"allowColdWake": false}));
+    let (_, v) = run(&bed, &c, None, &["send", "--to", "bypass-sleeper", "one"]);
+    assert_eq!(v["status"], "queued", "{v}");
+    assert!(v["detail"].as_str().unwrap().contains("allowColdWake"));
+    assert!(runs(&c).is_empty());
+    bed.config(json!({}));
+    // A failing first turn: kept, not delivered.
+    let out = cmd(&bed, &c, None)
+        .env("FAKE_CLIENT_FAIL", "1")
+        .args(["--json", "send", "--to", "bypass-sleeper", "two"])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["status"], "queued", "{v}");
+    assert!(v["detail"].as_str().unwrap().contains("API Error"), "{v}");
+    // A prompting sender never wakes a bypass session in bypass mode; all waiting ones ride.
+    let (_, v) = run(&bed, &c, None, &["send", "--to", "bypass-sleeper", "three"]);
+    assert_eq!(v["status"], "delivered", "{v}");
+    let r = runs(&c);
+    let last = r.last().unwrap();
+    assert_eq!(last["mode"], "default");
+    let prompt = last["prompt"].as_str().unwrap();
+    for w in ["one", "two", "three"] {
+        assert!(
+            prompt.contains(&format!("):\n{w}\n")),
+            "{w} rides the wake: {prompt}"
+        );
+    }
+    let ob = bed.outbox("terminal");
+    assert_eq!(ob.iter().filter(|l| l["op"] == "delivered").count(), 3);
+}
+
+#[test]
+fn create_starts_a_session_with_the_first_message() {
+    if !python_ok() {
+        return;
+    }
+    let bed = Bed::new();
+    let c = client(&bed);
+    let dir = bed.repo.path().join("sub");
+    std::fs::create_dir_all(&dir).unwrap();
+    let (code, v) = run(
+        &bed,
+        &c,
+        None,
+        &[
+            "create",
+            "--cwd",
+            dir.to_str().unwrap(),
+            "start on the parser",
+        ],
+    );
+    assert_eq!((code, v["status"].as_str()), (0, Some("delivered")), "{v}");
+    let sid = v["session_id"].as_str().unwrap();
+    let r = runs(&c);
+    assert_eq!(r[0]["resume"], Value::Null);
+    assert!(
+        r[0]["prompt"]
+            .as_str()
+            .unwrap()
+            .contains("):\nstart on the parser")
+    );
+    let t = bed.transcript_path(&dir, sid);
+    assert!(
+        std::fs::read_to_string(t)
+            .unwrap()
+            .contains(v["message_id"].as_str().unwrap())
+    );
+    // Outside the workspace: refused; relative: refused.
+    let other = crate::support::repo::GitRepo::new();
+    let (code, v) = run(
+        &bed,
+        &c,
+        None,
+        &["create", "--cwd", other.path().to_str().unwrap(), "x"],
+    );
+    assert_eq!((code, v["status"].as_str()), (8, Some("refused")), "{v}");
+    let (code, _) = run(&bed, &c, None, &["create", "--cwd", "rel/dir", "x"]);
+    assert_eq!(code, 8);
+    // The first turn fails: the session id is still reported.
+    let out = cmd(&bed, &c, None)
+        .env("FAKE_CLIENT_FAIL", "1")
+        .args([
+            "--json",
+            "create",
+            "--cwd",
+            dir.to_str().unwrap(),
+            "second try",
+        ])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(v["status"], "failed", "{v}");
+    assert!(
+        v["session_id"].as_str().is_some_and(|s| s.len() == 36),
+        "{v}"
+    );
+}
