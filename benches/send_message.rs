@@ -9,237 +9,248 @@
 //! each ledger. Run: `scripts/bench-send-message` or `cargo bench --bench send_message`
 //! (`SEND_BENCH_RUNS` sets the runs per case, default 60).
 
-use std::io::{Read, Write};
-use std::os::unix::net::UnixListener;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+// The bench talks to a Unix domain socket, as the client's messaging socket is one.
+#[cfg(unix)]
+mod unix {
+    use std::io::{Read, Write};
+    use std::os::unix::net::UnixListener;
+    use std::path::{Path, PathBuf};
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
 
-const BIN: &str = env!("CARGO_BIN_EXE_send-message");
+    const BIN: &str = env!("CARGO_BIN_EXE_send-message");
 
-fn median(v: &mut [Duration]) -> Duration {
-    v.sort();
-    v[v.len() / 2]
-}
-
-fn p90(v: &mut [Duration]) -> Duration {
-    v.sort();
-    v[(v.len() * 9 / 10).min(v.len() - 1)]
-}
-
-fn ms(d: Duration) -> String {
-    format!("{:.2} ms", d.as_secs_f64() * 1000.0)
-}
-
-struct World {
-    _dir: tempfile::TempDir,
-    home: PathBuf,
-    state: PathBuf,
-    repo: PathBuf,
-    target: String,
-    _sleeper: std::process::Child,
-}
-
-fn slug(p: &Path) -> String {
-    p.to_string_lossy()
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
-        .collect()
-}
-
-fn world() -> World {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let root = dir.path().canonicalize().expect("canonical");
-    let (home, state, repo) = (root.join("home"), root.join("state"), root.join("repo"));
-    for d in [
-        home.join(".claude/sessions"),
-        state.clone(),
-        repo.join(".git"),
-        repo.join("session-lock"),
-    ] {
-        std::fs::create_dir_all(d).expect("mkdir");
+    fn median(v: &mut [Duration]) -> Duration {
+        v.sort();
+        v[v.len() / 2]
     }
-    std::fs::write(
-        repo.join("session-lock/config.json"),
-        r#"{"messaging":{"ratePerMinute":100000,"maxPendingPerTarget":100000}}"#,
-    )
-    .expect("config");
-    let sleeper = Command::new("sleep")
-        .arg("3600")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("sleep");
-    let pid = sleeper.id();
-    let start = session_lock::liveness::start_time(pid).expect("start time");
-    let target = "b0000000-0000-4000-8000-000000000001".to_string();
-    let sock = root.join("target.sock");
-    let transcript = home
-        .join(".claude/projects")
-        .join(slug(&repo))
-        .join(format!("{target}.jsonl"));
-    std::fs::create_dir_all(transcript.parent().expect("parent")).expect("mkdir");
-    std::fs::write(
-        &transcript,
-        format!(
-            "{{\"type\":\"user\",\"cwd\":{:?},\"permissionMode\":\"default\"}}\n",
-            repo
-        ),
-    )
-    .expect("transcript");
-    std::fs::write(
-        home.join(format!(".claude/sessions/{pid}.json")),
-        serde_json::json!({"pid": pid, "sessionId": target, "cwd": repo, "procStart": start,
-            "startedAt": 1, "status": "busy", "name": "bench-target", "messagingSocketPath": sock})
-        .to_string(),
-    )
-    .expect("registry");
-    let listener = UnixListener::bind(&sock).expect("bind");
-    std::thread::spawn(move || {
-        for conn in listener.incoming().flatten() {
-            let mut conn = conn;
-            let mut text = String::new();
-            let _ = conn.read_to_string(&mut text);
-            let mut f = std::fs::OpenOptions::new()
-                .append(true)
-                .open(&transcript)
-                .expect("open transcript");
-            for line in text.lines() {
-                let v: serde_json::Value = serde_json::from_str(line).unwrap_or_default();
-                let _ = writeln!(
-                    f,
-                    "{}",
-                    serde_json::json!({"type":"queue-operation","operation":"enqueue","content": v["message"]["content"]})
-                );
+
+    fn p90(v: &mut [Duration]) -> Duration {
+        v.sort();
+        v[(v.len() * 9 / 10).min(v.len() - 1)]
+    }
+
+    fn ms(d: Duration) -> String {
+        format!("{:.2} ms", d.as_secs_f64() * 1000.0)
+    }
+
+    struct World {
+        _dir: tempfile::TempDir,
+        home: PathBuf,
+        state: PathBuf,
+        repo: PathBuf,
+        target: String,
+        _sleeper: std::process::Child,
+    }
+
+    fn slug(p: &Path) -> String {
+        p.to_string_lossy()
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+            .collect()
+    }
+
+    fn world() -> World {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().canonicalize().expect("canonical");
+        let (home, state, repo) = (root.join("home"), root.join("state"), root.join("repo"));
+        for d in [
+            home.join(".claude/sessions"),
+            state.clone(),
+            repo.join(".git"),
+            repo.join("session-lock"),
+        ] {
+            std::fs::create_dir_all(d).expect("mkdir");
+        }
+        std::fs::write(
+            repo.join("session-lock/config.json"),
+            r#"{"messaging":{"ratePerMinute":100000,"maxPendingPerTarget":100000}}"#,
+        )
+        .expect("config");
+        let sleeper = Command::new("sleep")
+            .arg("3600")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("sleep");
+        let pid = sleeper.id();
+        let start = session_lock::liveness::start_time(pid).expect("start time");
+        let target = "b0000000-0000-4000-8000-000000000001".to_string();
+        let sock = root.join("target.sock");
+        let transcript = home
+            .join(".claude/projects")
+            .join(slug(&repo))
+            .join(format!("{target}.jsonl"));
+        std::fs::create_dir_all(transcript.parent().expect("parent")).expect("mkdir");
+        std::fs::write(
+            &transcript,
+            format!(
+                "{{\"type\":\"user\",\"cwd\":{:?},\"permissionMode\":\"default\"}}\n",
+                repo
+            ),
+        )
+        .expect("transcript");
+        std::fs::write(
+            home.join(format!(".claude/sessions/{pid}.json")),
+            serde_json::json!({"pid": pid, "sessionId": target, "cwd": repo, "procStart": start,
+                "startedAt": 1, "status": "busy", "name": "bench-target", "messagingSocketPath": sock})
+            .to_string(),
+        )
+        .expect("registry");
+        let listener = UnixListener::bind(&sock).expect("bind");
+        std::thread::spawn(move || {
+            for conn in listener.incoming().flatten() {
+                let mut conn = conn;
+                let mut text = String::new();
+                let _ = conn.read_to_string(&mut text);
+                let mut f = std::fs::OpenOptions::new()
+                    .append(true)
+                    .open(&transcript)
+                    .expect("open transcript");
+                for line in text.lines() {
+                    let v: serde_json::Value = serde_json::from_str(line).unwrap_or_default();
+                    let _ = writeln!(
+                        f,
+                        "{}",
+                        serde_json::json!({"type":"queue-operation","operation":"enqueue","content": v["message"]["content"]})
+                    );
+                }
+            }
+        });
+        World {
+            _dir: dir,
+            home,
+            state,
+            repo,
+            target,
+            _sleeper: sleeper,
+        }
+    }
+
+    impl Drop for World {
+        fn drop(&mut self) {
+            let _ = self._sleeper.kill();
+            let _ = self._sleeper.wait();
+        }
+    }
+
+    fn command(w: &World) -> Command {
+        let mut c = Command::new(BIN);
+        for (k, _) in std::env::vars_os() {
+            let k = k.to_string_lossy().to_string();
+            if k.starts_with("CLAUDE") || k.starts_with("SESSION_LOCK") || k.starts_with("XDG_") {
+                c.env_remove(&k);
             }
         }
-    });
-    World {
-        _dir: dir,
-        home,
-        state,
-        repo,
-        target,
-        _sleeper: sleeper,
+        c.env("HOME", &w.home)
+            .env("SESSION_LOCK_HOME", &w.state)
+            .current_dir(&w.repo)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null());
+        c
     }
-}
 
-impl Drop for World {
-    fn drop(&mut self) {
-        let _ = self._sleeper.kill();
-        let _ = self._sleeper.wait();
+    fn time(mut c: Command, check: impl Fn(&[u8])) -> Duration {
+        let start = Instant::now();
+        let out = c.output().expect("run");
+        let took = start.elapsed();
+        check(&out.stdout);
+        took
     }
-}
 
-fn command(w: &World) -> Command {
-    let mut c = Command::new(BIN);
-    for (k, _) in std::env::vars_os() {
-        let k = k.to_string_lossy().to_string();
-        if k.starts_with("CLAUDE") || k.starts_with("SESSION_LOCK") || k.starts_with("XDG_") {
-            c.env_remove(&k);
+    /// `n` finished messages (queued + delivered, an hour old) in both ledgers.
+    fn fill(w: &World, n: usize) {
+        let at = session_lock::time::iso(session_lock::time::now_ms() - 3_600_000);
+        let mut out = String::new();
+        let mut inb = String::new();
+        for i in 0..n / 2 {
+            let id = format!("f{i:07}-0000-4000-8000-000000000000");
+            let q = serde_json::json!({"op":"queued","messageId":id,"at":at,"senderId":"terminal",
+                "targetId": w.target, "text": format!("old message {i}"), "senderMode":"prompting"});
+            let d = serde_json::json!({"op":"delivered","messageId":id,"at":at,"via":"socket"});
+            for s in [&mut out, &mut inb] {
+                s.push_str(&q.to_string());
+                s.push('\n');
+                s.push_str(&d.to_string());
+                s.push('\n');
+            }
         }
+        let m = w.state.join("messaging");
+        std::fs::create_dir_all(m.join("outbox")).expect("mkdir");
+        std::fs::create_dir_all(m.join("inbound")).expect("mkdir");
+        std::fs::write(m.join("outbox/terminal.jsonl"), out).expect("outbox");
+        std::fs::write(m.join(format!("inbound/{}.jsonl", w.target)), inb).expect("inbound");
     }
-    c.env("HOME", &w.home)
-        .env("SESSION_LOCK_HOME", &w.state)
-        .current_dir(&w.repo)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null());
-    c
-}
 
-fn time(mut c: Command, check: impl Fn(&[u8])) -> Duration {
-    let start = Instant::now();
-    let out = c.output().expect("run");
-    let took = start.elapsed();
-    check(&out.stdout);
-    took
-}
-
-/// `n` finished messages (queued + delivered, an hour old) in both ledgers.
-fn fill(w: &World, n: usize) {
-    let at = session_lock::time::iso(session_lock::time::now_ms() - 3_600_000);
-    let mut out = String::new();
-    let mut inb = String::new();
-    for i in 0..n / 2 {
-        let id = format!("f{i:07}-0000-4000-8000-000000000000");
-        let q = serde_json::json!({"op":"queued","messageId":id,"at":at,"senderId":"terminal",
-            "targetId": w.target, "text": format!("old message {i}"), "senderMode":"prompting"});
-        let d = serde_json::json!({"op":"delivered","messageId":id,"at":at,"via":"socket"});
-        for s in [&mut out, &mut inb] {
-            s.push_str(&q.to_string());
-            s.push('\n');
-            s.push_str(&d.to_string());
-            s.push('\n');
-        }
-    }
-    let m = w.state.join("messaging");
-    std::fs::create_dir_all(m.join("outbox")).expect("mkdir");
-    std::fs::create_dir_all(m.join("inbound")).expect("mkdir");
-    std::fs::write(m.join("outbox/terminal.jsonl"), out).expect("outbox");
-    std::fs::write(m.join(format!("inbound/{}.jsonl", w.target)), inb).expect("inbound");
-}
-
-fn sends(w: &World, runs: usize, tag: &str) -> Vec<Duration> {
-    (0..runs)
-        .map(|i| {
-            let mut c = command(w);
-            c.args([
-                "--json",
-                "send",
-                "--to",
-                "bench-target",
-                &format!("{tag} message {i}"),
-            ]);
-            time(c, |stdout| {
-                let v: serde_json::Value = serde_json::from_slice(stdout).unwrap_or_default();
-                assert_eq!(v["status"], "delivered", "{v}");
+    fn sends(w: &World, runs: usize, tag: &str) -> Vec<Duration> {
+        (0..runs)
+            .map(|i| {
+                let mut c = command(w);
+                c.args([
+                    "--json",
+                    "send",
+                    "--to",
+                    "bench-target",
+                    &format!("{tag} message {i}"),
+                ]);
+                time(c, |stdout| {
+                    let v: serde_json::Value = serde_json::from_slice(stdout).unwrap_or_default();
+                    assert_eq!(v["status"], "delivered", "{v}");
+                })
             })
-        })
-        .collect()
+            .collect()
+    }
+
+    pub fn main() {
+        if std::env::args().any(|a| a == "--list") {
+            return;
+        }
+        let runs: usize = std::env::var("SEND_BENCH_RUNS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(60)
+            .max(3);
+        let w = world();
+        let mut floor: Vec<Duration> = (0..runs)
+            .map(|_| {
+                let mut c = command(&w);
+                c.arg("--version");
+                time(c, |_| {})
+            })
+            .collect();
+        let mut empty = sends(&w, runs, "empty");
+        fill(&w, 10_000);
+        let lines = std::fs::read_to_string(w.state.join("messaging/outbox/terminal.jsonl"))
+            .map(|t| t.lines().count())
+            .unwrap_or(0);
+        let mut full = sends(&w, runs, "full");
+        let f = median(&mut floor);
+        println!("send-message send to a live session ({runs} runs each)");
+        println!(
+            "  baseline (send-message --version):  median {}  p90 {}",
+            ms(f),
+            ms(p90(&mut floor))
+        );
+        for (name, v) in [
+            ("send, empty ledgers", &mut empty),
+            ("send, 10 000 ledger lines", &mut full),
+        ] {
+            let m = median(v);
+            println!(
+                "  {name:<32} median {}  p90 {}  (+{} over the baseline)",
+                ms(m),
+                ms(p90(v)),
+                ms(m.saturating_sub(f))
+            );
+        }
+        println!("  (outbox held {lines} lines before the second series)");
+    }
 }
 
 fn main() {
-    if std::env::args().any(|a| a == "--list") {
-        return;
-    }
-    let runs: usize = std::env::var("SEND_BENCH_RUNS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(60)
-        .max(3);
-    let w = world();
-    let mut floor: Vec<Duration> = (0..runs)
-        .map(|_| {
-            let mut c = command(&w);
-            c.arg("--version");
-            time(c, |_| {})
-        })
-        .collect();
-    let mut empty = sends(&w, runs, "empty");
-    fill(&w, 10_000);
-    let lines = std::fs::read_to_string(w.state.join("messaging/outbox/terminal.jsonl"))
-        .map(|t| t.lines().count())
-        .unwrap_or(0);
-    let mut full = sends(&w, runs, "full");
-    let f = median(&mut floor);
-    println!("send-message send to a live session ({runs} runs each)");
-    println!(
-        "  baseline (send-message --version):  median {}  p90 {}",
-        ms(f),
-        ms(p90(&mut floor))
-    );
-    for (name, v) in [
-        ("send, empty ledgers", &mut empty),
-        ("send, 10 000 ledger lines", &mut full),
-    ] {
-        let m = median(v);
-        println!(
-            "  {name:<32} median {}  p90 {}  (+{} over the baseline)",
-            ms(m),
-            ms(p90(v)),
-            ms(m.saturating_sub(f))
-        );
-    }
-    println!("  (outbox held {lines} lines before the second series)");
+    #[cfg(unix)]
+    unix::main();
+    #[cfg(not(unix))]
+    eprintln!("send_message bench: skipped: the client's messaging socket is a Unix domain socket");
 }

@@ -9,6 +9,7 @@ use crate::exit::{Code, fail};
 use std::io::Read;
 use std::path::PathBuf;
 use std::sync::Arc;
+#[cfg(unix)]
 use std::sync::atomic::AtomicBool;
 
 #[derive(clap::Subcommand, Debug, Clone)]
@@ -108,17 +109,28 @@ pub fn run(common: &Common, command: Command) -> anyhow::Result<Code> {
         processing_ms,
     } = &command
     {
-        let path = socket.clone().unwrap_or_else(super::bus::default_socket);
-        let mut opts = super::bus::BusOptions::new(path.clone());
-        opts.idle = std::time::Duration::from_millis(*idle_ms);
-        opts.processing = std::time::Duration::from_millis(*processing_ms);
-        let stop = Arc::new(AtomicBool::new(false));
-        for sig in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
-            signal_hook::flag::register(sig, stop.clone())?;
+        #[cfg(unix)]
+        {
+            let path = socket.clone().unwrap_or_else(super::bus::default_socket);
+            let mut opts = super::bus::BusOptions::new(path.clone());
+            opts.idle = std::time::Duration::from_millis(*idle_ms);
+            opts.processing = std::time::Duration::from_millis(*processing_ms);
+            let stop = Arc::new(AtomicBool::new(false));
+            for sig in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
+                signal_hook::flag::register(sig, stop.clone())?;
+            }
+            eprintln!("send-message: serving {}", path.display());
+            super::bus::serve(ctx, opts, stop).map_err(lib)?;
+            return Ok(Code::Success);
         }
-        eprintln!("send-message: serving {}", path.display());
-        super::bus::serve(ctx, opts, stop).map_err(lib)?;
-        return Ok(Code::Success);
+        #[cfg(not(unix))]
+        {
+            let _ = (ctx, socket, idle_ms, processing_ms);
+            return Err(crate::exit::fail(
+                Code::Refused,
+                "serve listens on a Unix domain socket; this platform has none",
+            ));
+        }
     }
     let caller = identity::from_env(&cwd).map_err(|e| lib(Error::Identity(e)))?;
     match command {

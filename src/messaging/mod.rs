@@ -22,7 +22,8 @@
 
 pub mod address;
 pub mod auth;
-pub mod bus;
+#[cfg(unix)]
+pub mod bus; // Unix domain sockets; `serve` says so elsewhere
 pub mod cli;
 pub mod create;
 pub mod directory;

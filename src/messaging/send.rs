@@ -21,7 +21,6 @@ use super::{Ctx, Error, SendResult, SendStatus, TargetRef, hold, io, limits};
 use crate::config::InboundPolicy;
 use crate::filelock::FileLock;
 use crate::time;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -136,7 +135,20 @@ pub enum Attempt {
     Failed(String),
 }
 
+#[cfg(not(unix))]
+fn write_line(sock: &Path, _line: &str) -> std::io::Result<()> {
+    Err(std::io::Error::new(
+        std::io::ErrorKind::Unsupported,
+        format!(
+            "{}: the client's messaging socket is a Unix domain socket",
+            sock.display()
+        ),
+    ))
+}
+
+#[cfg(unix)]
 fn write_line(sock: &Path, line: &str) -> std::io::Result<()> {
+    use std::io::Write;
     let mut s = std::os::unix::net::UnixStream::connect(sock)?;
     s.set_write_timeout(Some(Duration::from_secs(5)))?;
     s.write_all(line.as_bytes())?;
