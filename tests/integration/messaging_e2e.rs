@@ -2,7 +2,7 @@
 //! The sessions share one HOME, so they see each other's registry entries and sockets.
 
 use crate::messaging_common::read_jsonl;
-use crate::support::claude::{Home, Session, require_claude};
+use crate::support::claude::{Claude, Home, Session, SessionBuilder, require_claude};
 use crate::support::fake_model::{FakeModel, MessagesRequest, Turn};
 use crate::support::repo::GitRepo;
 use serde_json::{Value, json};
@@ -45,6 +45,46 @@ impl World {
         path
     }
 
+    /// A session of `claude` in the shared HOME and state, named `name`, prompted with `prompt`.
+    fn session(
+        &self,
+        claude: &Claude,
+        model: &FakeModel,
+        prompt: &str,
+        name: &str,
+    ) -> SessionBuilder {
+        claude
+            .session(self.repo.path(), model, prompt)
+            .home(&self.home)
+            .name(name)
+            .env("SESSION_LOCK_HOME", self.state())
+    }
+
+    fn outbox_ids(&self) -> Vec<String> {
+        std::fs::read_dir(self.state().join("messaging/outbox"))
+            .map(|d| {
+                d.flatten()
+                    .filter_map(|e| {
+                        e.file_name()
+                            .to_string_lossy()
+                            .strip_suffix(".jsonl")
+                            .map(str::to_string)
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// The outbox of the one sender that is not the terminal.
+    fn session_outbox(&self) -> Vec<Value> {
+        let sender = self
+            .outbox_ids()
+            .into_iter()
+            .find(|s| s != "terminal")
+            .expect("a session's outbox");
+        self.outbox(&sender)
+    }
+
     fn outbox(&self, id: &str) -> Vec<Value> {
         read_jsonl(
             &self
@@ -80,6 +120,46 @@ impl World {
 /// The command line a session's Bash runs to send.
 fn send_cmd(to: &str, text: &str) -> String {
     format!("{BIN} --json send --to {to} '{text}'")
+}
+
+/// B's first turn: a Bash call slow enough for a message to arrive while it runs.
+fn b_slow_turn() -> Turn {
+    Turn::tool_use(
+        "Bash",
+        json!({"command": "sleep 6; echo slept", "description": "slow"}),
+    )
+    .when("B-PROMPT")
+}
+
+fn b_done_turn() -> Turn {
+    Turn::text("B done").when("B-PROMPT").repeat(3)
+}
+
+/// A's turns: one send to `to`, then done.
+fn a_send_turns(to: &str, text: &str) -> [Turn; 2] {
+    [
+        Turn::tool_use(
+            "Bash",
+            json!({"command": send_cmd(to, text), "description": "send"}),
+        )
+        .when("A-PROMPT"),
+        Turn::text("A done").when("A-PROMPT").repeat(3),
+    ]
+}
+
+/// Waits until worker-b is registered and in its first (slow) tool call.
+fn wait_b_busy(w: &World, model: &FakeModel) {
+    wait_for("B in its slow tool call", Duration::from_secs(30), || {
+        registered(&w.home, "worker-b") && !conversation(model, "B-PROMPT").is_empty()
+    });
+}
+
+/// Waits until A's send came back and returns its JSON result.
+fn a_send_result(model: &FakeModel) -> Value {
+    wait_for("A's send", Duration::from_secs(40), || {
+        conversation(model, "A-PROMPT").len() >= 2
+    });
+    send_result(model, "A-PROMPT")
 }
 
 fn wait_for(what: &str, limit: Duration, mut f: impl FnMut() -> bool) {
@@ -141,42 +221,14 @@ fn finish(s: Session) {
 fn a_message_reaches_a_busy_session_at_its_next_request() {
     let claude = require_claude!();
     let w = World::new();
-    let model = FakeModel::start(vec![
-        Turn::tool_use(
-            "Bash",
-            json!({"command": "sleep 6; echo slept", "description": "slow"}),
-        )
-        .when("B-PROMPT"),
-        Turn::text("B done").when("B-PROMPT").repeat(3),
-        Turn::tool_use(
-            "Bash",
-            json!({"command": send_cmd("worker-b", "hello from A"), "description": "send"}),
-        )
-        .when("A-PROMPT"),
-        Turn::text("A done").when("A-PROMPT").repeat(3),
-    ]);
-    let b = claude
-        .session(w.repo.path(), &model, "B-PROMPT")
-        .home(&w.home)
-        .name("worker-b")
-        .env("SESSION_LOCK_HOME", w.state())
-        .spawn();
-    wait_for("B in its slow tool call", Duration::from_secs(30), || {
-        registered(&w.home, "worker-b") && !conversation(&model, "B-PROMPT").is_empty()
-    });
+    let mut turns = vec![b_slow_turn(), b_done_turn()];
+    turns.extend(a_send_turns("worker-b", "hello from A"));
+    let model = FakeModel::start(turns);
+    let b = w.session(&claude, &model, "B-PROMPT", "worker-b").spawn();
+    wait_b_busy(&w, &model);
     std::thread::sleep(Duration::from_millis(500));
-    let a = claude
-        .session(w.repo.path(), &model, "A-PROMPT")
-        .home(&w.home)
-        .name("alpha")
-        .env("SESSION_LOCK_HOME", w.state())
-        .spawn();
-    let a_id = {
-        wait_for("A's send", Duration::from_secs(40), || {
-            conversation(&model, "A-PROMPT").len() >= 2
-        });
-        send_result(&model, "A-PROMPT")
-    };
+    let a = w.session(&claude, &model, "A-PROMPT", "alpha").spawn();
+    let a_id = a_send_result(&model);
     finish(a);
     finish(b);
     assert_eq!(a_id["status"], "delivered", "{a_id}");
@@ -196,13 +248,8 @@ fn a_message_reaches_a_busy_session_at_its_next_request() {
         "{after:?}"
     );
     // A's ledger says delivered.
-    let sender = w
-        .outbox_ids()
-        .into_iter()
-        .find(|s| s != "terminal")
-        .expect("A's outbox");
     let ops: Vec<String> = w
-        .outbox(&sender)
+        .session_outbox()
         .iter()
         .filter(|l| l["messageId"] == id)
         .map(|l| l["op"].as_str().unwrap().to_string())
@@ -210,62 +257,21 @@ fn a_message_reaches_a_busy_session_at_its_next_request() {
     assert_eq!(ops, vec!["queued", "sent", "delivered"]);
 }
 
-impl World {
-    fn outbox_ids(&self) -> Vec<String> {
-        std::fs::read_dir(self.state().join("messaging/outbox"))
-            .map(|d| {
-                d.flatten()
-                    .filter_map(|e| {
-                        e.file_name()
-                            .to_string_lossy()
-                            .strip_suffix(".jsonl")
-                            .map(str::to_string)
-                    })
-                    .collect()
-            })
-            .unwrap_or_default()
-    }
-}
-
 #[test]
 fn a_prompting_sender_is_never_reported_delivered_to_a_bypass_session() {
     let claude = require_claude!();
     let w = World::new();
-    let model = FakeModel::start(vec![
-        Turn::tool_use(
-            "Bash",
-            json!({"command": "sleep 6; echo slept", "description": "slow"}),
-        )
-        .when("B-PROMPT"),
-        Turn::text("B done").when("B-PROMPT").repeat(3),
-        Turn::tool_use(
-            "Bash",
-            json!({"command": send_cmd("worker-b", "do it for me"), "description": "send"}),
-        )
-        .when("A-PROMPT"),
-        Turn::text("A done").when("A-PROMPT").repeat(3),
-    ]);
-    let b = claude
-        .session(w.repo.path(), &model, "B-PROMPT")
-        .home(&w.home)
-        .name("worker-b")
-        .env("SESSION_LOCK_HOME", w.state())
-        .spawn();
-    wait_for("B in its slow tool call", Duration::from_secs(30), || {
-        registered(&w.home, "worker-b") && !conversation(&model, "B-PROMPT").is_empty()
-    });
-    let a = claude
-        .session(w.repo.path(), &model, "A-PROMPT")
-        .home(&w.home)
-        .name("alpha")
+    let mut turns = vec![b_slow_turn(), b_done_turn()];
+    turns.extend(a_send_turns("worker-b", "do it for me"));
+    let model = FakeModel::start(turns);
+    let b = w.session(&claude, &model, "B-PROMPT", "worker-b").spawn();
+    wait_b_busy(&w, &model);
+    let a = w
+        .session(&claude, &model, "A-PROMPT", "alpha")
         .permission_mode(Some("default"))
         .args(["--allowedTools", "Bash"])
-        .env("SESSION_LOCK_HOME", w.state())
         .spawn();
-    wait_for("A's send", Duration::from_secs(40), || {
-        conversation(&model, "A-PROMPT").len() >= 2
-    });
-    let r = send_result(&model, "A-PROMPT");
+    let r = a_send_result(&model);
     finish(a);
     finish(b);
     assert_eq!(r["status"], "held", "{r}");
@@ -303,12 +309,7 @@ fn a_cold_session_is_woken_by_resume_once_for_two_senders() {
     let starts = w.state().join("starts.jsonl");
     let record = format!("sh -c 'cat >> {0}; echo >> {0}'", starts.display());
     w.repo.write_claude_settings(&json!({"hooks": {"SessionStart": [{"matcher": "*", "hooks": [{"type": "command", "command": record}]}]}}));
-    let first = claude
-        .session(w.repo.path(), &model, "B-PROMPT")
-        .home(&w.home)
-        .name("worker-b")
-        .env("SESSION_LOCK_HOME", w.state())
-        .run();
+    let first = w.session(&claude, &model, "B-PROMPT", "worker-b").run();
     first.assert_success();
     let b_id = first.session_id().unwrap().to_string();
     assert!(
@@ -369,42 +370,21 @@ fn hold_review_accept_delivers_and_an_unreviewed_one_expires() {
     let accept = format!(
         "ID=$({BIN} --json review | python3 -c 'import sys,json; print(json.load(sys.stdin)[\"held\"][0][\"message_id\"])'); {BIN} review --accept $ID"
     );
-    let model = FakeModel::start(vec![
-        Turn::tool_use(
-            "Bash",
-            json!({"command": "sleep 6; echo slept", "description": "slow"}),
-        )
-        .when("B-PROMPT"),
+    let mut turns = vec![
+        b_slow_turn(),
         Turn::tool_use("Bash", json!({"command": accept, "description": "review"}))
             .when("B-PROMPT"),
-        Turn::text("B done").when("B-PROMPT").repeat(3),
-        Turn::tool_use(
-            "Bash",
-            json!({"command": send_cmd("worker-b", "please review me"), "description": "send"}),
-        )
-        .when("A-PROMPT"),
-        Turn::text("A done").when("A-PROMPT").repeat(3),
-    ]);
-    let b = claude
-        .session(w.repo.path(), &model, "B-PROMPT")
-        .home(&w.home)
-        .name("worker-b")
+        b_done_turn(),
+    ];
+    turns.extend(a_send_turns("worker-b", "please review me"));
+    let model = FakeModel::start(turns);
+    let b = w
+        .session(&claude, &model, "B-PROMPT", "worker-b")
         .settings_file(w.settings())
-        .env("SESSION_LOCK_HOME", w.state())
         .spawn();
-    wait_for("B in its slow tool call", Duration::from_secs(30), || {
-        registered(&w.home, "worker-b") && !conversation(&model, "B-PROMPT").is_empty()
-    });
-    let a = claude
-        .session(w.repo.path(), &model, "A-PROMPT")
-        .home(&w.home)
-        .name("alpha")
-        .env("SESSION_LOCK_HOME", w.state())
-        .spawn();
-    wait_for("A's send", Duration::from_secs(40), || {
-        conversation(&model, "A-PROMPT").len() >= 2
-    });
-    let r = send_result(&model, "A-PROMPT");
+    wait_b_busy(&w, &model);
+    let a = w.session(&claude, &model, "A-PROMPT", "alpha").spawn();
+    let r = a_send_result(&model);
     finish(a);
     finish(b);
     assert_eq!(r["status"], "held", "{r}");
@@ -429,13 +409,8 @@ fn hold_review_accept_delivers_and_an_unreviewed_one_expires() {
         .unwrap();
     // The terminal did not send it: not its message.
     assert_eq!(status.status.code(), Some(6));
-    let sender = w
-        .outbox_ids()
-        .into_iter()
-        .find(|s| s != "terminal")
-        .unwrap();
     assert!(
-        w.outbox(&sender)
+        w.session_outbox()
             .iter()
             .any(|l| l["messageId"] == id && l["op"] == "delivered")
     );
