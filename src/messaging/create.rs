@@ -49,11 +49,7 @@ impl CreateResult {
 pub fn create(ctx: &Ctx, caller: &Caller, req: &CreateRequest) -> Result<CreateResult, Error> {
     let id = frame::new_id();
     let m = ctx.m().clone();
-    let summary = req
-        .summary
-        .as_deref()
-        .map(str::trim)
-        .filter(|s| !s.is_empty());
+    let summary = limits::summary_of(req.summary.as_deref());
     if let Err(why) = limits::check_args(&req.text, summary, &m) {
         return Ok(CreateResult::refused(&id, why));
     }

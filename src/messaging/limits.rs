@@ -5,6 +5,11 @@
 use super::ledger::{Entry, State};
 use crate::config::MessagingConfig;
 
+/// The summary as it is kept: trimmed, and none when blank.
+pub fn summary_of(summary: Option<&str>) -> Option<&str> {
+    summary.map(str::trim).filter(|s| !s.is_empty())
+}
+
 /// Checks the message and summary themselves. `Err` is the `refused` detail.
 pub fn check_args(text: &str, summary: Option<&str>, cfg: &MessagingConfig) -> Result<(), String> {
     if text.trim().is_empty() {

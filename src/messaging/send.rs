@@ -517,11 +517,7 @@ pub fn target_config(ctx: &Ctx, t: &Target) -> crate::config::MessagingConfig {
 pub fn send(ctx: &Ctx, caller: &Caller, req: &SendRequest) -> Result<SendResult, Error> {
     let id = frame::new_id();
     let m = ctx.m().clone();
-    let summary = req
-        .summary
-        .as_deref()
-        .map(str::trim)
-        .filter(|s| !s.is_empty());
+    let summary = limits::summary_of(req.summary.as_deref());
     if let Err(why) = limits::check_args(&req.text, summary, &m) {
         return Ok(SendResult::new(SendStatus::Refused, &id, why));
     }
