@@ -7,6 +7,7 @@ use super::identity::Caller;
 use super::ledger::{self, Entry, Ledger, Record, State};
 use super::send::{content_of, mark};
 use super::{Ctx, Error, TargetRef, hold, io};
+use crate::filelock::FileLock;
 use crate::time;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -132,14 +133,8 @@ pub fn review(ctx: &Ctx, caller: &Caller, action: Option<Action>) -> Result<Revi
                         message: content_of(&start),
                     }
                 } else {
-                    let mut r = Record::new(ledger::REFUSED, &id, now);
-                    r.reason = Some("sender no longer authorized".into());
-                    inbound
-                        .append_locked(&lock, &[r.clone()])
-                        .map_err(io("inbound"))?;
-                    inbound
-                        .compact_locked(&lock, now, ledger::RETAIN_MS)
-                        .map_err(io("inbound"))?;
+                    let r =
+                        refuse_locked(&inbound, &lock, &id, now, "sender no longer authorized")?;
                     if let Some(s) = start.sender_id.clone() {
                         updates.push((s, r));
                     }
@@ -153,14 +148,7 @@ pub fn review(ctx: &Ctx, caller: &Caller, action: Option<Action>) -> Result<Revi
             }
             (Some(e), Action::Refuse(_)) => {
                 let now = time::now_ms();
-                let mut r = Record::new(ledger::REFUSED, &id, now);
-                r.reason = Some("refused at review".into());
-                inbound
-                    .append_locked(&lock, &[r.clone()])
-                    .map_err(io("inbound"))?;
-                inbound
-                    .compact_locked(&lock, now, ledger::RETAIN_MS)
-                    .map_err(io("inbound"))?;
+                let r = refuse_locked(&inbound, &lock, &id, now, "refused at review")?;
                 if let Some(s) = e.sender_id() {
                     updates.push((s.to_string(), r));
                 }
@@ -186,6 +174,26 @@ pub fn review(ctx: &Ctx, caller: &Caller, action: Option<Action>) -> Result<Revi
         held,
         action: result,
     })
+}
+
+/// Appends the refusal of held message `id` to the inbound ledger and compacts it; returns the
+/// record, to be mirrored to the sender's outbox.
+fn refuse_locked(
+    inbound: &Ledger,
+    lock: &FileLock,
+    id: &str,
+    now: u64,
+    reason: &str,
+) -> Result<Record, Error> {
+    let mut r = Record::new(ledger::REFUSED, id, now);
+    r.reason = Some(reason.into());
+    inbound
+        .append_locked(lock, &[r.clone()])
+        .map_err(io("inbound"))?;
+    inbound
+        .compact_locked(lock, now, ledger::RETAIN_MS)
+        .map_err(io("inbound"))?;
+    Ok(r)
 }
 
 /// Where a message stands.
