@@ -152,6 +152,12 @@ impl Lexer<'_, '_> {
         self.i = (self.i + n).min(self.s.len());
     }
 
+    /// Take the byte `c` at the cursor into the word as it stands.
+    pub(super) fn take(&mut self, w: &mut Buf, c: u8) {
+        w.push(c);
+        self.i += 1;
+    }
+
     pub(super) fn raw(&self, start: usize) -> &[u8] {
         &self.s[start.min(self.s.len())..self.i.min(self.s.len())]
     }
@@ -250,18 +256,13 @@ impl Lexer<'_, '_> {
             b'`' => self.backtick(w),
             b'*' | b'?' | b'[' | b'{' => {
                 w.glob = true;
-                w.push(c);
-                self.i += 1;
+                self.take(w, c);
             }
             b'~' if !w.started => {
                 w.dynamic = true;
-                w.push(c);
-                self.i += 1;
+                self.take(w, c);
             }
-            _ => {
-                w.push(c);
-                self.i += 1;
-            }
+            _ => self.take(w, c),
         }
         Flow::Next
     }
@@ -325,10 +326,7 @@ impl Lexer<'_, '_> {
                 },
                 b'$' => self.dollar(w, true),
                 b'`' => self.backtick(w),
-                _ => {
-                    w.push(c);
-                    self.i += 1;
-                }
+                _ => self.take(w, c),
             }
         }
     }

@@ -45,13 +45,9 @@ impl Lexer<'_, '_> {
             b'$' => self.ps_dollar(w),
             b'*' | b'?' | b'[' => {
                 w.glob = true;
-                w.push(c);
-                self.i += 1;
+                self.take(w, c);
             }
-            _ => {
-                w.push(c);
-                self.i += 1;
-            }
+            _ => self.take(w, c),
         }
         Flow::Next
     }
@@ -77,18 +73,13 @@ impl Lexer<'_, '_> {
             }
             b'%' => {
                 w.dynamic = true;
-                w.push(c);
-                self.i += 1;
+                self.take(w, c);
             }
             b'*' | b'?' => {
                 w.glob = true;
-                w.push(c);
-                self.i += 1;
+                self.take(w, c);
             }
-            _ => {
-                w.push(c);
-                self.i += 1;
-            }
+            _ => self.take(w, c),
         }
         Flow::Next
     }
@@ -146,10 +137,7 @@ impl Lexer<'_, '_> {
                     self.adv(2);
                 }
                 b'$' => self.ps_dollar(w),
-                _ => {
-                    w.push(c);
-                    self.i += 1;
-                }
+                _ => self.take(w, c),
             }
         }
     }
