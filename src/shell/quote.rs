@@ -73,73 +73,23 @@ impl Buf {
 
 /// A byte with no meaning of its own inside a word of dialect `d`.
 fn plain(d: Dialect, c: u8) -> bool {
-    match d {
-        Dialect::Posix => !matches!(
-            c,
-            b' ' | b'\t'
-                | b'\r'
-                | 0x0c
-                | b'\n'
-                | b';'
-                | b'&'
-                | b'|'
-                | b'('
-                | b')'
-                | b'<'
-                | b'>'
-                | b'\\'
-                | b'\''
-                | b'"'
-                | b'$'
-                | b'`'
-                | b'*'
-                | b'?'
-                | b'['
-                | b'{'
-                | b'~'
-        ),
-        Dialect::PowerShell => !matches!(
-            c,
-            b' ' | b'\t'
-                | b'\r'
-                | 0x0c
-                | b'\n'
-                | b';'
-                | b'&'
-                | b'|'
-                | b'('
-                | b')'
-                | b'<'
-                | b'>'
-                | b'`'
-                | b'\''
-                | b'"'
-                | b'$'
-                | b'*'
-                | b'?'
-                | b'['
-                | b'{'
-                | b'}'
-                | b'@'
-        ),
-        Dialect::Cmd => !matches!(
-            c,
-            b' ' | b'\t'
-                | b'\r'
-                | 0x0c
-                | b'\n'
-                | b'&'
-                | b'|'
-                | b')'
-                | b'<'
-                | b'>'
-                | b'^'
-                | b'"'
-                | b'%'
-                | b'*'
-                | b'?'
-        ),
-    }
+    // Blanks, operators, double quotes and globs mean something in every dialect.
+    let common = matches!(
+        c,
+        b' ' | b'\t' | b'\r' | 0x0c | b'\n' | b'&' | b'|' | b')' | b'<' | b'>' | b'"' | b'*' | b'?'
+    );
+    !common
+        && !match d {
+            Dialect::Posix => matches!(
+                c,
+                b';' | b'(' | b'\\' | b'\'' | b'$' | b'`' | b'[' | b'{' | b'~'
+            ),
+            Dialect::PowerShell => matches!(
+                c,
+                b';' | b'(' | b'`' | b'\'' | b'$' | b'[' | b'{' | b'}' | b'@'
+            ),
+            Dialect::Cmd => matches!(c, b'^' | b'%'),
+        }
 }
 
 pub(super) fn is_name_byte(c: u8) -> bool {
