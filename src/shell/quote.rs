@@ -108,6 +108,22 @@ impl Lexer<'_, '_> {
         self.i += 1;
     }
 
+    /// Step past the `n`-byte opener at the cursor and lex the substitution it opens,
+    /// noting it in the word.
+    pub(super) fn open_sub(&mut self, w: &mut Buf, n: usize, kind: SubKind) {
+        self.adv(n);
+        if let Some(ix) = self.sub(kind) {
+            w.subs.push(ix);
+        }
+    }
+
+    /// [`Self::open_sub`], keeping the substitution's source text in the word as well.
+    pub(super) fn embed_sub(&mut self, w: &mut Buf, n: usize, kind: SubKind) {
+        let start = self.i;
+        self.open_sub(w, n, kind);
+        w.extend(self.raw(start));
+    }
+
     pub(super) fn raw(&self, start: usize) -> &[u8] {
         &self.s[start.min(self.s.len())..self.i.min(self.s.len())]
     }
@@ -176,21 +192,11 @@ impl Lexer<'_, '_> {
                 if !array {
                     return Flow::End;
                 }
-                let start = self.i;
-                self.i += 1;
-                if let Some(ix) = self.sub(SubKind::Array) {
-                    w.subs.push(ix);
-                }
-                w.extend(self.raw(start));
+                self.embed_sub(w, 1, SubKind::Array);
             }
             b'<' | b'>' => {
                 if !w.started && self.at(1) == Some(b'(') {
-                    let start = self.i;
-                    self.i += 2;
-                    if let Some(ix) = self.sub(SubKind::Process) {
-                        w.subs.push(ix);
-                    }
-                    w.extend(self.raw(start));
+                    self.embed_sub(w, 2, SubKind::Process);
                     w.dynamic = true;
                 } else {
                     return self.angle(w);
@@ -290,10 +296,7 @@ impl Lexer<'_, '_> {
                     self.adv(3);
                     self.skip_arithmetic();
                 } else {
-                    self.adv(2);
-                    if let Some(ix) = self.sub(SubKind::Command) {
-                        w.subs.push(ix);
-                    }
+                    self.open_sub(w, 2, SubKind::Command);
                 }
                 w.extend(self.raw(start));
                 w.dynamic = true;
@@ -377,10 +380,7 @@ impl Lexer<'_, '_> {
                     }
                 }
                 b'$' if self.at(1) == Some(b'(') && self.at(2) != Some(b'(') => {
-                    self.adv(2);
-                    if let Some(ix) = self.sub(SubKind::Command) {
-                        w.subs.push(ix);
-                    }
+                    self.open_sub(w, 2, SubKind::Command);
                 }
                 b'`' => {
                     let mut scratch = Buf::default();

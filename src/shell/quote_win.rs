@@ -12,21 +12,11 @@ impl Lexer<'_, '_> {
                 return Flow::End;
             }
             b'(' => {
-                let start = self.i;
-                self.i += 1;
-                if let Some(ix) = self.sub(SubKind::Command) {
-                    w.subs.push(ix);
-                }
-                w.extend(self.raw(start));
+                self.embed_sub(w, 1, SubKind::Command);
                 w.dynamic = true;
             }
             b'@' if !w.started && self.at(1) == Some(b'(') => {
-                let start = self.i;
-                self.i += 2;
-                if let Some(ix) = self.sub(SubKind::Command) {
-                    w.subs.push(ix);
-                }
-                w.extend(self.raw(start));
+                self.embed_sub(w, 2, SubKind::Command);
                 w.dynamic = true;
             }
             b'<' | b'>' => {
@@ -146,10 +136,7 @@ impl Lexer<'_, '_> {
         let start = self.i;
         match self.at(1) {
             Some(b'(') => {
-                self.adv(2);
-                if let Some(ix) = self.sub(SubKind::Command) {
-                    w.subs.push(ix);
-                }
+                self.open_sub(w, 2, SubKind::Command);
             }
             Some(b'{') => {
                 self.adv(2);
