@@ -2,22 +2,13 @@
 
 use std::fmt::Write;
 
-use super::{CommandContext, Hit, Rules, Scope, Shell};
+use super::{CommandContext, Hit, Rules, Scope, Shell, clip};
 use crate::shell::{BodyKind, DirStep, Segment, analyze};
 
 const MAX_COMMAND_TEXT: usize = 300;
 
 fn one_line(text: &str, max: usize) -> String {
-    let mut s = text.replace('\n', "\\n").replace('\r', "\\r");
-    if s.len() > max {
-        let mut end = max;
-        while !s.is_char_boundary(end) {
-            end -= 1;
-        }
-        s.truncate(end);
-        s.push('…');
-    }
-    s
+    clip(text.replace('\n', "\\n").replace('\r', "\\r"), max)
 }
 
 fn segment_lines(out: &mut String, i: usize, seg: &Segment, hits: &[&Hit]) {

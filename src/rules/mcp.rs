@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use super::args::mentions_id;
-use super::{Hit, RuleId, Rules};
+use super::{Hit, RuleId, Rules, clip};
 
 /// Most characters of the input quoted in a hit.
 const MAX_INPUT_TEXT: usize = 120;
@@ -34,15 +34,7 @@ fn json_mentions(v: &Value, id: &str, budget: &mut usize) -> bool {
 }
 
 fn describe(tool_name: &str, input: &Value) -> String {
-    let mut text = input.to_string();
-    if text.len() > MAX_INPUT_TEXT {
-        let mut end = MAX_INPUT_TEXT;
-        while !text.is_char_boundary(end) {
-            end -= 1;
-        }
-        text.truncate(end);
-        text.push('…');
-    }
+    let text = clip(input.to_string(), MAX_INPUT_TEXT);
     if text == "{}" || text == "null" {
         tool_name.to_string()
     } else {

@@ -271,15 +271,17 @@ const MATCHERS: [(RuleId, Matcher); 7] = [
     (RuleId::GitHeadChange, git::head_change),
 ];
 
-fn clip(text: String) -> String {
-    if text.len() <= MAX_SEGMENT_TEXT {
-        return text;
+/// `text` cut to at most `max` bytes on a character boundary, with `…` where it was cut.
+fn clip(mut text: String, max: usize) -> String {
+    if text.len() > max {
+        let mut end = max;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+        text.push('…');
     }
-    let mut end = MAX_SEGMENT_TEXT;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &text[..end])
+    text
 }
 
 impl Rules {
@@ -333,7 +335,10 @@ impl Rules {
                     continue;
                 }
                 if let Some(detail) = matcher(self, &view, &env) {
-                    out.push((i, Hit::new(id, clip(seg.render()), &detail)));
+                    out.push((
+                        i,
+                        Hit::new(id, clip(seg.render(), MAX_SEGMENT_TEXT), &detail),
+                    ));
                 }
             }
         }

@@ -92,8 +92,8 @@ pub fn container(argv: &[Word]) -> Option<Container> {
     })
 }
 
-fn skip_global(argv: &[Word], mut i: usize) -> usize {
-    let value = [
+fn skip_global(argv: &[Word], i: usize) -> usize {
+    const VALUE: &[&str] = &[
         "-H",
         "--host",
         "-c",
@@ -107,6 +107,12 @@ fn skip_global(argv: &[Word], mut i: usize) -> usize {
         "--url",
         "--connection",
     ];
+    skip_options(argv, i, VALUE)
+}
+
+/// Past the options from `i` on: each word starting with `-`, and the value after those
+/// in `value`.
+fn skip_options(argv: &[Word], mut i: usize, value: &[&str]) -> usize {
     while let Some(w) = argv.get(i) {
         let t = w.text.as_str();
         if !t.starts_with('-') {
@@ -117,8 +123,8 @@ fn skip_global(argv: &[Word], mut i: usize) -> usize {
     i
 }
 
-fn skip_compose(argv: &[Word], mut i: usize) -> usize {
-    let value = [
+fn skip_compose(argv: &[Word], i: usize) -> usize {
+    const VALUE: &[&str] = &[
         "-f",
         "--file",
         "-p",
@@ -130,14 +136,7 @@ fn skip_compose(argv: &[Word], mut i: usize) -> usize {
         "--progress",
         "--parallel",
     ];
-    while let Some(w) = argv.get(i) {
-        let t = w.text.as_str();
-        if !t.starts_with('-') {
-            break;
-        }
-        i += if value.contains(&t) { 2 } else { 1 };
-    }
-    i
+    skip_options(argv, i, VALUE)
 }
 
 struct Opts {

@@ -73,73 +73,23 @@ impl Buf {
 
 /// A byte with no meaning of its own inside a word of dialect `d`.
 fn plain(d: Dialect, c: u8) -> bool {
-    match d {
-        Dialect::Posix => !matches!(
-            c,
-            b' ' | b'\t'
-                | b'\r'
-                | 0x0c
-                | b'\n'
-                | b';'
-                | b'&'
-                | b'|'
-                | b'('
-                | b')'
-                | b'<'
-                | b'>'
-                | b'\\'
-                | b'\''
-                | b'"'
-                | b'$'
-                | b'`'
-                | b'*'
-                | b'?'
-                | b'['
-                | b'{'
-                | b'~'
-        ),
-        Dialect::PowerShell => !matches!(
-            c,
-            b' ' | b'\t'
-                | b'\r'
-                | 0x0c
-                | b'\n'
-                | b';'
-                | b'&'
-                | b'|'
-                | b'('
-                | b')'
-                | b'<'
-                | b'>'
-                | b'`'
-                | b'\''
-                | b'"'
-                | b'$'
-                | b'*'
-                | b'?'
-                | b'['
-                | b'{'
-                | b'}'
-                | b'@'
-        ),
-        Dialect::Cmd => !matches!(
-            c,
-            b' ' | b'\t'
-                | b'\r'
-                | 0x0c
-                | b'\n'
-                | b'&'
-                | b'|'
-                | b')'
-                | b'<'
-                | b'>'
-                | b'^'
-                | b'"'
-                | b'%'
-                | b'*'
-                | b'?'
-        ),
-    }
+    // Blanks, operators, double quotes and globs mean something in every dialect.
+    let common = matches!(
+        c,
+        b' ' | b'\t' | b'\r' | 0x0c | b'\n' | b'&' | b'|' | b')' | b'<' | b'>' | b'"' | b'*' | b'?'
+    );
+    !common
+        && !match d {
+            Dialect::Posix => matches!(
+                c,
+                b';' | b'(' | b'\\' | b'\'' | b'$' | b'`' | b'[' | b'{' | b'~'
+            ),
+            Dialect::PowerShell => matches!(
+                c,
+                b';' | b'(' | b'`' | b'\'' | b'$' | b'[' | b'{' | b'}' | b'@'
+            ),
+            Dialect::Cmd => matches!(c, b'^' | b'%'),
+        }
 }
 
 pub(super) fn is_name_byte(c: u8) -> bool {
@@ -150,6 +100,28 @@ impl Lexer<'_, '_> {
     /// Advance by `n`, never past the end.
     pub(super) fn adv(&mut self, n: usize) {
         self.i = (self.i + n).min(self.s.len());
+    }
+
+    /// Take the byte `c` at the cursor into the word as it stands.
+    pub(super) fn take(&mut self, w: &mut Buf, c: u8) {
+        w.push(c);
+        self.i += 1;
+    }
+
+    /// Step past the `n`-byte opener at the cursor and lex the substitution it opens,
+    /// noting it in the word.
+    pub(super) fn open_sub(&mut self, w: &mut Buf, n: usize, kind: SubKind) {
+        self.adv(n);
+        if let Some(ix) = self.sub(kind) {
+            w.subs.push(ix);
+        }
+    }
+
+    /// [`Self::open_sub`], keeping the substitution's source text in the word as well.
+    pub(super) fn embed_sub(&mut self, w: &mut Buf, n: usize, kind: SubKind) {
+        let start = self.i;
+        self.open_sub(w, n, kind);
+        w.extend(self.raw(start));
     }
 
     pub(super) fn raw(&self, start: usize) -> &[u8] {
@@ -220,21 +192,11 @@ impl Lexer<'_, '_> {
                 if !array {
                     return Flow::End;
                 }
-                let start = self.i;
-                self.i += 1;
-                if let Some(ix) = self.sub(SubKind::Array) {
-                    w.subs.push(ix);
-                }
-                w.extend(self.raw(start));
+                self.embed_sub(w, 1, SubKind::Array);
             }
             b'<' | b'>' => {
                 if !w.started && self.at(1) == Some(b'(') {
-                    let start = self.i;
-                    self.i += 2;
-                    if let Some(ix) = self.sub(SubKind::Process) {
-                        w.subs.push(ix);
-                    }
-                    w.extend(self.raw(start));
+                    self.embed_sub(w, 2, SubKind::Process);
                     w.dynamic = true;
                 } else {
                     return self.angle(w);
@@ -250,18 +212,13 @@ impl Lexer<'_, '_> {
             b'`' => self.backtick(w),
             b'*' | b'?' | b'[' | b'{' => {
                 w.glob = true;
-                w.push(c);
-                self.i += 1;
+                self.take(w, c);
             }
             b'~' if !w.started => {
                 w.dynamic = true;
-                w.push(c);
-                self.i += 1;
+                self.take(w, c);
             }
-            _ => {
-                w.push(c);
-                self.i += 1;
-            }
+            _ => self.take(w, c),
         }
         Flow::Next
     }
@@ -325,10 +282,7 @@ impl Lexer<'_, '_> {
                 },
                 b'$' => self.dollar(w, true),
                 b'`' => self.backtick(w),
-                _ => {
-                    w.push(c);
-                    self.i += 1;
-                }
+                _ => self.take(w, c),
             }
         }
     }
@@ -342,10 +296,7 @@ impl Lexer<'_, '_> {
                     self.adv(3);
                     self.skip_arithmetic();
                 } else {
-                    self.adv(2);
-                    if let Some(ix) = self.sub(SubKind::Command) {
-                        w.subs.push(ix);
-                    }
+                    self.open_sub(w, 2, SubKind::Command);
                 }
                 w.extend(self.raw(start));
                 w.dynamic = true;
@@ -429,10 +380,7 @@ impl Lexer<'_, '_> {
                     }
                 }
                 b'$' if self.at(1) == Some(b'(') && self.at(2) != Some(b'(') => {
-                    self.adv(2);
-                    if let Some(ix) = self.sub(SubKind::Command) {
-                        w.subs.push(ix);
-                    }
+                    self.open_sub(w, 2, SubKind::Command);
                 }
                 b'`' => {
                     let mut scratch = Buf::default();

@@ -12,21 +12,11 @@ impl Lexer<'_, '_> {
                 return Flow::End;
             }
             b'(' => {
-                let start = self.i;
-                self.i += 1;
-                if let Some(ix) = self.sub(SubKind::Command) {
-                    w.subs.push(ix);
-                }
-                w.extend(self.raw(start));
+                self.embed_sub(w, 1, SubKind::Command);
                 w.dynamic = true;
             }
             b'@' if !w.started && self.at(1) == Some(b'(') => {
-                let start = self.i;
-                self.i += 2;
-                if let Some(ix) = self.sub(SubKind::Command) {
-                    w.subs.push(ix);
-                }
-                w.extend(self.raw(start));
+                self.embed_sub(w, 2, SubKind::Command);
                 w.dynamic = true;
             }
             b'<' | b'>' => {
@@ -45,13 +35,9 @@ impl Lexer<'_, '_> {
             b'$' => self.ps_dollar(w),
             b'*' | b'?' | b'[' => {
                 w.glob = true;
-                w.push(c);
-                self.i += 1;
+                self.take(w, c);
             }
-            _ => {
-                w.push(c);
-                self.i += 1;
-            }
+            _ => self.take(w, c),
         }
         Flow::Next
     }
@@ -77,18 +63,13 @@ impl Lexer<'_, '_> {
             }
             b'%' => {
                 w.dynamic = true;
-                w.push(c);
-                self.i += 1;
+                self.take(w, c);
             }
             b'*' | b'?' => {
                 w.glob = true;
-                w.push(c);
-                self.i += 1;
+                self.take(w, c);
             }
-            _ => {
-                w.push(c);
-                self.i += 1;
-            }
+            _ => self.take(w, c),
         }
         Flow::Next
     }
@@ -146,10 +127,7 @@ impl Lexer<'_, '_> {
                     self.adv(2);
                 }
                 b'$' => self.ps_dollar(w),
-                _ => {
-                    w.push(c);
-                    self.i += 1;
-                }
+                _ => self.take(w, c),
             }
         }
     }
@@ -158,10 +136,7 @@ impl Lexer<'_, '_> {
         let start = self.i;
         match self.at(1) {
             Some(b'(') => {
-                self.adv(2);
-                if let Some(ix) = self.sub(SubKind::Command) {
-                    w.subs.push(ix);
-                }
+                self.open_sub(w, 2, SubKind::Command);
             }
             Some(b'{') => {
                 self.adv(2);

@@ -18,6 +18,8 @@ mod launchers;
 mod posix;
 pub mod windows;
 
+use std::borrow::Cow;
+
 use super::Dialect;
 use super::pm::{PmCall, pm_call};
 use super::word::{Word, command_name, is_assignment};
@@ -59,54 +61,50 @@ pub struct Peel {
     pub shell_c: bool,
 }
 
-fn texts(words: &[Word]) -> impl Iterator<Item = &str> {
-    words.iter().map(|w| w.text.as_str())
+/// Join words with spaces, each passed through `quote`; a lone word is kept as it is.
+fn join_with(words: &[Word], quote: impl Fn(&str) -> Cow<'_, str>) -> String {
+    if let [w] = words {
+        return w.text.clone();
+    }
+    let mut out = String::new();
+    for (k, w) in words.iter().enumerate() {
+        if k > 0 {
+            out.push(' ');
+        }
+        out.push_str(&quote(&w.text));
+    }
+    out
 }
 
 /// Join words the way `eval` or PowerShell rebuild a command line.
 pub(super) fn join_raw(words: &[Word]) -> String {
-    texts(words).collect::<Vec<_>>().join(" ")
+    join_with(words, |t| Cow::Borrowed(t))
 }
 
 /// Join words re-quoting those a POSIX shell would split.
 pub(super) fn join_posix(words: &[Word]) -> String {
-    if words.len() == 1 {
-        return words[0].text.clone();
-    }
-    words
-        .iter()
-        .map(|w| {
-            let t = &w.text;
-            if !t.is_empty()
-                && !t
-                    .bytes()
-                    .any(|b| b.is_ascii_whitespace() || b"'\"$`;&|<>()\\".contains(&b))
-            {
-                t.clone()
-            } else {
-                format!("'{}'", t.replace('\'', "'\\''"))
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
+    join_with(words, |t| {
+        if !t.is_empty()
+            && !t
+                .bytes()
+                .any(|b| b.is_ascii_whitespace() || b"'\"$`;&|<>()\\".contains(&b))
+        {
+            Cow::Borrowed(t)
+        } else {
+            Cow::Owned(format!("'{}'", t.replace('\'', "'\\''")))
+        }
+    })
 }
 
 /// Join words the way a Windows command line is rebuilt (quotes around spaces).
 pub(super) fn join_cmd(words: &[Word]) -> String {
-    if words.len() == 1 {
-        return words[0].text.clone();
-    }
-    words
-        .iter()
-        .map(|w| {
-            if w.text.is_empty() || w.text.contains([' ', '\t']) {
-                format!("\"{}\"", w.text)
-            } else {
-                w.text.clone()
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
+    join_with(words, |t| {
+        if t.is_empty() || t.contains([' ', '\t']) {
+            Cow::Owned(format!("\"{t}\""))
+        } else {
+            Cow::Borrowed(t)
+        }
+    })
 }
 
 /// Index of the first operand of `args` after options. `short_val` lists short options
