@@ -334,16 +334,10 @@ mod tests {
         c
     }
 
-    fn alive(pid: u32) -> bool {
-        std::path::Path::new(&format!("/proc/{pid}")).exists()
-            && !std::fs::read_to_string(format!("/proc/{pid}/stat"))
-                .unwrap_or_default()
-                .contains(") Z ")
-    }
-
     /// Signals are delivered asynchronously: allow a moment.
     fn gone_soon(pid: u32) -> bool {
         let t0 = Instant::now();
+        let alive = |pid| crate::liveness::is_alive(pid, None);
         while alive(pid) && t0.elapsed() < Duration::from_secs(5) {
             std::thread::sleep(Duration::from_millis(20));
         }
