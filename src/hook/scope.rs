@@ -212,13 +212,18 @@ pub fn scan_for_escaping_symlinks(dir: &Path, roots: &[PathBuf]) -> Result<(), D
     Ok(())
 }
 
+fn bad_input(p: &Payload, key: &str) -> Denial {
+    Denial::Input {
+        tool: p.tool_name.clone(),
+        key: key.to_string(),
+    }
+}
+
+/// A string field that must be present and not blank.
 fn required(p: &Payload, key: &str) -> Result<String, Denial> {
     match p.tool_input.get(key).and_then(serde_json::Value::as_str) {
         Some(s) if !s.trim().is_empty() => Ok(s.to_string()),
-        _ => Err(Denial::Input {
-            tool: p.tool_name.clone(),
-            key: key.to_string(),
-        }),
+        _ => Err(bad_input(p, key)),
     }
 }
 
@@ -228,10 +233,7 @@ fn optional(p: &Payload, key: &str) -> Result<Option<String>, Denial> {
         None | Some(serde_json::Value::Null) => Ok(None),
         Some(serde_json::Value::String(s)) if s.trim().is_empty() => Ok(None),
         Some(serde_json::Value::String(s)) => Ok(Some(s.clone())),
-        Some(_) => Err(Denial::Input {
-            tool: p.tool_name.clone(),
-            key: key.to_string(),
-        }),
+        Some(_) => Err(bad_input(p, key)),
     }
 }
 
