@@ -28,7 +28,6 @@ use contract::Contract;
 use options::{ContractKind, Plan};
 use profiles::Secrets;
 use std::io::Write;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
@@ -81,7 +80,6 @@ pub fn run_agent_with(
 struct Prepared {
     plan: Plan,
     invocation: contract::Invocation,
-    contract_name: &'static str,
     secrets: Secrets,
 }
 
@@ -133,7 +131,6 @@ fn prepare(opts: &RunAgentOptions, tab_id: String) -> Result<Prepared, Problem> 
         contract::running_as_root(),
     )?;
     Ok(Prepared {
-        contract_name: plan.contract.name(),
         secrets: profile.map(|p| p.secrets()).unwrap_or_default(),
         plan,
         invocation,
@@ -228,7 +225,7 @@ fn execute(
     emitter.emit(EventKind::Started {
         pid: running.pid(),
         cli: program,
-        contract: prepared.contract_name.to_string(),
+        contract: plan.contract.name().to_string(),
     });
     let mut fold = stream::Fold::new();
     let deadline = Instant::now() + plan.timeout;
@@ -257,11 +254,11 @@ fn execute(
     };
     result.session_id = fold.session_id().map(str::to_string);
     result.text = fold.text();
-    let answer = fold.answer().cloned();
-    result.cost_usd = answer.as_ref().and_then(|a| a.cost_usd);
-    result.is_error = answer.as_ref().map(|a| a.is_error).unwrap_or(true);
+    let answer = fold.answer();
+    result.cost_usd = answer.and_then(|a| a.cost_usd);
+    result.is_error = answer.map(|a| a.is_error).unwrap_or(true);
     let exit_ok = ended.status.is_some_and(|s| s.success());
-    let problem = match (ended.stop, &answer) {
+    let problem = match (ended.stop, answer) {
         (Some(process::Stop::Timeout), _) => Some(Problem::new(Failure::Timeout, "timeout")),
         (Some(process::Stop::Cancelled), _) => {
             Some(Problem::new(Failure::Interrupted, "interrupted"))
@@ -275,19 +272,18 @@ fn execute(
             format!("claude exited with {}", describe(ended.status)),
         )),
         (None, Some(_)) => None,
-        (None, None) => Some(Problem::new(
-            Failure::Cli,
-            match last_line(&ended.stderr_tail) {
-                Some(line) => format!(
-                    "claude exited with {} without an answer: {line}",
+        (None, None) => {
+            let why = last_line(&ended.stderr_tail)
+                .map(|line| format!(": {line}"))
+                .unwrap_or_default();
+            Some(Problem::new(
+                Failure::Cli,
+                format!(
+                    "claude exited with {} without an answer{why}",
                     describe(ended.status)
                 ),
-                None => format!(
-                    "claude exited with {} without an answer",
-                    describe(ended.status)
-                ),
-            },
-        )),
+            ))
+        }
     };
     match problem {
         Some(p) => {
@@ -311,7 +307,7 @@ pub fn event_writer(spec: &str) -> std::io::Result<EventSink> {
             std::fs::OpenOptions::new()
                 .create(true)
                 .append(true)
-                .open(PathBuf::from(spec))?,
+                .open(spec)?,
         )
     };
     Ok(Box::new(move |e: &AgentEvent| {

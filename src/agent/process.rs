@@ -334,33 +334,39 @@ mod tests {
         c
     }
 
-    fn alive(pid: u32) -> bool {
-        std::path::Path::new(&format!("/proc/{pid}")).exists()
-            && !std::fs::read_to_string(format!("/proc/{pid}/stat"))
-                .unwrap_or_default()
-                .contains(") Z ")
-    }
-
     /// Signals are delivered asynchronously: allow a moment.
     fn gone_soon(pid: u32) -> bool {
         let t0 = Instant::now();
+        let alive = |pid| crate::liveness::is_alive(pid, None);
         while alive(pid) && t0.elapsed() < Duration::from_secs(5) {
             std::thread::sleep(Duration::from_millis(20));
         }
         !alive(pid)
     }
 
+    /// Drives `r` for at most `within`, never cancelled: its trimmed stdout lines, every stop
+    /// it made (reason and signal), and how it ended.
+    fn drive_collecting(
+        r: Running,
+        within: Duration,
+    ) -> (Vec<String>, Vec<(Stop, &'static str)>, Ended) {
+        let never = AtomicBool::new(false);
+        let mut lines = Vec::new();
+        let mut stops = Vec::new();
+        let end = r.drive(
+            Instant::now() + within,
+            &never,
+            &mut |l| lines.push(l.trim().to_string()),
+            &mut |why, sig| stops.push((why, sig)),
+        );
+        (lines, stops, end)
+    }
+
     #[test]
     fn lines_are_read_and_the_exit_is_seen() {
         let r = Running::spawn(sh("echo one; echo two >&2; echo three; exit 3")).unwrap();
-        let never = AtomicBool::new(false);
-        let mut lines = Vec::new();
-        let end = r.drive(
-            Instant::now() + Duration::from_secs(30),
-            &never,
-            &mut |l| lines.push(l.trim().to_string()),
-            &mut |_, _| panic!("no stop"),
-        );
+        let (lines, stops, end) = drive_collecting(r, Duration::from_secs(30));
+        assert!(stops.is_empty(), "no stop: {stops:?}");
         assert_eq!(lines, vec!["one", "three"]);
         assert_eq!(end.status.unwrap().code(), Some(3));
         assert_eq!(end.stop, None);
@@ -371,15 +377,7 @@ mod tests {
     fn a_deadline_interrupts_the_group_and_nothing_survives() {
         // The shell ignores nothing; its background child shares the group.
         let r = Running::spawn(sh("sleep 60 & echo $!; wait")).unwrap();
-        let never = AtomicBool::new(false);
-        let mut lines = Vec::new();
-        let mut stops = Vec::new();
-        let end = r.drive(
-            Instant::now() + Duration::from_millis(300),
-            &never,
-            &mut |l| lines.push(l.trim().to_string()),
-            &mut |why, sig| stops.push((why, sig)),
-        );
+        let (lines, stops, end) = drive_collecting(r, Duration::from_millis(300));
         assert_eq!(end.stop, Some(Stop::Timeout));
         assert_eq!(stops, vec![(Stop::Timeout, "SIGINT")]);
         // A background job of a non-interactive shell ignores SIGINT: the group kill after the
@@ -413,14 +411,8 @@ mod tests {
         // The CLI's Bash commands run in sessions of their own; one still running when the CLI
         // exits is noted while it ran and killed after.
         let r = Running::spawn(sh("setsid sleep 60 & echo $!; sleep 1.5; exit 0")).unwrap();
-        let never = AtomicBool::new(false);
-        let mut lines = Vec::new();
-        let end = r.drive(
-            Instant::now() + Duration::from_secs(30),
-            &never,
-            &mut |l| lines.push(l.trim().to_string()),
-            &mut |_, _| panic!("no stop"),
-        );
+        let (lines, stops, end) = drive_collecting(r, Duration::from_secs(30));
+        assert!(stops.is_empty(), "no stop: {stops:?}");
         assert_eq!(end.status.unwrap().code(), Some(0));
         let bg: u32 = lines[0].parse().unwrap();
         assert!(gone_soon(bg), "{bg} survived the run");

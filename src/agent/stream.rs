@@ -146,6 +146,27 @@ fn str_of(v: &Value, key: &str) -> Option<String> {
     v.get(key).and_then(Value::as_str).map(str::to_string)
 }
 
+/// The string items of the array at `key`; none when it is absent or not an array.
+fn strings_of(v: &Value, key: &str) -> Vec<String> {
+    v.get(key)
+        .and_then(Value::as_array)
+        .map(|items| {
+            items
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The content blocks of an assistant or user message, borrowed.
+fn blocks_of(v: &Value) -> &[Value] {
+    v.pointer("/message/content")
+        .and_then(Value::as_array)
+        .map_or(&[], Vec::as_slice)
+}
+
 fn cut(text: &str, cap: usize) -> String {
     if text.len() <= cap {
         return text.to_string();
@@ -214,20 +235,10 @@ impl Fold {
             (Some("system"), Some("init")) => {
                 if let Some(s) = str_of(v, "session_id") {
                     self.session_id = Some(s.clone());
-                    let tools = v
-                        .get("tools")
-                        .and_then(Value::as_array)
-                        .map(|t| {
-                            t.iter()
-                                .filter_map(Value::as_str)
-                                .map(str::to_string)
-                                .collect()
-                        })
-                        .unwrap_or_default();
                     out.push(EventKind::Session {
                         session_id: s,
                         model: str_of(v, "model"),
-                        tools,
+                        tools: strings_of(v, "tools"),
                     });
                 }
             }
@@ -236,12 +247,7 @@ impl Fold {
                 error_status: v.get("error_status").and_then(Value::as_u64),
             }),
             (Some("assistant"), _) => {
-                let blocks = v
-                    .pointer("/message/content")
-                    .and_then(Value::as_array)
-                    .cloned()
-                    .unwrap_or_default();
-                for b in &blocks {
+                for b in blocks_of(v) {
                     match b.get("type").and_then(Value::as_str) {
                         Some("text") => {
                             let text = str_of(b, "text").unwrap_or_default();
@@ -264,12 +270,7 @@ impl Fold {
                 }
             }
             (Some("user"), _) => {
-                let blocks = v
-                    .pointer("/message/content")
-                    .and_then(Value::as_array)
-                    .cloned()
-                    .unwrap_or_default();
-                for b in &blocks {
+                for b in blocks_of(v) {
                     if b.get("type").and_then(Value::as_str) == Some("tool_result") {
                         out.push(EventKind::ToolResult {
                             tool_use_id: str_of(b, "tool_use_id").unwrap_or_default(),
@@ -299,16 +300,7 @@ impl Fold {
                         result: str_of(v, "result"),
                         subtype: subtype.map(str::to_string),
                         terminal_reason: str_of(v, "terminal_reason"),
-                        errors: v
-                            .get("errors")
-                            .and_then(Value::as_array)
-                            .map(|e| {
-                                e.iter()
-                                    .filter_map(Value::as_str)
-                                    .map(str::to_string)
-                                    .collect()
-                            })
-                            .unwrap_or_default(),
+                        errors: strings_of(v, "errors"),
                     });
                 }
                 out.push(EventKind::Result {

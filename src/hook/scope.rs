@@ -212,13 +212,18 @@ pub fn scan_for_escaping_symlinks(dir: &Path, roots: &[PathBuf]) -> Result<(), D
     Ok(())
 }
 
+fn bad_input(p: &Payload, key: &str) -> Denial {
+    Denial::Input {
+        tool: p.tool_name.clone(),
+        key: key.to_string(),
+    }
+}
+
+/// A string field that must be present and not blank.
 fn required(p: &Payload, key: &str) -> Result<String, Denial> {
     match p.tool_input.get(key).and_then(serde_json::Value::as_str) {
         Some(s) if !s.trim().is_empty() => Ok(s.to_string()),
-        _ => Err(Denial::Input {
-            tool: p.tool_name.clone(),
-            key: key.to_string(),
-        }),
+        _ => Err(bad_input(p, key)),
     }
 }
 
@@ -228,10 +233,7 @@ fn optional(p: &Payload, key: &str) -> Result<Option<String>, Denial> {
         None | Some(serde_json::Value::Null) => Ok(None),
         Some(serde_json::Value::String(s)) if s.trim().is_empty() => Ok(None),
         Some(serde_json::Value::String(s)) => Ok(Some(s.clone())),
-        Some(_) => Err(Denial::Input {
-            tool: p.tool_name.clone(),
-            key: key.to_string(),
-        }),
+        Some(_) => Err(bad_input(p, key)),
     }
 }
 
@@ -337,6 +339,11 @@ mod tests {
         Payload::parse(raw.to_string().as_bytes()).unwrap()
     }
 
+    /// A `Read` of `file_path` from `cwd`.
+    fn read(cwd: &Path, file_path: impl serde::Serialize) -> Payload {
+        payload("Read", cwd, json!({ "file_path": file_path }))
+    }
+
     /// A temp tree: `<top>/scope` (the root, with `a.txt`, `sub/b.txt`) and `<top>/outside`
     /// (with `secret.txt`).
     struct Tree {
@@ -387,7 +394,7 @@ mod tests {
             let p = payload(tool, &t.root, json!({"file_path": t.root.join("a.txt")}));
             assert_eq!(check(&p, &s), Err(Denial::Tool(tool.into())), "{tool}");
         }
-        let p = payload("Read", &t.root, json!({"file_path": t.root.join("a.txt")}));
+        let p = read(&t.root, t.root.join("a.txt"));
         assert_eq!(check(&p, &s), Ok(()));
         let mut allowed = s.clone();
         allowed.allow_tools = vec!["mcp__unity-state__editor-application-get-state".into()];
@@ -405,28 +412,16 @@ mod tests {
     fn read_inside_passes_outside_is_denied() {
         let t = tree();
         let s = scope_of(&[&t.root]);
-        let ok = payload(
-            "Read",
-            &t.root,
-            json!({"file_path": t.root.join("sub/b.txt")}),
-        );
+        let ok = read(&t.root, t.root.join("sub/b.txt"));
         assert_eq!(check(&ok, &s), Ok(()));
-        let out = payload(
-            "Read",
-            &t.root,
-            json!({"file_path": t.outside.join("secret.txt")}),
-        );
+        let out = read(&t.root, t.outside.join("secret.txt"));
         let d = check(&out, &s).unwrap_err();
         assert_eq!(d, Denial::Outside(text(&t.outside.join("secret.txt"))));
         assert!(
             d.to_string()
                 .starts_with("Path outside confirmed review scope: ")
         );
-        let up = payload(
-            "Read",
-            &t.root,
-            json!({"file_path": "../outside/secret.txt"}),
-        );
+        let up = read(&t.root, "../outside/secret.txt");
         assert!(matches!(check(&up, &s), Err(Denial::Outside(_))));
     }
 
@@ -435,15 +430,15 @@ mod tests {
         let t = tree();
         let s = scope_of(&[&t.root]);
         // Relative to the session cwd (the root), not the test process's cwd.
-        let p = payload("Read", &t.root, json!({"file_path": "sub/b.txt"}));
+        let p = read(&t.root, "sub/b.txt");
         assert_eq!(check(&p, &s), Ok(()));
         // The same relative path from a cwd outside the scope lands outside.
         fs::create_dir_all(t.outside.join("sub")).unwrap();
         fs::write(t.outside.join("sub/b.txt"), "x").unwrap();
-        let p = payload("Read", &t.outside, json!({"file_path": "sub/b.txt"}));
+        let p = read(&t.outside, "sub/b.txt");
         assert!(matches!(check(&p, &s), Err(Denial::Outside(_))));
         // No cwd: a relative path cannot be resolved.
-        let p = payload("Read", Path::new(""), json!({"file_path": "sub/b.txt"}));
+        let p = read(Path::new(""), "sub/b.txt");
         assert!(matches!(check(&p, &s), Err(Denial::NoCwd(_))));
     }
 
@@ -451,15 +446,11 @@ mod tests {
     fn targets_that_do_not_resolve_are_denied() {
         let t = tree();
         let s = scope_of(&[&t.root]);
-        let p = payload(
-            "Read",
-            &t.root,
-            json!({"file_path": t.root.join("nope.txt")}),
-        );
+        let p = read(&t.root, t.root.join("nope.txt"));
         assert!(matches!(check(&p, &s), Err(Denial::Unresolved(_))));
         let p = payload("Read", &t.root, json!({}));
         assert!(matches!(check(&p, &s), Err(Denial::Input { .. })));
-        let p = payload("Read", &t.root, json!({"file_path": 7}));
+        let p = read(&t.root, 7);
         assert!(matches!(check(&p, &s), Err(Denial::Input { .. })));
         let p = payload("Grep", &t.root, json!({"pattern": "x", "path": ["a"]}));
         assert!(matches!(check(&p, &s), Err(Denial::Input { .. })));
@@ -474,7 +465,7 @@ mod tests {
             roots: vec![good.clone(), bad.clone()],
             allow_tools: vec![],
         };
-        let p = payload("Read", &t.root, json!({"file_path": t.root.join("a.txt")}));
+        let p = read(&t.root, t.root.join("a.txt"));
         assert_eq!(check(&p, &s), Err(Denial::Root(bad)));
         let relative = Scope {
             roots: vec![good, "scope".into()],
@@ -562,27 +553,19 @@ mod tests {
         let t = tree();
         let s = scope_of(&[&t.root]);
         std::os::unix::fs::symlink(t.outside.join("secret.txt"), t.root.join("link.txt")).unwrap();
-        let p = payload(
-            "Read",
-            &t.root,
-            json!({"file_path": t.root.join("link.txt")}),
-        );
+        let p = read(&t.root, t.root.join("link.txt"));
         assert_eq!(
             check(&p, &s),
             Err(Denial::Outside(text(&t.outside.join("secret.txt"))))
         );
         // A link from outside into the scope is fine: the real target is inside.
         std::os::unix::fs::symlink(t.root.join("a.txt"), t.outside.join("in.txt")).unwrap();
-        let p = payload(
-            "Read",
-            &t.root,
-            json!({"file_path": t.outside.join("in.txt")}),
-        );
+        let p = read(&t.root, t.outside.join("in.txt"));
         assert_eq!(check(&p, &s), Ok(()));
         // A root given through a symlink resolves to its real place.
         std::os::unix::fs::symlink(&t.root, t.top.join("alias")).unwrap();
         let via = scope_of(&[&t.top.join("alias")]);
-        let p = payload("Read", &t.root, json!({"file_path": t.root.join("a.txt")}));
+        let p = read(&t.root, t.root.join("a.txt"));
         assert_eq!(check(&p, &via), Ok(()));
     }
 

@@ -33,11 +33,7 @@ impl Outcome {
             self.code,
             self.stdout,
             self.stderr,
-            self.events
-                .iter()
-                .map(Value::to_string)
-                .collect::<Vec<_>>()
-                .join("\n        ")
+            self.events_joined("\n        ")
         )
     }
 
@@ -58,12 +54,17 @@ impl Outcome {
             "{}\n{}\n{}",
             self.stdout,
             self.stderr,
-            self.events
-                .iter()
-                .map(Value::to_string)
-                .collect::<Vec<_>>()
-                .join("\n")
+            self.events_joined("\n")
         )
+    }
+
+    /// The events as JSON text, joined by `separator`.
+    fn events_joined(&self, separator: &str) -> String {
+        self.events
+            .iter()
+            .map(Value::to_string)
+            .collect::<Vec<_>>()
+            .join(separator)
     }
 }
 

@@ -6,12 +6,29 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::agent_harness::{RunAgent, gone_soon, write_mode};
-use crate::support::claude::{Home, require_claude};
+use crate::support::claude::{Claude, Home, require_claude};
 use crate::support::fake_model::{Block, FakeModel, MessagesRequest, Turn};
 use crate::support::repo::GitRepo;
 
 fn path_str(p: &std::path::Path) -> String {
     p.to_string_lossy().into_owned()
+}
+
+/// run-agent asking `prompt` of `model`, with `repo` as its cwd.
+fn ask(claude: &Claude, home: &Home, model: &FakeModel, repo: &GitRepo, prompt: &str) -> RunAgent {
+    RunAgent::new(Some(claude), home, &model.base_url()).args([
+        "--cwd",
+        &path_str(repo.path()),
+        "--prompt",
+        prompt,
+    ])
+}
+
+/// A model whose one answer streams for about a minute: a run to stop midway.
+fn slow_model() -> FakeModel {
+    FakeModel::start(vec![
+        Turn::text("slow ".repeat(300)).trickle(Duration::from_millis(200)),
+    ])
 }
 
 #[test]
@@ -29,15 +46,8 @@ fn agent_plain_turn_collects_every_main_text_block() {
         ]),
     ]);
     let home = Home::new();
-    let out = RunAgent::new(Some(&claude), &home, &model.base_url())
-        .args(["--cwd", &path_str(repo.path())])
-        .args([
-            "--prompt",
-            "-- what do the notes say?",
-            "--plugin-id",
-            "review",
-        ])
-        .args(["--notify-plugin-id", "watcher"])
+    let out = ask(&claude, &home, &model, &repo, "-- what do the notes say?")
+        .args(["--plugin-id", "review", "--notify-plugin-id", "watcher"])
         .run();
     out.assert_ok();
     let r = &out.result;
@@ -134,9 +144,7 @@ fn agent_api_error_is_a_failed_run_with_the_clis_text() {
     let repo = GitRepo::new();
     let model = FakeModel::start(vec![Turn::error(500, "boom always").repeat(5)]);
     let home = Home::new();
-    let out = RunAgent::new(Some(&claude), &home, &model.base_url())
-        .args(["--cwd", &path_str(repo.path()), "--prompt", "fail please"])
-        .run();
+    let out = ask(&claude, &home, &model, &repo, "fail please").run();
     assert_eq!(out.code, Some(1), "{}", out.describe("exit 1"));
     assert_eq!(out.result["ok"], false);
     assert_eq!(out.result["isError"], true);
@@ -153,12 +161,9 @@ fn agent_api_error_is_a_failed_run_with_the_clis_text() {
 fn agent_timeout_stops_the_cli_and_leaves_no_process() {
     let claude = require_claude!();
     let repo = GitRepo::new();
-    let model = FakeModel::start(vec![
-        Turn::text("slow ".repeat(300)).trickle(Duration::from_millis(200)),
-    ]);
+    let model = slow_model();
     let home = Home::new();
-    let out = RunAgent::new(Some(&claude), &home, &model.base_url())
-        .args(["--cwd", &path_str(repo.path()), "--prompt", "stream slowly"])
+    let out = ask(&claude, &home, &model, &repo, "stream slowly")
         .args(["--timeout-ms", "4000"])
         .run();
     assert_eq!(out.code, Some(5), "{}", out.describe("exit 5"));
@@ -195,16 +200,9 @@ fn agent_unknown_env_profile_fails_before_anything_runs() {
     let model = FakeModel::start(vec![Turn::text("must not be asked")]);
     let home = Home::new();
     let file = profiles(home.path(), &model.base_url(), 0o600);
-    let out = RunAgent::new(Some(&claude), &home, &model.base_url())
+    let out = ask(&claude, &home, &model, &repo, "hi")
         .env("SESSION_LOCK_ENV_PROFILES", &file)
-        .args([
-            "--cwd",
-            &path_str(repo.path()),
-            "--prompt",
-            "hi",
-            "--env-profile-id",
-            "wrok",
-        ])
+        .args(["--env-profile-id", "wrok"])
         .run();
     assert_eq!(out.code, Some(6), "{}", out.describe("exit 6"));
     assert_eq!(out.result["ok"], false);
@@ -219,16 +217,9 @@ fn agent_unknown_env_profile_fails_before_anything_runs() {
 
     // A profile file others can read is refused the same way, before anything runs.
     write_mode(&file, &std::fs::read_to_string(&file).unwrap(), 0o644);
-    let out = RunAgent::new(Some(&claude), &home, &model.base_url())
+    let out = ask(&claude, &home, &model, &repo, "hi")
         .env("SESSION_LOCK_ENV_PROFILES", &file)
-        .args([
-            "--cwd",
-            &path_str(repo.path()),
-            "--prompt",
-            "hi",
-            "--env-profile-id",
-            "work",
-        ])
+        .args(["--env-profile-id", "work"])
         .run();
     assert_eq!(out.code, Some(8), "{}", out.describe("exit 8"));
     assert!(out.result["error"].as_str().unwrap().contains("chmod 600"));
@@ -387,15 +378,8 @@ fn agent_unknown_resume_id_fails_with_the_clis_words() {
     let model = FakeModel::start(vec![Turn::text("must not be asked")]);
     let home = Home::new();
     let unknown = "11111111-2222-4333-8444-555555555555";
-    let out = RunAgent::new(Some(&claude), &home, &model.base_url())
-        .args([
-            "--cwd",
-            &path_str(repo.path()),
-            "--prompt",
-            "again",
-            "--session-id",
-            unknown,
-        ])
+    let out = ask(&claude, &home, &model, &repo, "again")
+        .args(["--session-id", unknown])
         .run();
     assert_eq!(out.code, Some(1), "{}", out.describe("exit 1"));
     assert_eq!(out.result["isError"], true);
@@ -417,13 +401,9 @@ fn agent_signal_to_run_agent_interrupts_the_cli_and_leaves_no_process() {
     use rustix::process::{Pid, Signal, kill_process};
     let claude = require_claude!();
     let repo = GitRepo::new();
-    let model = FakeModel::start(vec![
-        Turn::text("slow ".repeat(300)).trickle(Duration::from_millis(200)),
-    ]);
+    let model = slow_model();
     let home = Home::new();
-    let running = RunAgent::new(Some(&claude), &home, &model.base_url())
-        .args(["--cwd", &path_str(repo.path()), "--prompt", "stream slowly"])
-        .spawn();
+    let running = ask(&claude, &home, &model, &repo, "stream slowly").spawn();
     assert!(
         model.wait_for_requests(1, Duration::from_secs(30)),
         "the CLI asked the model"
