@@ -248,3 +248,25 @@ pub fn not_found_detail(to: &str) -> String {
         address::normalize(to)
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::SendStatus;
+
+    #[test]
+    fn status_text_matches_its_json() {
+        for s in [
+            SendStatus::Delivered,
+            SendStatus::Accepted,
+            SendStatus::Queued,
+            SendStatus::Held,
+            SendStatus::Duplicate,
+            SendStatus::Refused,
+            SendStatus::NotFound,
+            SendStatus::Ambiguous,
+            SendStatus::SelfTarget,
+        ] {
+            assert_eq!(serde_json::to_value(s).unwrap(), s.as_str(), "{s:?}");
+        }
+    }
+}
