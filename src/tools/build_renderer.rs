@@ -177,21 +177,31 @@ impl BuildPaths {
     }
 
     /// Live waiters, oldest first, and how many records named dead processes.
+    /// Every waiter record in the queue folder, with its path; `None` for one that cannot be read.
+    fn queue_entries(&self) -> Vec<(PathBuf, Option<Party>)> {
+        let Ok(entries) = std::fs::read_dir(&self.queue) else {
+            return Vec::new();
+        };
+        entries
+            .flatten()
+            .filter(|e| {
+                let name = e.file_name().to_string_lossy().to_string();
+                name.ends_with(".json") && !name.starts_with('.')
+            })
+            .map(|e| {
+                let party = atomic::read_optional(&e.path())
+                    .ok()
+                    .flatten()
+                    .and_then(|t| serde_json::from_str::<Party>(&t).ok());
+                (e.path(), party)
+            })
+            .collect()
+    }
+
     pub fn read_queue(&self) -> (Vec<Party>, usize) {
         let mut live = Vec::new();
         let mut dead = 0;
-        let Ok(entries) = std::fs::read_dir(&self.queue) else {
-            return (live, dead);
-        };
-        for entry in entries.flatten() {
-            let name = entry.file_name().to_string_lossy().to_string();
-            if !name.ends_with(".json") || name.starts_with('.') {
-                continue;
-            }
-            let party = atomic::read_optional(&entry.path())
-                .ok()
-                .flatten()
-                .and_then(|t| serde_json::from_str::<Party>(&t).ok());
+        for (_, party) in self.queue_entries() {
             match party {
                 Some(p) if p.is_alive() => live.push(p),
                 _ => dead += 1,
@@ -203,20 +213,9 @@ impl BuildPaths {
 
     /// Removes the records of waiters that are gone.
     fn prune_queue(&self) {
-        let Ok(entries) = std::fs::read_dir(&self.queue) else {
-            return;
-        };
-        for entry in entries.flatten() {
-            let name = entry.file_name().to_string_lossy().to_string();
-            if !name.ends_with(".json") || name.starts_with('.') {
-                continue;
-            }
-            let party = atomic::read_optional(&entry.path())
-                .ok()
-                .flatten()
-                .and_then(|t| serde_json::from_str::<Party>(&t).ok());
+        for (path, party) in self.queue_entries() {
             if !party.is_some_and(|p| p.is_alive()) {
-                let _ = std::fs::remove_file(entry.path());
+                let _ = std::fs::remove_file(path);
             }
         }
     }
