@@ -59,9 +59,8 @@ pub enum Presence {
     Others(Vec<LiveSession>),
 }
 
-/// True when `cwd` is `root` or below it (path components, case rules of the platform).
-pub fn within(root: &Path, cwd: &str, case_insensitive: bool) -> bool {
-    let paths = crate::paths::RepoPaths::new(root, case_insensitive);
+/// True when `cwd` is the repo root or below it (path components, the repo's case rules).
+fn within(paths: &crate::paths::RepoPaths, cwd: &str) -> bool {
     !matches!(paths.locate(cwd, cwd), crate::paths::RepoPath::Outside)
 }
 
@@ -75,14 +74,14 @@ pub fn presence(
     if my_session.is_empty() {
         return Presence::Unknown("the hook payload carries no session_id".into());
     }
+    // Built once: it resolves the root on disk, and every listed session is checked against it.
+    let paths = crate::paths::RepoPaths::new(root, case_insensitive);
     let mut others: Vec<LiveSession> = Vec::new();
     let mut seen_me = false;
     let mut consider = |s: LiveSession, seen_me: &mut bool| {
         if s.session_id == my_session {
             *seen_me = true;
-        } else if within(root, &s.cwd, case_insensitive)
-            && !others.iter().any(|o| o.session_id == s.session_id)
-        {
+        } else if within(&paths, &s.cwd) && !others.iter().any(|o| o.session_id == s.session_id) {
             others.push(s);
         }
     };
