@@ -408,3 +408,29 @@ pub fn eventually(limit: Duration, mut f: impl FnMut() -> bool) -> bool {
     }
     f()
 }
+
+/// Every `selftest/<folder>/*.case` file, sorted: its display name (`selftest/<folder>/x.case`)
+/// and its text. Both corpus runners read their cases through this.
+pub fn case_files(folder: &str) -> Vec<(String, String)> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("selftest")
+        .join(folder);
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "case"))
+        .collect();
+    files.sort();
+    files
+        .iter()
+        .map(|f| {
+            let name = format!(
+                "selftest/{folder}/{}",
+                f.file_name().unwrap_or_default().to_string_lossy()
+            );
+            let text = std::fs::read_to_string(f).unwrap_or_else(|e| panic!("{name}: {e}"));
+            (name, text)
+        })
+        .collect()
+}

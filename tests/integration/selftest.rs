@@ -938,24 +938,11 @@ fn run_case(case: &Case) -> Result<(), String> {
 
 #[test]
 fn lifecycle_corpus() {
-    let top = Path::new(env!("CARGO_MANIFEST_DIR")).join("selftest");
-    let dir = top.join("lifecycle");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "case"))
-        .collect();
-    files.sort();
+    let files = crate::lifecycle_support::case_files("lifecycle");
     let mut cases: Vec<Case> = Vec::new();
     let mut failures: Vec<String> = Vec::new();
-    for f in &files {
-        let display = format!(
-            "selftest/lifecycle/{}",
-            f.file_name().unwrap_or_default().to_string_lossy()
-        );
-        let text = std::fs::read_to_string(f).unwrap_or_else(|e| panic!("{display}: {e}"));
-        match parse_file(&display, &text) {
+    for (display, text) in &files {
+        match parse_file(display, text) {
             Ok(c) => cases.extend(c),
             Err(errs) => failures.extend(errs),
         }
@@ -963,7 +950,7 @@ fn lifecycle_corpus() {
     assert!(
         !cases.is_empty() || !failures.is_empty(),
         "no cases found in {}",
-        dir.display()
+        "selftest/lifecycle"
     );
     let next = AtomicUsize::new(0);
     let failed = Mutex::new(Vec::<(String, usize, String)>::new());

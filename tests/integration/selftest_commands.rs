@@ -92,23 +92,11 @@ fn run(repo: &Repo, case: &CommandCase, others: bool) -> Result<(), String> {
 
 #[test]
 fn command_corpus() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("selftest/commands");
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "case"))
-        .collect();
-    files.sort();
+    let files = crate::lifecycle_support::case_files("commands");
     let mut cases = Vec::new();
     let mut failures = Vec::new();
-    for f in &files {
-        let name = format!(
-            "selftest/commands/{}",
-            f.file_name().unwrap_or_default().to_string_lossy()
-        );
-        let text = std::fs::read_to_string(f).unwrap_or_else(|e| panic!("{name}: {e}"));
-        match parse_cases(&text, &name) {
+    for (name, text) in &files {
+        match parse_cases(text, name) {
             Ok(c) => cases.extend(c),
             Err(e) => failures.push(e.to_string()),
         }
