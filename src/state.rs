@@ -389,10 +389,11 @@ pub fn git_top(start: &Path) -> Option<PathBuf> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn record(stream: &str, heartbeat_ms: u64) -> LockRecord {
+    /// A lock record for tests: session 3f2a9c1e owning src/api/**, heartbeat at `heartbeat_ms`.
+    pub(crate) fn record(stream: &str, heartbeat_ms: u64) -> LockRecord {
         LockRecord {
             stream: stream.into(),
             session_id: "3f2a9c1e-0000-4000-8000-000000000000".into(),

@@ -421,17 +421,10 @@ mod tests {
 
     fn lock(ctx: &Ctx, heartbeat_ms: u64, client_pid: u32) -> LockRecord {
         let record = LockRecord {
-            stream: "api".into(),
-            session_id: "3f2a9c1e-0000-4000-8000-000000000000".into(),
-            owns: vec!["src/api/**".into()],
-            plan: "plans/r-ms-01-api/plan.md".into(),
-            milestone: 1,
-            claimed_at: time::iso(heartbeat_ms),
-            heartbeat_at: time::iso(heartbeat_ms),
-            round: 0,
             cwd: ctx.root.display().to_string(),
             client_pid: Some(client_pid),
             client_start: liveness::start_time(client_pid),
+            ..crate::state::tests::record("api", heartbeat_ms)
         };
         ctx.layout.write_lock(&record).unwrap();
         record
