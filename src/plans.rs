@@ -287,27 +287,16 @@ pub fn parse_plan(text: &str, path: &str, folder: &str) -> Result<Stream, PlanEr
     Ok(stream)
 }
 
-/// `*` and `?` within one path segment, nothing else (no regex to build).
-fn wildcard(pattern: &str, name: &str) -> bool {
-    let (p, n) = (pattern.as_bytes(), name.as_bytes());
-    let (mut pi, mut ni) = (0, 0);
-    let mut back: Option<(usize, usize)> = None;
-    while ni < n.len() {
-        if pi < p.len() && (p[pi] == b'?' || p[pi] == n[ni]) {
-            pi += 1;
-            ni += 1;
-        } else if pi < p.len() && p[pi] == b'*' {
-            back = Some((pi, ni));
-            pi += 1;
-        } else if let Some((bp, bn)) = back {
-            pi = bp + 1;
-            ni = bn + 1;
-            back = Some((bp, bn + 1));
-        } else {
-            return false;
-        }
-    }
-    p[pi..].iter().all(|c| *c == b'*')
+/// A matcher for one path segment of `*`/`?` wildcards (`*` never crosses a `/`).
+fn segment_matcher(seg: &str) -> Result<globset::GlobMatcher, PlanError> {
+    GlobBuilder::new(seg)
+        .literal_separator(true)
+        .build()
+        .map(|g| g.compile_matcher())
+        .map_err(|e| PlanError::BadGlob {
+            glob: seg.into(),
+            reason: e.kind().to_string(),
+        })
 }
 
 fn io_error(path: &Path, source: std::io::Error) -> PlanError {
@@ -327,14 +316,19 @@ fn plan_files(root: &Path, plan_glob: &str) -> Result<Vec<PathBuf>, PlanError> {
         for (i, seg) in segments.iter().enumerate() {
             let last = i + 1 == segments.len();
             let mut next = Vec::new();
+            let matcher = if seg.contains(['*', '?']) {
+                Some(segment_matcher(seg)?)
+            } else {
+                None
+            };
             for dir in &level {
-                if !seg.contains(['*', '?']) {
+                let Some(matcher) = &matcher else {
                     let p = dir.join(seg);
                     if (last && p.is_file()) || (!last && p.is_dir()) {
                         next.push(p);
                     }
                     continue;
-                }
+                };
                 let entries = match std::fs::read_dir(dir) {
                     Ok(e) => e,
                     Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
@@ -343,7 +337,7 @@ fn plan_files(root: &Path, plan_glob: &str) -> Result<Vec<PathBuf>, PlanError> {
                 for entry in entries.flatten() {
                     let name = entry.file_name();
                     let Some(name) = name.to_str() else { continue };
-                    if !wildcard(seg, name) {
+                    if !matcher.is_match(name) {
                         continue;
                     }
                     let is_dir = entry.file_type().map(|t| t.is_dir()).unwrap_or(false);
@@ -407,7 +401,20 @@ fn plan_files(root: &Path, plan_glob: &str) -> Result<Vec<PathBuf>, PlanError> {
 /// Every plan under `root` matching `plan_glob` (repo-relative, e.g. `plans/*-ms-*-*/plan.md`),
 /// sorted by milestone then name. Any malformed plan is an error.
 pub fn load(root: &Path, plan_glob: &str) -> Result<Vec<Stream>, PlanError> {
+    let (streams, mut errors) = load_each(root, plan_glob)?;
+    match errors.is_empty() {
+        true => Ok(streams),
+        false => Err(errors.remove(0)),
+    }
+}
+
+/// Like [`load`], but one broken plan does not hide the others: the streams that parse, and one
+/// error per plan that does not (a stream declared twice is an error and neither copy counts).
+/// Only a bad `plan_glob` or an unreadable plans folder fails the whole.
+pub fn load_each(root: &Path, plan_glob: &str) -> Result<(Vec<Stream>, Vec<PlanError>), PlanError> {
     let mut out: Vec<Stream> = Vec::new();
+    let mut errors = Vec::new();
+    let mut twice: Vec<String> = Vec::new();
     for path in plan_files(root, plan_glob)? {
         let rel = match path.strip_prefix(root) {
             Ok(r) => r.to_string_lossy().replace('\\', "/"),
@@ -418,19 +425,30 @@ pub fn load(root: &Path, plan_glob: &str) -> Result<Vec<Stream>, PlanError> {
             .and_then(|p| p.file_name())
             .map(|f| f.to_string_lossy().to_string())
             .unwrap_or_default();
-        let text = std::fs::read_to_string(&path).map_err(|e| io_error(&path, e))?;
-        let stream = parse_plan(&text, &rel, &folder)?;
+        let stream = std::fs::read_to_string(&path)
+            .map_err(|e| io_error(&path, e))
+            .and_then(|text| parse_plan(&text, &rel, &folder));
+        let stream = match stream {
+            Ok(s) => s,
+            Err(e) => {
+                errors.push(e);
+                continue;
+            }
+        };
         if let Some(first) = out.iter().find(|s| s.name == stream.name) {
-            return Err(PlanError::Duplicate {
-                stream: stream.name,
+            errors.push(PlanError::Duplicate {
+                stream: stream.name.clone(),
                 first: first.plan.clone(),
                 second: rel,
             });
+            twice.push(stream.name);
+            continue;
         }
         out.push(stream);
     }
+    out.retain(|s| !twice.contains(&s.name));
     out.sort_by(|a, b| (a.milestone, &a.name).cmp(&(b.milestone, &b.name)));
-    Ok(out)
+    Ok((out, errors))
 }
 
 #[cfg(test)]
@@ -503,15 +521,42 @@ mod tests {
 
     #[test]
     fn wildcards_stay_in_their_segment() {
-        assert!(wildcard("*-ms-*-*", "r1-ms-01-api"));
-        assert!(wildcard("*-ms-*-*", "a-ms--b-c"));
-        assert!(!wildcard("*-ms-*-*", "notes"));
-        assert!(wildcard("plan.md", "plan.md"));
-        assert!(!wildcard("plan.md", "plan.mdx"));
-        assert!(wildcard("p?an*", "plan.md"));
-        assert!(wildcard("*", ""));
-        assert!(!wildcard("a*b", "acb-c"));
-        assert!(wildcard("a*b*", "aXbYb"));
+        let m = |p: &str, n: &str| segment_matcher(p).unwrap().is_match(n);
+        assert!(m("*-ms-*-*", "r1-ms-01-api"));
+        assert!(m("*-ms-*-*", "a-ms--b-c"));
+        assert!(!m("*-ms-*-*", "notes"));
+        assert!(m("plan.md", "plan.md"));
+        assert!(!m("plan.md", "plan.mdx"));
+        assert!(m("p?an*", "plan.md"));
+        assert!(m("*", ""));
+        assert!(!m("a*b", "acb-c"));
+        assert!(m("a*b*", "aXbYb"));
+    }
+
+    #[test]
+    fn one_broken_plan_leaves_the_others_loadable() {
+        let dir = tempfile::tempdir().unwrap();
+        for (folder, text) in [
+            ("r-ms-01-api", "---\nowns: [src/api/**]\n---\n"),
+            ("r-ms-01-ui", "---\nowns: src/ui\n---\n"),
+            ("r-ms-02-docs", "---\nowns: [docs/**]\n---\n"),
+        ] {
+            let d = dir.path().join("plans").join(folder);
+            std::fs::create_dir_all(&d).unwrap();
+            std::fs::write(d.join("plan.md"), text).unwrap();
+        }
+        let (ok, bad) = load_each(dir.path(), "plans/*-ms-*-*/plan.md").unwrap();
+        let names: Vec<&str> = ok.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["api", "docs"]);
+        assert_eq!(bad.len(), 1);
+        assert!(
+            bad[0]
+                .to_string()
+                .starts_with("plans/r-ms-01-ui/plan.md:2:"),
+            "{}",
+            bad[0]
+        );
+        assert!(load(dir.path(), "plans/*-ms-*-*/plan.md").is_err());
     }
 
     #[test]

@@ -120,11 +120,11 @@ pub fn claim(ctx: &Ctx, p: &Payload, env: &Env, stream: &Word) -> Result<(), Str
             "session-lock: the hook payload carries no session_id, so the claim of '{name}' cannot be recorded (a lock without its session protects nothing)"
         ));
     }
-    let streams = plans::load(&ctx.root, &ctx.config.plan_glob)
+    let (streams, broken) = plans::load_each(&ctx.root, &ctx.config.plan_glob)
         .map_err(|e| format!("session-lock: cannot claim '{name}': {e}"))?;
     let Some(plan) = streams.iter().find(|s| s.name == name) else {
         let known: Vec<&str> = streams.iter().map(|s| s.name.as_str()).collect();
-        return Err(format!(
+        let mut msg = format!(
             "session-lock: no plan declares stream '{name}' ({}); streams: {}",
             ctx.config.plan_glob,
             if known.is_empty() {
@@ -132,7 +132,11 @@ pub fn claim(ctx: &Ctx, p: &Payload, env: &Env, stream: &Word) -> Result<(), Str
             } else {
                 known.join(", ")
             }
-        ));
+        );
+        for e in &broken {
+            msg.push_str(&format!("; broken plan: {e}"));
+        }
+        return Err(msg);
     };
     let _guard = ctx
         .layout

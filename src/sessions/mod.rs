@@ -2,6 +2,7 @@
 //! the guard), and an optional external live-sessions file. Used by the git rules ("does anyone
 //! else work in this tree?"), by `status`, and by messaging.
 
+pub mod caller;
 pub mod claude;
 pub mod external;
 pub mod registry;

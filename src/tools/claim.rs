@@ -2,8 +2,10 @@
 //! guard hook knows the session id and writes it when it sees this command); it reads the lock
 //! back, checks it is this session's, and prints the rules and who owns what.
 
-use super::{callers_lock, check_stream_name, open, protocol_text};
+use super::{acting_for, check_stream_name, open, protocol_text};
 use crate::exit::Code;
+use crate::exit::fail;
+use crate::sessions::caller::Caller;
 use crate::state::short_id;
 use crate::time;
 use serde_json::json;
@@ -18,8 +20,9 @@ pub struct Args<'a> {
 
 pub fn run(a: Args) -> anyhow::Result<Code> {
     check_stream_name(a.stream)?;
-    let (_root, config, layout) = open(a.repo)?;
-    let held = callers_lock(&layout, a.stream, || {
+    let (root, config, layout) = open(a.repo)?;
+    undeclared(&root, &config.plan_glob, a.stream)?;
+    let (held, caller) = acting_for(&layout, a.stream, || {
         format!(
             "no lock for stream '{}' in {}: the guard hook did not record the claim. Run claim from the Bash tool of a Claude Code session started at the repo root (the client reads the repo's .claude/settings.json only when it starts there), with guard wired as its PreToolUse hook (guard install <repo>)",
             a.stream,
@@ -61,13 +64,21 @@ pub fn run(a: Args) -> anyhow::Result<Code> {
         out.push_str(&protocol_text(&layout));
         out.push_str("\n---\n");
     }
+    let whose = match caller {
+        Caller::Session { .. } => "this session",
+        Caller::Terminal => "session",
+    };
     out.push_str(&format!(
-        "Stream '{}' (milestone {:02}, round {}) is held by this session {}.\nYou own:\n",
+        "Stream '{}' (milestone {:02}, round {}) is held by {whose} {}.\n",
         held.record.stream,
         held.record.milestone,
         held.record.round,
         short_id(&held.record.session_id)
     ));
+    out.push_str(match caller {
+        Caller::Session { .. } => "You own:\n",
+        Caller::Terminal => "(this command runs outside every session) It owns:\n",
+    });
     for o in &held.record.owns {
         out.push_str(&format!("  {o}\n"));
     }
@@ -88,4 +99,27 @@ pub fn run(a: Args) -> anyhow::Result<Code> {
     }
     print!("{out}");
     Ok(Code::Success)
+}
+
+/// A stream no plan declares is the real cause of a missing lock: say so, with the streams
+/// that are declared (and the plans that could not be read).
+fn undeclared(root: &Path, glob: &str, stream: &str) -> anyhow::Result<()> {
+    let (streams, broken) =
+        crate::plans::load_each(root, glob).map_err(|e| fail(Code::Usage, e.to_string()))?;
+    if streams.iter().any(|s| s.name == stream) {
+        return Ok(());
+    }
+    let names: Vec<&str> = streams.iter().map(|s| s.name.as_str()).collect();
+    let mut msg = format!(
+        "no plan declares stream '{stream}'; streams: {}",
+        if names.is_empty() {
+            "none".to_string()
+        } else {
+            names.join(", ")
+        }
+    );
+    for e in &broken {
+        msg.push_str(&format!("\n  broken plan: {e}"));
+    }
+    Err(fail(Code::NotFound, msg))
 }

@@ -10,6 +10,7 @@ pub mod wait_milestone;
 
 use crate::config::Config;
 use crate::exit::{Code, fail};
+use crate::sessions::caller::Caller;
 use crate::state::Layout;
 use std::path::{Path, PathBuf};
 
@@ -46,7 +47,8 @@ pub fn open(flag: Option<&Path>) -> anyhow::Result<(PathBuf, Config, Layout)> {
     Ok((root, config, layout))
 }
 
-/// The calling session, when run from inside a Claude Code session.
+/// The session id the environment names: a label for records, never proof of who the caller is
+/// (that is `sessions::caller`).
 pub fn caller_session() -> Option<String> {
     std::env::var("CLAUDE_CODE_SESSION_ID")
         .ok()
@@ -103,18 +105,31 @@ pub fn callers_lock(
     stream: &str,
     missing: impl FnOnce() -> String,
 ) -> anyhow::Result<crate::state::Held> {
+    acting_for(layout, stream, missing).map(|(held, _)| held)
+}
+
+/// The stream's lock and who runs this command, proven from the process tree (see
+/// `sessions::caller`): inside the holder's tree, or outside every live session's tree (a person
+/// at a terminal). Inside another session's tree it is refused, whatever the environment says.
+pub fn acting_for(
+    layout: &Layout,
+    stream: &str,
+    missing: impl FnOnce() -> String,
+) -> anyhow::Result<(crate::state::Held, Caller)> {
     let held = read_lock(layout, stream)?.ok_or_else(|| fail(Code::NotFound, missing()))?;
-    if let Some(me) = caller_session()
+    let (locks, _) = layout.read_locks();
+    let caller = crate::sessions::caller::current(&locks);
+    if let Some(me) = caller.session()
         && me != held.record.session_id
     {
         return Err(fail(
             Code::Conflict,
             format!(
-                "stream '{stream}' is held by session {}, not by this session ({})",
+                "stream '{stream}' is held by session {}; this command runs inside session {}'s process tree, so it cannot act for that stream",
                 crate::state::short_id(&held.record.session_id),
-                crate::state::short_id(&me)
+                crate::state::short_id(me)
             ),
         ));
     }
-    Ok(held)
+    Ok((held, caller))
 }

@@ -2,9 +2,10 @@
 //! stream owns is committed (modified, staged and untracked all count); then `<stream>.done` is
 //! written, and `milestones/ms-NN.done` when the milestone's last stream is done.
 
-use super::{callers_lock, check_stream_name, open, shell};
+use super::{acting_for, check_stream_name, open, shell};
 use crate::exit::{Code, fail};
 use crate::globs::Owns;
+use crate::sessions::caller::Caller;
 use crate::state::{DoneRecord, Layout};
 use crate::{plans, time};
 use serde_json::json;
@@ -140,13 +141,21 @@ fn mark_milestone(
 pub fn run(a: Args) -> anyhow::Result<Code> {
     check_stream_name(a.stream)?;
     let (root, config, layout) = open(a.repo)?;
-    let held = callers_lock(&layout, a.stream, || {
+    let (held, caller) = acting_for(&layout, a.stream, || {
         format!(
             "stream '{}' is not claimed in {} (no lock)",
             a.stream,
             layout.dir.display()
         )
     })?;
+    // Outside every session's tree (a person at a terminal): say whose stream this was.
+    let whose = match caller {
+        Caller::Terminal => format!(
+            " (session {}'s stream, released from outside every session)",
+            crate::state::short_id(&held.record.session_id)
+        ),
+        Caller::Session { .. } => String::new(),
+    };
     if held.done {
         if a.json {
             crate::cli::print_json(
@@ -202,6 +211,8 @@ pub fn run(a: Args) -> anyhow::Result<Code> {
         crate::cli::print_json(&json!({
             "stream": a.stream,
             "released": passed,
+            "heldBy": held.record.session_id,
+            "fromTerminal": caller == Caller::Terminal,
             "uncommitted": dirty_json,
             "checks": checks,
         }))?;
@@ -213,7 +224,7 @@ pub fn run(a: Args) -> anyhow::Result<Code> {
     }
     if passed {
         println!(
-            "released '{}': {} check(s) passed, every owned file is committed; wrote {}",
+            "released '{}'{whose}: {} check(s) passed, every owned file is committed; wrote {}",
             a.stream,
             checks.len(),
             layout.done_path(a.stream).display()

@@ -20,6 +20,10 @@ const SCRUB: [&str; 7] = [
     "XDG_STATE_HOME",
 ];
 
+/// Lists this `sh` as the session `$SL_TEST_SID`'s client in the suite's registry, then runs
+/// the tool in its place (`exec` keeps the pid).
+const CLIENT_SH: &str = r#"d="$SESSION_LOCK_HOME/sessions" && mkdir -p "$d" && printf '{"sessionId":"%s","cwd":"%s","pid":%s,"updatedAt":"2026-01-01T00:00:00.000Z"}' "$SL_TEST_SID" "$SL_TEST_CWD" "$$" > "$d/$SL_TEST_SID.json" && unset SL_TEST_SID SL_TEST_CWD && exec "$@""#;
+
 /// The path of one of the suite's binaries.
 pub fn bin(name: &str) -> &'static str {
     match name {
@@ -216,28 +220,54 @@ impl Repo {
         );
     }
 
+    /// Makes a lock name `pid` (with its start time) as its session's client process, as the
+    /// guard records `CLAUDE_PID`.
+    pub fn set_client(&self, stream: &str, pid: u32) {
+        let mut lock = self.lock_json(stream).expect("no lock");
+        lock["clientPid"] = json!(pid);
+        lock["clientStart"] = json!(session_lock::liveness::start_time(pid));
+        self.write(
+            &format!("session-lock/{stream}.lock"),
+            &serde_json::to_string_pretty(&lock).unwrap(),
+        );
+    }
+
     /// The parsed `<stream>.lock`, if any.
     pub fn lock_json(&self, stream: &str) -> Option<Value> {
         let text = self.read(&format!("session-lock/{stream}.lock"))?;
         serde_json::from_str(&text).ok()
     }
 
-    /// A command for one of the suite's tools, run from the repo root with a clean environment.
+    /// A command for one of the suite's tools, run from the repo root with a clean environment:
+    /// as a person at a terminal (no session's client process above it; Claude Code's registry
+    /// pointed at an empty folder so a session running these tests is not seen).
     pub fn tool(&self, name: &str) -> Command {
         let mut c = Command::new(bin(name));
+        self.clean_env(&mut c);
+        c
+    }
+
+    fn clean_env(&self, c: &mut Command) {
         for v in SCRUB {
             c.env_remove(v);
         }
         c.env("SESSION_LOCK_HOME", &self.home)
+            .env("CLAUDE_CONFIG_DIR", self.home.join("claude"))
             .current_dir(&self.root)
             .stdin(Stdio::null());
-        c
     }
 
-    /// A tool run by session `who` (as from its Bash tool: `CLAUDE_CODE_SESSION_ID` set).
+    /// A tool run by session `who`, as from its Bash tool: below `who`'s client process. A
+    /// `sh` plays the client (listed in the suite's session registry by its pid, the way the
+    /// guard lists a session) and then becomes the tool. `CLAUDE_CODE_SESSION_ID` is set too,
+    /// as the client sets it, though no tool trusts it.
     pub fn tool_as(&self, name: &str, who: &str) -> Command {
-        let mut c = self.tool(name);
-        c.env("CLAUDE_CODE_SESSION_ID", sid(who));
+        let mut c = Command::new("sh");
+        c.arg("-c").arg(CLIENT_SH).arg("sh").arg(bin(name));
+        self.clean_env(&mut c);
+        c.env("CLAUDE_CODE_SESSION_ID", sid(who))
+            .env("SL_TEST_SID", sid(who))
+            .env("SL_TEST_CWD", &self.root);
         c
     }
 

@@ -99,7 +99,7 @@ fn another_sessions_lock_is_exit_4() {
     let (code, out, err) = claim(&repo, Some("bob"), &["api"]);
     assert_eq!(code, 4, "{out}{err}");
     assert!(
-        err.contains("stream 'api' is held by session alice000, not by this session (bob00000)"),
+        err.contains("stream 'api' is held by session alice000; this command runs inside session bob00000's process tree"),
         "{err}"
     );
     // From a terminal (no session id) it only reports.
@@ -150,4 +150,27 @@ fn claim_finds_the_repo_from_a_subfolder_and_from_claude_project_dir() {
         .current_dir(&repo.home)
         .env("CLAUDE_PROJECT_DIR", &repo.root);
     assert_eq!(repo.run(c).0, 0);
+}
+
+#[test]
+fn issue_15_claim_names_the_holder_outside_a_session_and_the_declared_streams() {
+    let repo = Repo::new();
+    repo.plan("api", 1, &["src/api/**"]);
+    repo.plan("ui", 1, &["src/ui/**"]);
+    repo.claim("alice", "api");
+    let (code, out, err) = claim(&repo, None, &["api", "--quiet"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.starts_with("Stream 'api' (milestone 01, round 0) is held by session alice000.\n")
+            && !out.contains("this session"),
+        "{out}"
+    );
+    for name in ["nope", "API"] {
+        let (code, _, err) = claim(&repo, Some("alice"), &[name]);
+        assert_eq!(code, 6, "{err}");
+        assert_eq!(
+            err.trim_end(),
+            format!("claim: no plan declares stream '{name}'; streams: api, ui"),
+        );
+    }
 }

@@ -126,10 +126,12 @@ fn a_malformed_plan_is_named_with_its_line() {
     );
     assert_eq!(code, 2, "{err}");
     assert!(err.contains(want), "{err}");
-    match verdict(&repo.bash("alice", "claim api")) {
+    // The broken plan's stream cannot be claimed, and says why; every other stream can.
+    match verdict(&repo.bash("alice", "claim ui")) {
         Ok(Verdict::Block(reason)) => assert!(reason.contains(want), "{reason}"),
         other => panic!("{other:?}"),
     }
+    repo.claim("alice", "api");
     // A plan without its frontmatter is named at line 1.
     repo.write("plans/r-ms-01-ui/plan.md", "# ui\n");
     let (_, out, _) = run(&repo, "status", "alice", &[]);

@@ -134,7 +134,7 @@ fn only_the_holding_session_may_release() {
     let (code, _, err) = release(&repo, "bob", &["api"]);
     assert_eq!(code, 4, "{err}");
     assert!(
-        err.contains("stream 'api' is held by session alice000, not by this session (bob00000)"),
+        err.contains("stream 'api' is held by session alice000; this command runs inside session bob00000's process tree"),
         "{err}"
     );
     assert!(!repo.exists("session-lock/api.done"));
@@ -168,5 +168,74 @@ fn a_check_that_cannot_start_fails_the_gate_by_name() {
     assert!(
         err.contains("check failed (exit 127): definitely-not-a-command-xyz --noEmit"),
         "{err}"
+    );
+}
+
+#[test]
+fn issue_11_the_caller_is_proven_from_the_process_tree_not_the_environment() {
+    let repo = setup();
+    repo.config(&json!({"releaseChecks": []}));
+    repo.claim("alice", "api");
+    // Bob holds ui, and this test process plays bob's client: every tool it starts runs in
+    // bob's tree, however its environment is made.
+    repo.lock("ui", "bob", &["src/ui/**"], 1, 0);
+    repo.set_client("ui", std::process::id());
+    let copy = repo.base.join("my-release");
+    std::fs::copy(crate::lifecycle_support::bin("release"), &copy).unwrap();
+    type Tweak = Box<dyn Fn(&mut std::process::Command)>;
+    let cases: [(&str, Tweak); 4] = [
+        (
+            "alice's id",
+            Box::new(|c| {
+                c.env("CLAUDE_CODE_SESSION_ID", sid("alice"));
+            }),
+        ),
+        (
+            "no id",
+            Box::new(|c| {
+                c.env_remove("CLAUDE_CODE_SESSION_ID");
+            }),
+        ),
+        (
+            "an empty environment",
+            Box::new(|c| {
+                c.env_clear();
+            }),
+        ),
+        (
+            "a copy of the binary",
+            Box::new(|c| {
+                c.env_clear().env("CLAUDE_CODE_SESSION_ID", sid("alice"));
+            }),
+        ),
+    ];
+    for (i, (label, tweak)) in cases.iter().enumerate() {
+        let mut c = if i == 3 {
+            std::process::Command::new(&copy)
+        } else {
+            repo.tool("release")
+        };
+        c.current_dir(&repo.root).arg("api");
+        tweak(&mut c);
+        let (code, _, err) = repo.run(c);
+        assert_eq!(code, 4, "{label}: {err}");
+        assert!(
+            err.contains("inside session bob00000's process tree"),
+            "{label}: {err}"
+        );
+        assert!(!repo.exists("session-lock/api.done"), "{label}");
+    }
+    // A person at a terminal (bob's client is no longer this process): allowed, and told whose
+    // stream it was.
+    repo.set_client("ui", crate::lifecycle_support::dead_pid());
+    let (code, out, err) = repo.run({
+        let mut c = repo.tool("release");
+        c.arg("api");
+        c
+    });
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("(session alice000's stream, released from outside every session)"),
+        "{out}"
     );
 }

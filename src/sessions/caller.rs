@@ -1,0 +1,124 @@
+//! Who is running this command, proven from the process tree rather than claimed by an
+//! environment variable (any command can unset or set `CLAUDE_CODE_SESSION_ID`).
+//!
+//! A session's tools and commands run below its client process. A command is *inside session
+//! S's tree* when one of its ancestors is S's client process, named by pid **and** start time:
+//! as a lock records it (`clientPid`, `clientStart`, written by the guard from `CLAUDE_PID`), or
+//! as a live registry entry (Claude Code's or the suite's) lists it. The nearest such ancestor
+//! wins, so a session started from inside another one is itself. No such ancestor: a person at
+//! a terminal (or a script they run).
+
+use super::LiveSession;
+use crate::liveness;
+use crate::state::Held;
+
+/// Who runs the command.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Caller {
+    /// Inside this session's process tree, under its client process `client_pid`.
+    Session { id: String, client_pid: u32 },
+    /// Under no live session's client process.
+    Terminal,
+}
+
+impl Caller {
+    /// The session id, when the caller runs inside a session.
+    pub fn session(&self) -> Option<&str> {
+        match self {
+            Caller::Session { id, .. } => Some(id),
+            Caller::Terminal => None,
+        }
+    }
+}
+
+/// The caller `pid` is, given the repo's locks and the live sessions the registries list.
+pub fn of_process(pid: u32, locks: &[Held], sessions: &[LiveSession]) -> Caller {
+    let mut chain = vec![pid];
+    chain.extend(liveness::ancestors(pid));
+    for a in chain {
+        let from_lock = locks.iter().find(|h| {
+            h.record.client_pid == Some(a)
+                && liveness::is_alive(a, h.record.client_start.as_deref())
+        });
+        if let Some(h) = from_lock {
+            return Caller::Session {
+                id: h.record.session_id.clone(),
+                client_pid: a,
+            };
+        }
+        if let Some(s) = sessions.iter().find(|s| s.pid == Some(a)) {
+            return Caller::Session {
+                id: s.session_id.clone(),
+                client_pid: a,
+            };
+        }
+    }
+    Caller::Terminal
+}
+
+/// The caller of this process: its ancestors against `locks` and every live registry entry.
+pub fn current(locks: &[Held]) -> Caller {
+    let mut sessions = super::claude::live_sessions();
+    if let Some(home) = super::state_home() {
+        sessions.extend(super::registry::live_sessions(&home));
+    }
+    of_process(std::process::id(), locks, &sessions)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::state::tests::record;
+
+    fn held(session: &str, client: u32) -> Held {
+        Held {
+            record: crate::state::LockRecord {
+                session_id: session.into(),
+                client_pid: Some(client),
+                client_start: liveness::start_time(client),
+                ..record("api", 0)
+            },
+            done: false,
+            heartbeat_ms: 0,
+        }
+    }
+
+    #[test]
+    fn a_lock_whose_client_is_an_ancestor_names_the_caller() {
+        let me = std::process::id();
+        let parent = liveness::parent_of(me).unwrap();
+        let locks = [held("other", u32::MAX - 3), held("mine", parent)];
+        assert_eq!(
+            of_process(me, &locks, &[]),
+            Caller::Session {
+                id: "mine".into(),
+                client_pid: parent
+            }
+        );
+    }
+
+    #[test]
+    fn a_client_that_is_not_an_ancestor_leaves_a_terminal() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("5")
+            .spawn()
+            .unwrap();
+        let locks = [held("other", child.id())];
+        let me = std::process::id();
+        assert_eq!(of_process(me, &locks, &[]), Caller::Terminal);
+        // The same pid with another start time is another process: not the recorded client.
+        let mut reused = held("mine", me);
+        reused.record.client_start = Some("1".into());
+        assert_eq!(of_process(me, &[reused], &[]), Caller::Terminal);
+        // A live registry entry counts as well.
+        let listed = LiveSession {
+            session_id: "listed".into(),
+            cwd: String::new(),
+            pid: Some(me),
+            source: "suite",
+        };
+        assert_eq!(of_process(me, &locks, &[listed]).session(), Some("listed"));
+        child.kill().unwrap();
+        child.wait().unwrap();
+    }
+}
