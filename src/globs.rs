@@ -79,6 +79,26 @@ pub fn cannot_match<S: AsRef<str>>(patterns: &[S], rel: &str, case_insensitive: 
     })
 }
 
+/// Might include pattern `a` (of the set `a_all`) and `b` (of `b_all`) match one path? A
+/// literal pattern is tested exactly against the other set (exclusions count); otherwise the
+/// fixed prefixes are compared: one inside the other may overlap.
+pub fn may_overlap(a_all: &[String], a: &str, b_all: &[String], b: &str, ci: bool) -> bool {
+    let literal = |p: &str| !p.contains(['*', '?', '[', '{']) && !p.ends_with('/');
+    if literal(b) {
+        return Owns::new(a_all, ci).is_ok_and(|o| o.is_match(b.trim_start_matches("./")));
+    }
+    if literal(a) {
+        return Owns::new(b_all, ci).is_ok_and(|o| o.is_match(a.trim_start_matches("./")));
+    }
+    let (pa, pb) = (literal_prefix(a), literal_prefix(b));
+    let (pa, pb) = if ci {
+        (pa.to_lowercase(), pb.to_lowercase())
+    } else {
+        (pa, pb)
+    };
+    pa.starts_with(&pb) || pb.starts_with(&pa)
+}
+
 /// Checks one pattern's syntax without building a matcher (cheap: no regex is compiled).
 pub fn check_pattern(pattern: &str) -> Result<(), GlobError> {
     let raw = pattern.trim();

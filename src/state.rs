@@ -58,6 +58,10 @@ pub enum StreamState {
     Active,
     Stale,
     Done,
+    /// The lock file exists but cannot be read: never finished, still protecting.
+    Corrupt,
+    /// The stream's plan cannot be read.
+    Broken,
 }
 
 impl StreamState {
@@ -67,12 +71,14 @@ impl StreamState {
             StreamState::Active => "active",
             StreamState::Stale => "stale",
             StreamState::Done => "done",
+            StreamState::Corrupt => "corrupt",
+            StreamState::Broken => "broken",
         }
     }
 }
 
 /// A lock file that could not be read, with the file.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct BadLock {
     pub path: PathBuf,
     pub reason: String,
@@ -85,6 +91,16 @@ impl std::fmt::Display for BadLock {
 }
 
 impl std::error::Error for BadLock {}
+
+impl BadLock {
+    /// The stream the file is named for (`api` for `session-lock/api.lock`).
+    pub fn stream(&self) -> String {
+        self.path
+            .file_name()
+            .map(|n| n.to_string_lossy().trim_end_matches(".lock").to_string())
+            .unwrap_or_default()
+    }
+}
 
 /// A lock as read from disk, with what the round knows about it.
 #[derive(Clone, Debug)]

@@ -4,7 +4,7 @@
 //! Only the hook receives the real `session_id`, so the hook (not `claim`) writes the lock when
 //! it sees a Bash call that runs `claim <stream>`; `claim` then reads it back.
 
-use super::Payload;
+use super::{Payload, plan_edit};
 use crate::config::Config;
 use crate::globs::Owns;
 use crate::paths::{RepoPath, RepoPaths};
@@ -188,6 +188,15 @@ pub fn claim(ctx: &Ctx, p: &Payload, env: &Env, stream: &Word) -> Result<(), Str
             }
             if mine && !held.done {
                 record.claimed_at = held.record.claimed_at.clone();
+                if record.owns != held.record.owns
+                    && let Some(other) = others_live(ctx, &p.session_id)
+                {
+                    return Err(format!(
+                        "session-lock: the plan of '{name}' now owns [{}], not the [{}] it was claimed with; a stream's owns cannot change while another stream is live ('{other}')",
+                        record.owns.join(", "),
+                        held.record.owns.join(", ")
+                    ));
+                }
             }
             if held.done {
                 let _ = std::fs::remove_file(ctx.layout.done_path(name));
@@ -197,6 +206,15 @@ pub fn claim(ctx: &Ctx, p: &Payload, env: &Env, stream: &Word) -> Result<(), Str
         }
     };
     write.map_err(|e| format!("session-lock: could not record the claim of '{name}': {e}"))
+}
+
+/// Another session's live stream, if any.
+fn others_live(ctx: &Ctx, session_id: &str) -> Option<String> {
+    let (locks, _) = ctx.layout.read_locks();
+    locks
+        .into_iter()
+        .find(|h| h.record.session_id != session_id && h.is_live(ctx.now, ctx.stale_ms()))
+        .map(|h| h.record.stream)
 }
 
 /// `release <stream>` may only be run by the session holding the stream, with a literal name.
@@ -277,6 +295,22 @@ fn under_dir(dir: &Path, raw: &str, cwd: &str) -> bool {
     !matches!(paths.locate(cwd, raw), RepoPath::Outside)
 }
 
+/// The millisecond a lock was claimed, for the earlier-claim rule (unreadable: latest).
+fn claimed_ms(h: &Held) -> u64 {
+    time::parse_iso(&h.record.claimed_at).unwrap_or(u64::MAX)
+}
+
+/// Who keeps `rel` among `live` locks: of the locks whose `owns` match, the earliest claim (ties
+/// by stream name). A later claim cannot take a path an earlier live one owns, so a stream cannot
+/// widen itself over another's files. A pure function over lock records, whatever their source.
+pub fn owner_of<'a>(rel: &str, live: &[&'a Held], case_insensitive: bool) -> Option<&'a Held> {
+    live.iter()
+        .filter(|h| !crate::globs::cannot_match(&h.record.owns, rel, case_insensitive))
+        .filter(|h| Owns::new(&h.record.owns, case_insensitive).is_ok_and(|o| o.is_match(rel)))
+        .min_by(|a, b| (claimed_ms(a), &a.record.stream).cmp(&(claimed_ms(b), &b.record.stream)))
+        .copied()
+}
+
 /// Ownership and self-protection for a write to `raw` (as the payload names it).
 pub fn check_write(
     ctx: &Ctx,
@@ -293,54 +327,51 @@ pub fn check_write(
         return Ok(());
     }
     let ci = ctx.paths.case_insensitive();
-    let owns_of = |h: &Held| Owns::new(&h.record.owns, ci).ok();
-    let may_own = |h: &Held, rel: &str| !crate::globs::cannot_match(&h.record.owns, rel, ci);
-    let mine_covers = |rel: &str| {
-        live.iter()
-            .filter(|h| h.record.session_id == p.session_id && may_own(h, rel))
-            .any(|h| owns_of(h).is_some_and(|o| o.is_match(rel)))
-    };
-    // The suite's own folder is frozen; a folder that holds the whole repo (the guard copied to
-    // the repo root) is not the suite's, or every file in the repo would be frozen.
-    let in_binary_dir = env.binary_dir.as_deref().is_some_and(|d| {
-        !under_dir(d, &ctx.root.to_string_lossy(), &p.cwd) && under_dir(d, raw, &p.cwd)
-    });
     let rel = match ctx.paths.locate(&p.cwd, raw) {
         RepoPath::Inside(rel) => Some(rel),
         RepoPath::Root | RepoPath::Outside => None,
     };
-    let protected = match &rel {
-        Some(rel) if crate::globs::cannot_match(&ctx.config.protected_paths, rel, ci) => false,
-        Some(rel) => Owns::new(&ctx.config.protected_paths, ci)
-            .map(|o| o.is_match(rel))
-            .unwrap_or(false),
-        None => false,
-    };
-    if (protected || in_binary_dir) && !rel.as_deref().is_some_and(mine_covers) {
+    let owner = rel.as_deref().and_then(|r| owner_of(r, &live, ci));
+    let mine = owner.is_some_and(|h| h.record.session_id == p.session_id);
+    if !mine && let Some(what) = protected(ctx, env, p, raw, rel.as_deref()) {
         return Err(format!(
-            "session-lock: {} is part of the session-lock protocol and is frozen while a round runs ({} live lock(s)). Edit it only when no stream is active, or from the stream that owns it",
-            rel.as_deref().unwrap_or(raw),
+            "session-lock: {what} is part of the session-lock protocol and is frozen while a round runs ({} live lock(s)). Edit it only when no stream is active, or from the stream that owns it",
             live.len()
         ));
     }
     let Some(rel) = rel else { return Ok(()) };
-    if mine_covers(&rel) {
-        return Ok(());
-    }
-    for h in live
-        .iter()
-        .filter(|h| h.record.session_id != p.session_id && may_own(h, &rel))
+    if let Some(other) = live.iter().find(|h| h.record.session_id != p.session_id)
+        && plan_edit::is_plan(&ctx.config.plan_glob, &rel, ci)
+        && let Some(why) = plan_edit::problem(p, &rel, &ctx.root.join(&rel), &other.record.stream)
     {
-        if owns_of(h).is_some_and(|o| o.is_match(&rel)) {
-            return Err(format!(
-                "session-lock: {rel} is owned by stream '{}' ({}). Edit only files your own stream owns; for a change here ask that stream's session, or wait for it: wait-milestone {} --stream <yours>",
-                h.record.stream,
-                describe(h, ctx.now),
-                h.record.stream
-            ));
-        }
+        return Err(why);
     }
-    Ok(())
+    match owner {
+        Some(h) if !mine => Err(format!(
+            "session-lock: {rel} is owned by stream '{}' ({}). Edit only files your own stream owns; for a change here ask that stream's session, or wait for it: wait-milestone {} --stream <yours>",
+            h.record.stream,
+            describe(h, ctx.now),
+            h.record.stream
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// What makes the write target part of the protocol, or `None`: a repo path under
+/// `protectedPaths`, or the folder the guard binary runs from. A folder that holds the whole
+/// repo (the guard copied to the repo root) is not the suite's, or every file would be frozen.
+fn protected(ctx: &Ctx, env: &Env, p: &Payload, raw: &str, rel: Option<&str>) -> Option<String> {
+    let ci = ctx.paths.case_insensitive();
+    if let Some(rel) = rel
+        && !crate::globs::cannot_match(&ctx.config.protected_paths, rel, ci)
+        && Owns::new(&ctx.config.protected_paths, ci).is_ok_and(|o| o.is_match(rel))
+    {
+        return Some(rel.to_string());
+    }
+    let in_binary_dir = env.binary_dir.as_deref().is_some_and(|d| {
+        !under_dir(d, &ctx.root.to_string_lossy(), &p.cwd) && under_dir(d, raw, &p.cwd)
+    });
+    in_binary_dir.then(|| rel.unwrap_or(raw).to_string())
 }
 
 /// Keeps the suite's registry entry of this session current (throttled).

@@ -8,6 +8,7 @@
 pub mod lifecycle;
 pub mod output;
 pub mod payload;
+pub mod plan_edit; // plans' frontmatter is fixed while another stream is live
 pub mod scope; // path-boundary mode of run-agent's restricted runs (`guard scope`)
 
 pub use output::Outcome;

@@ -35,6 +35,9 @@ pub struct Row {
     pub orphaned: bool,
     /// Stale past the end-of-round limit: `--wait` no longer waits for it.
     pub abandoned: bool,
+    /// For a corrupt lock or a broken plan: the file and what is wrong with it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub problem: Option<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -43,6 +46,8 @@ pub struct Report {
     pub round: u32,
     pub streams: Vec<Row>,
     pub problems: Vec<String>,
+    /// Not errors, but worth a look: plans whose `owns` overlap.
+    pub warnings: Vec<String>,
 }
 
 fn row_for(h: &Held, milestone: Option<u32>, cfg: &Config, now: u64) -> Row {
@@ -55,21 +60,69 @@ fn row_for(h: &Held, milestone: Option<u32>, cfg: &Config, now: u64) -> Row {
         round: Some(h.record.round),
         orphaned: !h.done && h.orphaned(),
         abandoned: !h.done && h.age_ms(now) >= cfg.round_stale_ms(),
+        problem: None,
     }
+}
+
+fn problem_row(stream: String, milestone: Option<u32>, state: StreamState, why: String) -> Row {
+    Row {
+        stream,
+        milestone,
+        state,
+        session_id: None,
+        heartbeat_age_s: None,
+        round: None,
+        orphaned: false,
+        abandoned: false,
+        problem: Some(why),
+    }
+}
+
+/// Pairs of plans whose `owns` may match the same files (a literal pattern is tested exactly;
+/// otherwise one pattern's fixed prefix lies inside the other's). The earlier claim keeps such
+/// files, so the later stream cannot edit them.
+pub fn overlaps(streams: &[plans::Stream], ci: bool) -> Vec<String> {
+    let mut out = Vec::new();
+    for (i, a) in streams.iter().enumerate() {
+        for b in &streams[i + 1..] {
+            let hit = a
+                .owns
+                .iter()
+                .filter(|p| !p.starts_with('!'))
+                .find_map(|pa| {
+                    b.owns
+                        .iter()
+                        .filter(|p| !p.starts_with('!'))
+                        .find(|pb| crate::globs::may_overlap(&a.owns, pa, &b.owns, pb, ci))
+                        .map(|pb| (pa, pb))
+                });
+            if let Some((pa, pb)) = hit {
+                out.push(format!(
+                    "plans of '{}' ({pa}) and '{}' ({pb}) own overlapping files; while both are live the earlier claim keeps them",
+                    a.name, b.name
+                ));
+            }
+        }
+    }
+    out
 }
 
 /// Reads plans and locks into the table.
 pub fn report(root: &Path, cfg: &Config, layout: &Layout) -> Report {
     let now = time::now_ms();
     let mut problems = Vec::new();
-    let streams = plans::load(root, &cfg.plan_glob).unwrap_or_else(|e| {
+    let (streams, broken) = plans::load_each(root, &cfg.plan_glob).unwrap_or_else(|e| {
         problems.push(e.to_string());
-        Vec::new()
+        (Vec::new(), Vec::new())
     });
     let (locks, bad) = layout.read_locks();
+    problems.extend(broken.iter().map(|b| b.to_string()));
     problems.extend(bad.iter().map(|b| b.to_string()));
     let mut rows: Vec<Row> = Vec::new();
     for s in &streams {
+        if bad.iter().any(|b| b.stream() == s.name) {
+            continue;
+        }
         match locks.iter().find(|h| h.record.stream == s.name) {
             Some(h) => rows.push(row_for(h, Some(s.milestone), cfg, now)),
             None => rows.push(Row {
@@ -81,18 +134,48 @@ pub fn report(root: &Path, cfg: &Config, layout: &Layout) -> Report {
                 round: None,
                 orphaned: false,
                 abandoned: false,
+                problem: None,
             }),
         }
+    }
+    for b in &broken {
+        if let plans::PlanError::Malformed { path, .. } = b {
+            let folder = path.rsplit('/').nth(1).unwrap_or_default();
+            if let Some((ms, name)) = plans::parse_folder(folder)
+                && !rows.iter().any(|r| r.stream == name)
+            {
+                rows.push(problem_row(
+                    name,
+                    Some(ms),
+                    StreamState::Broken,
+                    b.to_string(),
+                ));
+            }
+        }
+    }
+    for b in &bad {
+        let milestone = streams
+            .iter()
+            .find(|s| s.name == b.stream())
+            .map(|s| s.milestone);
+        rows.push(problem_row(
+            b.stream(),
+            milestone,
+            StreamState::Corrupt,
+            format!("{b}; fix or delete {}", b.path.display()),
+        ));
     }
     for h in &locks {
         if !streams.iter().any(|s| s.name == h.record.stream) {
             rows.push(row_for(h, None, cfg, now));
         }
     }
+    let warnings = overlaps(&streams, cfg.case_insensitive());
     Report {
         round: layout.round(),
         streams: rows,
         problems,
+        warnings,
     }
 }
 
@@ -129,28 +212,34 @@ pub fn render(r: &Report) -> String {
     for p in &r.problems {
         out.push_str(&format!("problem: {p}\n"));
     }
+    for w in &r.warnings {
+        out.push_str(&format!("warning: {w}\n"));
+    }
     out
 }
 
-/// Streams `--wait` still waits for: claimed, not done, not abandoned.
+/// Streams `--wait` still waits for: claimed, not done, not abandoned; and a corrupt lock,
+/// which is never counted finished (nobody can tell whether its stream is).
 pub fn pending(r: &Report) -> Vec<&Row> {
     r.streams
         .iter()
         .filter(|row| {
-            matches!(row.state, StreamState::Active | StreamState::Stale) && !row.abandoned
+            (matches!(row.state, StreamState::Active | StreamState::Stale) && !row.abandoned)
+                || row.state == StreamState::Corrupt
         })
         .collect()
 }
 
 fn describe_pending(rows: &[&Row]) -> String {
     rows.iter()
-        .map(|r| {
-            format!(
+        .map(|r| match &r.problem {
+            Some(why) => format!("{} (corrupt: {why})", r.stream),
+            None => format!(
                 "{} ({}, heartbeat {} ago)",
                 r.stream,
                 r.state.as_str(),
                 time::age(r.heartbeat_age_s.unwrap_or(0) * 1000)
-            )
+            ),
         })
         .collect::<Vec<_>>()
         .join(", ")

@@ -1,0 +1,205 @@
+//! A plan's frontmatter (its `stream` and `owns`) is fixed while another session's lock is live:
+//! otherwise a session could widen its own stream from inside the round (`owns: ["**"]`, claim
+//! again) or declare a new one owning the protocol's files. Its body (the checklist) stays
+//! editable.
+//!
+//! The guard computes the plan as it would be after the call: `Write` gives the whole text,
+//! `Edit` and `MultiEdit` are applied to the file on disk. A call whose result cannot be told
+//! (a shell write, an MCP writer) is treated as changing the frontmatter.
+
+use super::Payload;
+use serde_json::Value;
+use std::path::Path;
+
+/// The largest plan the guard reads to compute an edit; a larger one counts as changed.
+const MAX_PLAN: u64 = 1024 * 1024;
+
+/// True when `rel` (repo-relative POSIX) is a plan file under `plan_glob`.
+pub fn is_plan(plan_glob: &str, rel: &str, case_insensitive: bool) -> bool {
+    // Cheap first: the glob's last segment, when literal, must be the file name.
+    let last = plan_glob.rsplit('/').next().unwrap_or(plan_glob);
+    let name = rel.rsplit('/').next().unwrap_or(rel);
+    if !last.contains(['*', '?', '[', '{']) && !last.eq_ignore_ascii_case(name) {
+        return false;
+    }
+    globset::GlobBuilder::new(plan_glob)
+        .literal_separator(true)
+        .case_insensitive(case_insensitive)
+        .build()
+        .map(|g| g.compile_matcher().is_match(rel))
+        .unwrap_or(false)
+}
+
+/// The frontmatter block (`---` … `---`, both lines included), or `None` when the text has none.
+fn frontmatter(text: &str) -> Option<&str> {
+    let mut offset = 0;
+    let mut opened = false;
+    for line in text.split_inclusive('\n') {
+        let bare = line.trim_end_matches(['\n', '\r']).trim();
+        offset += line.len();
+        if bare == "---" {
+            if opened {
+                return Some(&text[..offset]);
+            }
+            opened = true;
+        } else if !opened {
+            return None;
+        }
+    }
+    opened.then_some(text)
+}
+
+/// `old` → `new` once (or everywhere), as the Edit tool does; `None` when `old` is not there
+/// (the client then fails the edit itself).
+fn replace(text: &str, edit: &Value) -> Option<String> {
+    let old = edit.get("old_string")?.as_str()?;
+    let new = edit.get("new_string")?.as_str()?;
+    let all = edit
+        .get("replace_all")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    if old.is_empty() || !text.contains(old) {
+        return None;
+    }
+    Some(if all {
+        text.replace(old, new)
+    } else {
+        text.replacen(old, new, 1)
+    })
+}
+
+/// The plan's text after the call, `Err(())` when the guard cannot tell.
+fn after(p: &Payload, before: &str) -> Result<Option<String>, ()> {
+    match p.tool_name.as_str() {
+        "Write" => p
+            .input_str("content")
+            .map(|c| Some(c.to_string()))
+            .ok_or(()),
+        "Edit" => Ok(replace(before, &p.tool_input)),
+        "MultiEdit" => {
+            let edits = p
+                .tool_input
+                .get("edits")
+                .and_then(Value::as_array)
+                .ok_or(())?;
+            let mut text = before.to_string();
+            for e in edits {
+                match replace(&text, e) {
+                    Some(t) => text = t,
+                    None => return Ok(None),
+                }
+            }
+            Ok(Some(text))
+        }
+        _ => Err(()),
+    }
+}
+
+/// Why this write to the plan `rel` (at `path` on disk) is refused while `holder` (another
+/// session's stream) is live, or `None` when it only changes the body.
+pub fn problem(p: &Payload, rel: &str, path: &Path, holder: &str) -> Option<String> {
+    let frozen = format!(
+        "session-lock: {rel} is a plan, and plans' frontmatter (stream, owns) is fixed while another stream is live ('{holder}'), so no stream can widen what it owns inside a round"
+    );
+    let before = match std::fs::metadata(path) {
+        Ok(m) if m.len() > MAX_PLAN => return Some(frozen),
+        Ok(_) => std::fs::read_to_string(path).ok(),
+        Err(_) => None,
+    };
+    let Some(before) = before else {
+        return Some(format!(
+            "session-lock: {rel} would be a new plan; streams cannot be declared while another stream is live ('{holder}'). Add it when the round is over"
+        ));
+    };
+    match after(p, &before) {
+        Err(()) => Some(format!(
+            "{frozen}. The guard cannot tell what this call does to the frontmatter; tick the checklist with the Edit tool"
+        )),
+        Ok(None) => None,
+        Ok(Some(text)) if frontmatter(&text) == frontmatter(&before) => None,
+        Ok(Some(_)) => Some(format!(
+            "{frozen}. Edit only the plan's body (ticking its checklist is fine)"
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    const PLAN: &str = "---\nstream: ui\nowns:\n  - src/ui/**\n---\n# UI\n- [ ] one\n- [ ] two\n";
+
+    fn payload(tool: &str, input: Value) -> Payload {
+        Payload {
+            tool_name: tool.into(),
+            tool_input: input,
+            ..Payload::default()
+        }
+    }
+
+    fn check(tool: &str, input: Value) -> Option<String> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("plan.md");
+        std::fs::write(&path, PLAN).unwrap();
+        problem(
+            &payload(tool, input),
+            "plans/r-ms-01-ui/plan.md",
+            &path,
+            "api",
+        )
+    }
+
+    #[test]
+    fn ticking_the_body_passes_and_widening_the_owns_does_not() {
+        let tick = json!({"old_string": "- [ ] one", "new_string": "- [x] one"});
+        assert_eq!(check("Edit", tick), None);
+        let widen = json!({"old_string": "src/ui/**", "new_string": "**"});
+        assert!(check("Edit", widen).unwrap().contains("frontmatter"));
+        let rename = json!({"edits": [
+            {"old_string": "- [ ] two", "new_string": "- [x] two"},
+            {"old_string": "stream: ui", "new_string": "stream: api"}
+        ]});
+        assert!(check("MultiEdit", rename).is_some());
+        let body_only = PLAN.replace("- [ ] two", "- [x] two");
+        assert_eq!(check("Write", json!({"content": body_only})), None);
+        let all = PLAN.replace("src/ui/**", "src/ui/**\n  - .claude/**");
+        assert!(check("Write", json!({"content": all})).is_some());
+        assert!(check("Bash", json!({"command": "sed -i s/ui/x/ plan.md"})).is_some());
+        // An edit whose text is not there changes nothing (the client refuses it).
+        assert_eq!(
+            check(
+                "Edit",
+                json!({"old_string": "zzz", "new_string": "owns: [\"**\"]"})
+            ),
+            None
+        );
+    }
+
+    #[test]
+    fn a_new_plan_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = payload("Write", json!({"content": "---\nowns: [\"**\"]\n---\n"}));
+        let why = problem(
+            &p,
+            "plans/r-ms-09-evil/plan.md",
+            &dir.path().join("no"),
+            "api",
+        );
+        assert!(why.unwrap().contains("would be a new plan"));
+    }
+
+    #[test]
+    fn plan_files_are_found_by_the_glob() {
+        let g = "plans/*-ms-*-*/plan.md";
+        assert!(is_plan(g, "plans/r-ms-01-ui/plan.md", false));
+        assert!(!is_plan(g, "plans/r-ms-01-ui/notes.md", false));
+        assert!(!is_plan(g, "src/plans/r-ms-01-ui/plan.md", false));
+        assert!(is_plan(g, "plans/r-ms-01-ui/PLAN.md", true));
+        assert_eq!(frontmatter("no fm\n"), None);
+        assert_eq!(
+            frontmatter("---\na: 1\n---\nbody"),
+            Some("---\na: 1\n---\n")
+        );
+    }
+}
