@@ -40,6 +40,12 @@ pub struct Config {
     pub mcp_write_tools: Vec<String>,
     /// Frozen for every stream but their owner while any lock is live.
     pub protected_paths: Vec<String>,
+    /// The input keys of an MCP writer that name files; every one present is checked (a list of
+    /// strings counts too).
+    pub mcp_path_keys: Vec<String>,
+    /// MCP tools (`server__tool` or the tool part) that only look like command runners or
+    /// plugin toggles by name; the name pattern does not block them (the fixed lists still do).
+    pub mcp_lookalike_allow: Vec<String>,
     /// How the guard reports a block.
     pub decision: DecisionForm,
     /// Compare paths ignoring case; default: true on Windows and macOS.
@@ -163,8 +169,30 @@ impl Default for Config {
             protected_paths: s(&[
                 "session-lock/**",
                 "scripts/session-lock/**",
+                "scripts/run.sh",
+                "scripts/run.bat",
                 ".claude/settings.json",
+                ".claude/settings.local.json",
             ]),
+            mcp_path_keys: s(&[
+                "file_path",
+                "notebook_path",
+                "path",
+                "filePath",
+                "filepath",
+                "relativePath",
+                "relative_path",
+                "file",
+                "filename",
+                "fileName",
+                "target",
+                "targetPath",
+                "destination",
+                "dest",
+                "paths",
+                "files",
+            ]),
+            mcp_lookalike_allow: Vec::new(),
             decision: DecisionForm::Json,
             case_insensitive_paths: None,
             live_sessions_file: None,
@@ -270,6 +298,31 @@ impl Config {
         }
         if let Err(e) = crate::globs::Owns::new(&self.protected_paths, false) {
             return Err(bad("protectedPaths", &e.to_string()));
+        }
+        for (key, list) in [
+            ("mcpPathKeys", &self.mcp_path_keys),
+            ("mcpLookalikeAllow", &self.mcp_lookalike_allow),
+        ] {
+            if let Some(i) = list.iter().position(|k| k.trim().is_empty()) {
+                return Err(bad(&format!("{key}[{i}]"), "must not be empty"));
+            }
+        }
+        // The rules compile here, once: the guard never meets a config whose rules do not.
+        use crate::rules::RuleId;
+        for (i, id) in self.rules.disabled.iter().enumerate() {
+            if RuleId::from_id(id).is_none() {
+                let known: Vec<&str> = RuleId::ALL.iter().map(|r| r.id()).collect();
+                return Err(bad(
+                    &format!("rules.disabled[{i}]"),
+                    &format!("unknown rule id '{id}'; known: {}", known.join(", ")),
+                ));
+            }
+        }
+        if let Err(e) = crate::rules::compile(&self.rules) {
+            return Err(bad(
+                &format!("rules.{}", e.key),
+                &format!("'{}' {}", e.value, e.problem),
+            ));
         }
         if self.plan_glob.trim().is_empty() {
             return Err(bad("planGlob", "must not be empty"));

@@ -37,6 +37,9 @@ pub struct LockRecord {
     pub client_pid: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_start: Option<String>,
+    /// The session whose stale lock this claim replaced: it is told at its next tool call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub taken_from: Option<String>,
 }
 
 /// What a `<stream>.done` holds.
@@ -422,6 +425,7 @@ pub(crate) mod tests {
             cwd: "/r".into(),
             client_pid: None,
             client_start: None,
+            taken_from: None,
         }
     }
 

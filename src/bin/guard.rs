@@ -144,6 +144,8 @@ fn hook_mode() -> Outcome {
         if let Err(e) = std::io::stdin().take(limit).read_to_end(&mut bytes) {
             return Outcome::allow_with_note(format!("cannot read stdin: {e}"));
         }
+        // Drain the rest of an oversized payload, so the client never meets a closed pipe.
+        let _ = std::io::copy(&mut std::io::stdin(), &mut std::io::sink());
         hook::run(&bytes, &Env::from_process())
     });
     result.unwrap_or_else(|panic| {

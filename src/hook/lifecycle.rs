@@ -27,6 +27,9 @@ pub struct Env {
     pub state_home: Option<PathBuf>,
     /// The folder the guard binary runs from: frozen like the protocol files.
     pub binary_dir: Option<PathBuf>,
+    /// Claude Code's user folders whose settings files are frozen (`$CLAUDE_CONFIG_DIR`, and
+    /// `~/.claude`).
+    pub user_settings_dirs: Vec<PathBuf>,
 }
 
 impl Env {
@@ -42,6 +45,10 @@ impl Env {
             binary_dir: std::env::current_exe()
                 .ok()
                 .and_then(|p| p.parent().map(Path::to_path_buf)),
+            user_settings_dirs: crate::sessions::claude::config_dir()
+                .into_iter()
+                .chain(crate::sessions::home_dir().map(|h| h.join(".claude")))
+                .collect(),
         }
     }
 }
@@ -70,6 +77,8 @@ pub struct Ctx {
     pub config: Config,
     pub paths: RepoPaths,
     pub now: u64,
+    /// What the user must be told once per session (a config that could not be loaded, …).
+    pub notices: Vec<super::notices::Notice>,
 }
 
 impl Ctx {
@@ -81,6 +90,7 @@ impl Ctx {
             config,
             paths,
             now: time::now_ms(),
+            notices: Vec::new(),
         }
     }
 
@@ -90,6 +100,12 @@ impl Ctx {
 }
 
 fn describe(held: &Held, now: u64) -> String {
+    if held.record.session_id.is_empty() {
+        return format!(
+            "its lock file is corrupt, so the guard keeps protecting what its plan owns; fix or delete session-lock/{}.lock",
+            held.record.stream
+        );
+    }
     let mut s = format!(
         "session {}, heartbeat {} ago",
         short_id(&held.record.session_id),
@@ -167,6 +183,7 @@ pub fn claim(ctx: &Ctx, p: &Payload, env: &Env, stream: &Word) -> Result<(), Str
         cwd: p.cwd.clone(),
         client_pid: env.client_pid,
         client_start,
+        taken_from: None,
     };
     let write = match existing {
         None => ctx.layout.create_lock(&record).and_then(|created| {
@@ -198,6 +215,9 @@ pub fn claim(ctx: &Ctx, p: &Payload, env: &Env, stream: &Word) -> Result<(), Str
                     ));
                 }
             }
+            if !mine && !held.done {
+                record.taken_from = Some(held.record.session_id.clone());
+            }
             if held.done {
                 let _ = std::fs::remove_file(ctx.layout.done_path(name));
                 let _ = std::fs::remove_file(ctx.layout.milestone_done(held.record.milestone));
@@ -206,6 +226,42 @@ pub fn claim(ctx: &Ctx, p: &Payload, env: &Env, stream: &Word) -> Result<(), Str
         }
     };
     write.map_err(|e| format!("session-lock: could not record the claim of '{name}': {e}"))
+}
+
+/// Stand-ins for corrupt lock files: the stream's plan's `owns`, claimed at the epoch (so the
+/// earlier-claim rule gives it every path it owns), live, held by no session. A corrupt lock
+/// keeps protecting its stream's files instead of dropping protection silently.
+pub fn corrupt_stand_ins(ctx: &Ctx, bad: &[crate::state::BadLock]) -> Vec<Held> {
+    if bad.is_empty() {
+        return Vec::new();
+    }
+    let Ok((streams, _)) = plans::load_each(&ctx.root, &ctx.config.plan_glob) else {
+        return Vec::new();
+    };
+    bad.iter()
+        .filter_map(|b| {
+            let name = b.stream();
+            let plan = streams.iter().find(|s| s.name == name)?;
+            Some(Held {
+                record: LockRecord {
+                    stream: name,
+                    session_id: String::new(),
+                    owns: plan.owns.clone(),
+                    plan: plan.plan.clone(),
+                    milestone: plan.milestone,
+                    claimed_at: time::iso(0),
+                    heartbeat_at: time::iso(ctx.now),
+                    round: 0,
+                    cwd: String::new(),
+                    client_pid: None,
+                    client_start: None,
+                    taken_from: None,
+                },
+                done: false,
+                heartbeat_ms: ctx.now,
+            })
+        })
+        .collect()
 }
 
 /// Another session's live stream, if any.
@@ -240,7 +296,15 @@ pub fn check_release(ctx: &Ctx, p: &Payload, stream: &Word) -> Result<(), String
 /// Moves this session's heartbeats forward (at most once per throttle interval). A lock that
 /// names another client process than `client_pid` (the session was resumed in a new process) is
 /// due at once and is made to name this one.
-pub fn heartbeat(ctx: &Ctx, session_id: &str, client_pid: Option<u32>, locks: &mut [Held]) {
+///
+/// Returns one line per heartbeat that could not be written (a read-only or full folder).
+pub fn heartbeat(
+    ctx: &Ctx,
+    session_id: &str,
+    client_pid: Option<u32>,
+    locks: &mut [Held],
+) -> Vec<(String, String)> {
+    let mut failed = Vec::new();
     let throttle = ctx.config.heartbeat_throttle_seconds * 1000;
     let due: Vec<usize> = locks
         .iter()
@@ -251,43 +315,100 @@ pub fn heartbeat(ctx: &Ctx, session_id: &str, client_pid: Option<u32>, locks: &m
         })
         .map(|(i, _)| i)
         .collect();
-    if due.is_empty() {
-        return;
-    }
     for i in due {
         let stream = locks[i].record.stream.clone();
-        if let Ok(true) = ctx.layout.touch_heartbeat_from(
+        match ctx.layout.touch_heartbeat_from(
             &stream,
             session_id,
             client_pid,
             ctx.now,
             STATE_LOCK_WAIT,
         ) {
-            match ctx.layout.read_lock(&stream) {
+            Ok(true) => match ctx.layout.read_lock(&stream) {
                 Ok(Some(fresh)) => locks[i] = fresh,
                 _ => {
                     locks[i].heartbeat_ms = ctx.now;
                     locks[i].record.heartbeat_at = time::iso(ctx.now);
                 }
-            }
+            },
+            Ok(false) => {}
+            Err(e) => failed.push((
+                stream.clone(),
+                format!(
+                    "cannot write the heartbeat of stream '{stream}' to {}: {e}. The lock goes stale {} min after its last heartbeat and stops protecting its files; make session-lock/ writable",
+                    ctx.layout.lock_path(&stream).display(),
+                    ctx.config.heartbeat_stale_minutes
+                ),
+            )),
         }
     }
+    failed
 }
 
-/// The path a write tool names, if any.
-pub fn write_target(p: &Payload) -> Option<&str> {
-    ["file_path", "notebook_path", "path", "filePath", "filepath"]
-        .iter()
-        .find_map(|k| p.input_str(k))
+/// Words of an MCP tool name that make it a writer of the files its input names.
+const WRITE_WORDS: &[&str] = &[
+    "write", "edit", "create", "save", "put", "delete", "remove", "rm", "move", "mv", "rename",
+    "copy", "cp", "patch", "update", "append", "replace", "mkdir", "upload", "insert", "apply",
+];
+
+/// The most paths taken from one call's input (a longer list is cut, each one still checked).
+const MAX_TARGETS: usize = 256;
+
+/// Every file a write tool names: each `mcpPathKeys` key present (a string, or a list of
+/// strings), not only the first. An MCP call naming a plugin (`pluginId`) with a relative path
+/// names a file in that plugin's folder (`reloadPlugin.pluginFolder`).
+pub fn write_targets(cfg: &Config, root: &Path, p: &Payload) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let Some(input) = p.tool_input.as_object() else {
+        return out;
+    };
+    let plugin = p.mcp_tool().and_then(|_| {
+        ["pluginId", "plugin_id", "plugin"]
+            .iter()
+            .find_map(|k| input.get(*k).and_then(serde_json::Value::as_str))
+            .filter(|id| plans::valid_stream_name(id))
+    });
+    let mut push = |raw: &str| {
+        if out.len() >= MAX_TARGETS || raw.is_empty() {
+            return;
+        }
+        let relative = !crate::rules::lexpath::is_absolute(raw);
+        match plugin {
+            Some(id) if relative => {
+                let folder = cfg.reload_plugin.plugin_folder.replace("{id}", id);
+                out.push(root.join(folder).join(raw).to_string_lossy().into_owned());
+            }
+            _ => out.push(raw.to_string()),
+        }
+    };
+    for key in &cfg.mcp_path_keys {
+        match input.get(key.as_str()) {
+            Some(serde_json::Value::String(v)) => push(v),
+            Some(serde_json::Value::Array(list)) => list
+                .iter()
+                .filter_map(serde_json::Value::as_str)
+                .for_each(&mut push),
+            _ => {}
+        }
+    }
+    out
 }
 
-/// Is this tool one that writes the file named in its input?
+/// Is this tool one that writes the files named in its input? The built-in writers by name;
+/// an MCP tool by its tool part (case-insensitive) in `mcpWriteTools`, or by a writing word in
+/// its name (`save_file`, `createDirectory`).
 pub fn is_write_tool(cfg: &Config, p: &Payload) -> bool {
     if cfg.write_tools.iter().any(|t| t == &p.tool_name) {
         return true;
     }
-    p.mcp_tool()
-        .is_some_and(|t| cfg.mcp_write_tools.iter().any(|w| w == t))
+    p.mcp_tool().is_some_and(|t| {
+        cfg.mcp_write_tools
+            .iter()
+            .any(|w| w.eq_ignore_ascii_case(t))
+            || crate::rules::mcp_name_words(t)
+                .iter()
+                .any(|w| WRITE_WORDS.contains(&w.as_str()))
+    })
 }
 
 fn under_dir(dir: &Path, raw: &str, cwd: &str) -> bool {
@@ -371,8 +492,29 @@ fn protected(ctx: &Ctx, env: &Env, p: &Payload, raw: &str, rel: Option<&str>) ->
     let in_binary_dir = env.binary_dir.as_deref().is_some_and(|d| {
         !under_dir(d, &ctx.root.to_string_lossy(), &p.cwd) && under_dir(d, raw, &p.cwd)
     });
-    in_binary_dir.then(|| rel.unwrap_or(raw).to_string())
+    if in_binary_dir {
+        return Some(rel.unwrap_or(raw).to_string());
+    }
+    // The per-user state home: the session registry that says who else works here.
+    if let Some(home) = env.state_home.as_deref()
+        && under_dir(home, raw, &p.cwd)
+    {
+        return Some(format!("{raw} (the session-lock state home)"));
+    }
+    // User-scope Claude Code settings: `disableAllHooks` there switches the guard off too.
+    for dir in &env.user_settings_dirs {
+        let paths = RepoPaths::new(dir, crate::paths::default_case_insensitive());
+        if let RepoPath::Inside(f) = paths.locate(&p.cwd, raw)
+            && USER_SETTINGS.iter().any(|s| f.eq_ignore_ascii_case(s))
+        {
+            return Some(format!("{raw} (user-scope Claude Code settings)"));
+        }
+    }
+    None
 }
+
+/// The settings files Claude Code reads from its user folder (`$CLAUDE_CONFIG_DIR`, `~/.claude`).
+pub const USER_SETTINGS: [&str; 2] = ["settings.json", "settings.local.json"];
 
 /// Keeps the suite's registry entry of this session current (throttled).
 pub fn register(ctx_now: u64, p: &Payload, env: &Env, throttle_ms: u64) {

@@ -6,6 +6,7 @@
 //! option, the reason on stderr and exit 2); anything else allows. Its own failures allow.
 
 pub mod lifecycle;
+pub mod notices; // told once per session: corrupt locks, unloadable config, failed heartbeats
 pub mod output;
 pub mod payload;
 pub mod plan_edit; // plans' frontmatter is fixed while another stream is live
@@ -14,8 +15,9 @@ pub mod scope; // path-boundary mode of run-agent's restricted runs (`guard scop
 pub use output::Outcome;
 pub use payload::Payload;
 
-/// The largest payload the guard reads; a larger one is allowed unread (with a note).
-pub const MAX_PAYLOAD: usize = 16 * 1024 * 1024;
+/// The largest payload the guard reads and checks whole; the binary drains the rest of a larger
+/// one, and the call is blocked (no input shape makes the guard skip its checks).
+pub const MAX_PAYLOAD: usize = 256 * 1024 * 1024;
 
 use crate::config::Config;
 use lifecycle::{Ctx, Env, StreamCommand};
@@ -28,7 +30,13 @@ pub const CRASH_SWITCH: &str = "SESSION_LOCK_GUARD_CRASH";
 /// `catch_unwind` so that its own bugs allow.
 pub fn run(bytes: &[u8], env: &Env) -> Outcome {
     if bytes.len() > MAX_PAYLOAD {
-        return Outcome::allow_with_note(format!("payload over {MAX_PAYLOAD} bytes; not checked"));
+        return Outcome::deny(
+            &format!(
+                "session-lock: this tool call's input is over {} MiB, more than the guard can check; split it into smaller calls",
+                MAX_PAYLOAD >> 20
+            ),
+            crate::config::DecisionForm::Json,
+        );
     }
     let p = match Payload::parse(bytes) {
         Ok(p) => p,
@@ -48,7 +56,7 @@ pub fn run(bytes: &[u8], env: &Env) -> Outcome {
         "SessionStart" => {
             lifecycle::register(crate::time::now_ms(), &p, env, 0);
             let root = crate::state::repo_root(Path::new(&p.cwd), env.project_dir.as_deref());
-            let config = root.and_then(|r| Config::load(&r).ok()).unwrap_or_default();
+            let config = root.map(|r| load_config(&r).0).unwrap_or_default();
             return messages(&p, env, &config);
         }
         _ => {}
@@ -61,11 +69,9 @@ pub fn run(bytes: &[u8], env: &Env) -> Outcome {
     let Some(root) = crate::state::repo_root(&cwd, env.project_dir.as_deref()) else {
         return Outcome::allow();
     };
-    let config = match Config::load(&root) {
-        Ok(c) => c,
-        Err(e) => return Outcome::allow_with_note(e.to_string()),
-    };
-    let ctx = Ctx::new(root, config);
+    let (config, config_notice) = load_config(&root);
+    let mut ctx = Ctx::new(root, config);
+    ctx.notices.extend(config_notice);
     let throttle = ctx.config.heartbeat_throttle_seconds * 1000;
     match p.event.as_str() {
         "PreToolUse" => {
@@ -75,10 +81,57 @@ pub fn run(bytes: &[u8], env: &Env) -> Outcome {
         _ => {
             lifecycle::register(ctx.now, &p, env, throttle);
             let (mut locks, _) = ctx.layout.read_locks();
-            lifecycle::heartbeat(&ctx, &p.session_id, env.client_pid, &mut locks);
+            let _ = lifecycle::heartbeat(&ctx, &p.session_id, env.client_pid, &mut locks);
             messages(&p, env, &ctx.config)
         }
     }
+}
+
+/// The repo's config; one that cannot be loaded gives the protocol's defaults (neither
+/// allow-all nor deny-all) and a notice naming the file and key.
+fn load_config(root: &Path) -> (Config, Option<notices::Notice>) {
+    match Config::load(root) {
+        Ok(c) => (c, None),
+        Err(e) => (
+            Config::default(),
+            Some(notices::Notice::new(
+                format!("config:{e}"),
+                format!("{e}; the guard applies the protocol's defaults until it is fixed"),
+            )),
+        ),
+    }
+}
+
+/// What this session must hear about its own locks: one that had gone stale (revived by this
+/// call, or since taken over by another session, whose files are then no longer its own).
+fn stale_notices(ctx: &Ctx, p: &Payload, locks: &[crate::state::Held]) -> Vec<notices::Notice> {
+    let stale_ms = ctx.config.heartbeat_stale_ms();
+    let mut out = Vec::new();
+    for h in locks.iter().filter(|h| !h.done) {
+        if h.record.session_id == p.session_id && !h.is_live(ctx.now, stale_ms) {
+            out.push(notices::Notice::new(
+                format!("stale:{}:{}", h.record.stream, h.record.heartbeat_at),
+                format!(
+                    "your lock on stream '{}' had gone stale (heartbeat {} ago, limit {} min), so its files were unprotected; this call renews it. Keep the lock fresh with wait-milestone --stream {} when you wait",
+                    h.record.stream,
+                    crate::time::age(h.age_ms(ctx.now)),
+                    ctx.config.heartbeat_stale_minutes,
+                    h.record.stream
+                ),
+            ));
+        }
+        if h.record.taken_from.as_deref() == Some(p.session_id.as_str()) {
+            out.push(notices::Notice::new(
+                format!("taken:{}:{}", h.record.stream, h.record.claimed_at),
+                format!(
+                    "your lock on stream '{}' went stale and session {} has claimed the stream since; its files are no longer yours (your writes to them are blocked). Pick another stream",
+                    h.record.stream,
+                    crate::state::short_id(&h.record.session_id)
+                ),
+            ));
+        }
+    }
+    out
 }
 
 /// Messages from other sessions waiting for this one (send-message's hook route).
@@ -92,37 +145,50 @@ fn messages(p: &Payload, env: &Env, config: &Config) -> Outcome {
 fn pre_tool_use(ctx: &Ctx, p: &Payload, env: &Env) -> Outcome {
     let form = ctx.config.decision;
     let (mut locks, bad) = ctx.layout.read_locks();
-    lifecycle::heartbeat(ctx, &p.session_id, env.client_pid, &mut locks);
-    let mut note = String::new();
-    for b in &bad {
-        note.push_str(&format!("guard: skipped broken lock {b}\n"));
+    let mut told: Vec<notices::Notice> = ctx.notices.clone();
+    told.extend(stale_notices(ctx, p, &locks));
+    for (stream, why) in lifecycle::heartbeat(ctx, &p.session_id, env.client_pid, &mut locks) {
+        told.push(notices::Notice::new(format!("heartbeat:{stream}"), why));
     }
+    for b in &bad {
+        told.push(notices::Notice::new(
+            format!("corrupt:{}", b.path.display()),
+            format!(
+                "broken lock {b}. The guard keeps protecting the files its plan owns; fix or delete that file (status shows it as corrupt)"
+            ),
+        ));
+    }
+    locks.extend(lifecycle::corrupt_stand_ins(ctx, &bad));
     let verdict = if let Some((dialect, shell)) = dialect_of(&p.tool_name) {
         let command = p.input_str("command").unwrap_or_default();
         check_command(ctx, p, env, command, dialect, shell)
     } else if lifecycle::is_write_tool(&ctx.config, p) {
-        match lifecycle::write_target(p) {
-            Some(raw) => lifecycle::check_write(ctx, p, env, raw, &locks),
-            None => Ok(()),
-        }
-        .and_then(|()| {
-            if p.mcp_tool().is_some() {
-                check_mcp(ctx, p)
-            } else {
-                Ok(())
-            }
-        })
+        lifecycle::write_targets(&ctx.config, &ctx.root, p)
+            .iter()
+            .try_for_each(|raw| lifecycle::check_write(ctx, p, env, raw, &locks))
+            .and_then(|()| {
+                if p.mcp_tool().is_some() {
+                    check_mcp(ctx, p)
+                } else {
+                    Ok(())
+                }
+            })
     } else if p.mcp_tool().is_some() {
         check_mcp(ctx, p)
     } else {
         Ok(())
     };
-    let mut out = match verdict {
+    let out = match verdict {
         Ok(()) => Outcome::allow(),
         Err(reason) => Outcome::deny(&reason, form),
     };
-    out.stderr.insert_str(0, &note);
-    out
+    // Every call notes broken state on stderr (the client's log); the user hears it once.
+    let mut out = out;
+    for n in &told {
+        out.stderr.insert_str(0, &format!("guard: {}\n", n.text));
+    }
+    let fresh = notices::unseen(env.state_home.as_deref(), &p.session_id, told);
+    out.with_notice(&p.event, &notices::text(&fresh))
 }
 
 /// The shell a command tool runs its command in.
@@ -146,6 +212,12 @@ fn check_command(
     shell: crate::rules::Shell,
 ) -> Result<(), String> {
     let analysis = crate::shell::analyze(command, dialect);
+    if analysis.truncated {
+        return Err(format!(
+            "session-lock: this command is longer or more deeply nested than the guard can check ({} KiB of text at most); split it into several smaller commands",
+            crate::shell::MAX_INPUT_BYTES >> 10
+        ));
+    }
     // Claims and releases, at the head of a segment once wrappers are peeled.
     let segments: Vec<Vec<lifecycle::Word>> = analysis
         .segments
@@ -237,9 +309,18 @@ fn decide(
 fn check_mcp(ctx: &Ctx, p: &Payload) -> Result<(), String> {
     let rules = crate::rules::compile(&ctx.config.rules)
         .map_err(|e| format!("session-lock: {e}; fix session-lock/config.json"))?;
+    let tool = p.mcp_tool().unwrap_or_default();
+    let server_tool = p.tool_name.strip_prefix("mcp__").unwrap_or_default();
+    let lookalike_ok = ctx
+        .config
+        .mcp_lookalike_allow
+        .iter()
+        .any(|a| a.eq_ignore_ascii_case(tool) || a.eq_ignore_ascii_case(server_tool));
     decide(
         ctx,
         p,
-        rules.check_mcp(&p.tool_name, &p.tool_input).into_iter(),
+        rules
+            .check_mcp_allowing(&p.tool_name, &p.tool_input, lookalike_ok)
+            .into_iter(),
     )
 }

@@ -60,6 +60,33 @@ impl Outcome {
         }
     }
 
+    /// Adds a message for the user (`systemMessage`) that the model also reads
+    /// (`additionalContext`), keeping the decision. In the exit-2 form it joins the reason.
+    pub fn with_notice(mut self, event: &str, text: &str) -> Outcome {
+        if text.is_empty() {
+            return self;
+        }
+        if self.code == 2 {
+            self.stderr.push_str(&format!("{text}\n"));
+            return self;
+        }
+        let mut doc: serde_json::Value = if self.stdout.is_empty() {
+            serde_json::json!({})
+        } else {
+            match serde_json::from_str(&self.stdout) {
+                Ok(v) => v,
+                Err(_) => return self,
+            }
+        };
+        doc["systemMessage"] = serde_json::json!(text);
+        if doc.get("hookSpecificOutput").is_none() {
+            doc["hookSpecificOutput"] = serde_json::json!({"hookEventName": event});
+        }
+        doc["hookSpecificOutput"]["additionalContext"] = serde_json::json!(text);
+        self.stdout = doc.to_string();
+        self
+    }
+
     /// True when this outcome blocks the tool call.
     pub fn is_block(&self) -> bool {
         self.code == 2 || self.stdout.contains("\"permissionDecision\":\"deny\"")
@@ -93,5 +120,24 @@ mod tests {
         );
         assert!(o.is_block());
         assert!(!Outcome::allow_with_note("x").is_block());
+    }
+
+    #[test]
+    fn a_notice_keeps_the_decision() {
+        let o = Outcome::allow().with_notice("PreToolUse", "api.lock is corrupt");
+        let v: serde_json::Value = serde_json::from_str(&o.stdout).unwrap();
+        assert_eq!(v["systemMessage"], "api.lock is corrupt");
+        assert_eq!(
+            v["hookSpecificOutput"]["additionalContext"],
+            "api.lock is corrupt"
+        );
+        assert!(!o.is_block());
+        let o = Outcome::deny("no", DecisionForm::Json).with_notice("PreToolUse", "n");
+        let v: serde_json::Value = serde_json::from_str(&o.stdout).unwrap();
+        assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny");
+        assert_eq!(v["systemMessage"], "n");
+        assert!(o.is_block());
+        let o = Outcome::deny("no", DecisionForm::Exit2).with_notice("PreToolUse", "n");
+        assert_eq!((o.code, o.stderr.as_str()), (2, "no\nn\n"));
     }
 }

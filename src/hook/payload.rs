@@ -17,6 +17,59 @@ pub struct Payload {
     pub agent_id: Option<String>,
 }
 
+/// The value of four hex digits at `b[i..i + 4]`.
+fn hex4(b: &[u8], i: usize) -> Option<u16> {
+    let digits = std::str::from_utf8(b.get(i..i + 4)?).ok()?;
+    u16::from_str_radix(digits, 16).ok()
+}
+
+/// Node's `JSON.stringify` writes a lone UTF-16 surrogate (half of a split emoji) as `\udXXX`,
+/// which strict JSON readers reject. Each lone one becomes `\ufffd` (U+FFFD), as a lenient
+/// decoder would read it; pairs and every other byte stay as they are.
+pub fn lone_surrogates_replaced(b: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+    let mut out: Option<Vec<u8>> = None;
+    let mut i = 0;
+    let mut copied = 0;
+    while i < b.len() {
+        if b[i] != b'\\' {
+            i += 1;
+            continue;
+        }
+        if b.get(i + 1) != Some(&b'u') {
+            i += 2; // any other escape, `\\` included
+            continue;
+        }
+        let Some(unit) = hex4(b, i + 2) else {
+            i += 2;
+            continue;
+        };
+        let high = (0xD800..0xDC00).contains(&unit);
+        let low = (0xDC00..0xE000).contains(&unit);
+        let paired = high
+            && b.get(i + 6) == Some(&b'\\')
+            && b.get(i + 7) == Some(&b'u')
+            && hex4(b, i + 8).is_some_and(|n| (0xDC00..0xE000).contains(&n));
+        if paired {
+            i += 12;
+        } else if high || low {
+            let o = out.get_or_insert_with(|| Vec::with_capacity(b.len()));
+            o.extend_from_slice(&b[copied..i]);
+            o.extend_from_slice(b"\\ufffd");
+            i += 6;
+            copied = i;
+        } else {
+            i += 6;
+        }
+    }
+    match out {
+        None => std::borrow::Cow::Borrowed(b),
+        Some(mut o) => {
+            o.extend_from_slice(&b[copied..]);
+            std::borrow::Cow::Owned(o)
+        }
+    }
+}
+
 fn text(v: &Value, key: &str) -> String {
     v.get(key)
         .and_then(Value::as_str)
@@ -27,8 +80,9 @@ fn text(v: &Value, key: &str) -> String {
 impl Payload {
     /// Parses stdin. Anything that is not a JSON object is an error (the guard then allows).
     pub fn parse(bytes: &[u8]) -> Result<Payload, String> {
+        let bytes = lone_surrogates_replaced(bytes);
         let raw: Value =
-            serde_json::from_slice(bytes).map_err(|e| format!("payload is not JSON: {e}"))?;
+            serde_json::from_slice(&bytes).map_err(|e| format!("payload is not JSON: {e}"))?;
         if !raw.is_object() {
             return Err("payload is not a JSON object".into());
         }
@@ -53,9 +107,33 @@ impl Payload {
         self.tool_input.get(key).and_then(Value::as_str)
     }
 
-    /// The MCP tool part of `mcp__<server>__<tool>`, if this is an MCP call.
+    /// The MCP tool part of `mcp__<server>__<tool>`, if this is an MCP call: the last `__`
+    /// component, so a server name holding `__` cannot hide the tool.
     pub fn mcp_tool(&self) -> Option<&str> {
         let rest = self.tool_name.strip_prefix("mcp__")?;
-        rest.split_once("__").map(|(_, tool)| tool)
+        rest.rsplit_once("__").map(|(_, tool)| tool)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lone_surrogates_become_the_replacement_character() {
+        let p = Payload::parse(
+            br#"{"tool_name":"Bash","tool_input":{"command":"git add -A # \ud83d"}}"#,
+        )
+        .unwrap();
+        assert_eq!(p.input_str("command"), Some("git add -A # \u{fffd}"));
+        let p =
+            Payload::parse(br#"{"tool_input":{"content":"\udc00x\ud83d\ude00 \\ud83d"}}"#).unwrap();
+        assert_eq!(p.input_str("content"), Some("\u{fffd}x\u{1f600} \\ud83d"));
+        let plain = br#"{"a":"\u00e9\n"}"#;
+        assert!(matches!(
+            lone_surrogates_replaced(plain),
+            std::borrow::Cow::Borrowed(_)
+        ));
+        assert_eq!(&*lone_surrogates_replaced(br#""\ud83d\""#), br#""\ufffd\""#);
     }
 }

@@ -43,6 +43,7 @@ mod fs;
 mod git;
 pub mod lexpath;
 mod mcp;
+pub use mcp::name_words as mcp_name_words;
 pub mod table;
 
 pub use config::{RulesConfig, RulesError, compile};
@@ -347,7 +348,18 @@ impl Rules {
 
     /// Hits of an MCP tool call (`mcp__<server>__<tool>`; the tool part is matched).
     pub fn check_mcp(&self, tool_name: &str, input: &serde_json::Value) -> Vec<Hit> {
-        mcp::check(self, tool_name, input)
+        mcp::check(self, tool_name, input, false)
+    }
+
+    /// Like [`Rules::check_mcp`]; `lookalike_ok` when the config allows the tool's name (see
+    /// `mcpLookalikeAllow`): only the fixed lists block it then.
+    pub fn check_mcp_allowing(
+        &self,
+        tool_name: &str,
+        input: &serde_json::Value,
+        lookalike_ok: bool,
+    ) -> Vec<Hit> {
+        mcp::check(self, tool_name, input, lookalike_ok)
     }
 }
 

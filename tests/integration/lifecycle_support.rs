@@ -394,6 +394,10 @@ pub fn verdict(out: &Output) -> Result<Verdict, String> {
         ));
     }
     let hso = &first["hookSpecificOutput"];
+    // A notice for the user (and context for the model) with no decision: an allow.
+    if hso.get("permissionDecision").is_none() && first.get("systemMessage").is_some() {
+        return Ok(Verdict::Allow);
+    }
     if hso["hookEventName"] != "PreToolUse" || hso["permissionDecision"] != "deny" {
         return Err(format!("stdout is not a PreToolUse deny: {stdout}"));
     }
