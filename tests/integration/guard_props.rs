@@ -156,7 +156,7 @@ proptest! {
 }
 
 #[test]
-fn oversized_payload_is_allowed_with_a_note() {
+fn issue_11_an_oversized_payload_is_read_whole_and_checked() {
     let repo = GitRepo::new();
     let state = tempfile::tempdir().unwrap();
     let big = format!(
@@ -177,12 +177,13 @@ fn oversized_payload_is_allowed_with_a_note() {
     });
     let out = child.wait_with_output().unwrap();
     let _ = writer.join();
+    // Read whole (stdin drained), and checked: a 17 MiB command is over the analysis budget.
     assert_eq!(out.status.code(), Some(0));
-    assert!(out.stdout.is_empty());
+    let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
-        String::from_utf8_lossy(&out.stderr).contains("not checked"),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+        stdout.contains("\"permissionDecision\":\"deny\"")
+            && stdout.contains("split it into several smaller commands"),
+        "{stdout}"
     );
 }
 
