@@ -79,6 +79,19 @@ pub fn cannot_match<S: AsRef<str>>(patterns: &[S], rel: &str, case_insensitive: 
     })
 }
 
+/// True when `rel` is matched by an include pattern of `patterns` that starts with a fixed
+/// folder or name (`.claude/**`, `session-lock/config.json`), not by a catch-all (`**`, `*/**`).
+/// Exclusions still count.
+pub fn names_explicitly<S: AsRef<str>>(patterns: &[S], rel: &str, ci: bool) -> bool {
+    let kept: Vec<&str> = patterns
+        .iter()
+        .map(AsRef::as_ref)
+        .filter(|p| p.trim().starts_with('!') || !literal_prefix(p).is_empty())
+        .collect();
+    kept.iter().any(|p| !p.trim().starts_with('!'))
+        && Owns::new(&kept, ci).is_ok_and(|o| o.is_match(rel))
+}
+
 /// Might include pattern `a` (of the set `a_all`) and `b` (of `b_all`) match one path? A
 /// literal pattern is tested exactly against the other set (exclusions count); otherwise the
 /// fixed prefixes are compared: one inside the other may overlap.

@@ -169,6 +169,13 @@ pub fn claim(ctx: &Ctx, p: &Payload, env: &Env, stream: &Word) -> Result<(), Str
     let existing = ctx.layout.read_lock(name).map_err(|bad| {
         format!("session-lock: cannot claim '{name}': {bad}; fix or delete that file")
     })?;
+    if existing
+        .as_ref()
+        .is_none_or(|h| h.record.session_id != p.session_id)
+        && let Some(why) = late_protected_plan(ctx, p, plan)
+    {
+        return Err(why);
+    }
     let client_start = env.client_pid.and_then(liveness::start_time);
     let now_iso = time::iso(ctx.now);
     let mut record = LockRecord {
@@ -262,6 +269,37 @@ pub fn corrupt_stand_ins(ctx: &Ctx, bad: &[crate::state::BadLock]) -> Vec<Held> 
             })
         })
         .collect()
+}
+
+/// A plan that owns protocol files (`protectedPaths`) and was written after another session's
+/// live claim cannot be claimed: a stream declared mid-round would own the protocol itself.
+fn late_protected_plan(ctx: &Ctx, p: &Payload, plan: &plans::Stream) -> Option<String> {
+    let ci = ctx.paths.case_insensitive();
+    let owns_protocol = plan.owns.iter().filter(|o| !o.starts_with('!')).any(|o| {
+        ctx.config
+            .protected_paths
+            .iter()
+            .any(|pp| crate::globs::may_overlap(&plan.owns, o, &ctx.config.protected_paths, pp, ci))
+    });
+    if !owns_protocol {
+        return None;
+    }
+    let written = std::fs::metadata(ctx.root.join(&plan.plan))
+        .and_then(|m| m.modified())
+        .ok()?
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()?
+        .as_millis() as u64;
+    let (locks, _) = ctx.layout.read_locks();
+    let earlier = locks.iter().find(|h| {
+        h.record.session_id != p.session_id
+            && h.is_live(ctx.now, ctx.stale_ms())
+            && time::parse_iso(&h.record.claimed_at).is_some_and(|c| c < written)
+    })?;
+    Some(format!(
+        "session-lock: the plan of '{}' ({}) owns protocol files and was written after stream '{}' was claimed; a stream that owns the protocol cannot be declared inside a round. Claim it when no other stream is live",
+        plan.name, plan.plan, earlier.record.stream
+    ))
 }
 
 /// Another session's live stream, if any.
@@ -454,7 +492,13 @@ pub fn check_write(
     };
     let owner = rel.as_deref().and_then(|r| owner_of(r, &live, ci));
     let mine = owner.is_some_and(|h| h.record.session_id == p.session_id);
-    if !mine && let Some(what) = protected(ctx, env, p, raw, rel.as_deref()) {
+    // A protocol file is its owner's only when the owner names it (`.claude/**`), not through a
+    // catch-all like `**`.
+    let names_it = mine
+        && owner
+            .zip(rel.as_deref())
+            .is_some_and(|(h, r)| crate::globs::names_explicitly(&h.record.owns, r, ci));
+    if !names_it && let Some(what) = protected(ctx, env, p, raw, rel.as_deref()) {
         return Err(format!(
             "session-lock: {what} is part of the session-lock protocol and is frozen while a round runs ({} live lock(s)). Edit it only when no stream is active, or from the stream that owns it",
             live.len()
@@ -495,12 +539,6 @@ fn protected(ctx: &Ctx, env: &Env, p: &Payload, raw: &str, rel: Option<&str>) ->
     if in_binary_dir {
         return Some(rel.unwrap_or(raw).to_string());
     }
-    // The per-user state home: the session registry that says who else works here.
-    if let Some(home) = env.state_home.as_deref()
-        && under_dir(home, raw, &p.cwd)
-    {
-        return Some(format!("{raw} (the session-lock state home)"));
-    }
     // User-scope Claude Code settings: `disableAllHooks` there switches the guard off too.
     for dir in &env.user_settings_dirs {
         let paths = RepoPaths::new(dir, crate::paths::default_case_insensitive());
@@ -509,6 +547,12 @@ fn protected(ctx: &Ctx, env: &Env, p: &Payload, raw: &str, rel: Option<&str>) ->
         {
             return Some(format!("{raw} (user-scope Claude Code settings)"));
         }
+    }
+    // The per-user state home: the session registry that says who else works here.
+    if let Some(home) = env.state_home.as_deref()
+        && under_dir(home, raw, &p.cwd)
+    {
+        return Some(format!("{raw} (the session-lock state home)"));
     }
     None
 }

@@ -211,13 +211,14 @@ fn check_command(
     dialect: crate::shell::Dialect,
     shell: crate::rules::Shell,
 ) -> Result<(), String> {
-    let analysis = crate::shell::analyze(command, dialect);
-    if analysis.truncated {
+    let analysis = (command.len() <= crate::shell::MAX_INPUT_BYTES)
+        .then(|| crate::shell::analyze(command, dialect));
+    let Some(analysis) = analysis.filter(|a| !a.truncated) else {
         return Err(format!(
             "session-lock: this command is longer or more deeply nested than the guard can check ({} KiB of text at most); split it into several smaller commands",
             crate::shell::MAX_INPUT_BYTES >> 10
         ));
-    }
+    };
     // Claims and releases, at the head of a segment once wrappers are peeled.
     let segments: Vec<Vec<lifecycle::Word>> = analysis
         .segments

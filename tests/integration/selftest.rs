@@ -45,6 +45,8 @@ enum Client {
 enum Expect {
     Allow,
     Block(Vec<String>),
+    /// A `run:` case: the tool's exit code, and fragments of its stdout + stderr.
+    Exit(i32, Vec<String>),
 }
 
 #[derive(Debug, Clone)]
@@ -80,8 +82,14 @@ struct Case {
     cwd: Option<String>,
     input: Option<String>,
     stdin: Option<String>,
+    /// `run: <tool> <args>`: a suite tool run from the repo root instead of the guard.
+    run: Option<String>,
+    /// `filler: <count> <text>`: `$FILLER` in the command, input or stdin is `text` × count.
+    filler: Option<(usize, String)>,
     expect: Option<Expect>,
     notes: Vec<String>,
+    /// `> message "…"`: fragments of the `systemMessage` shown to the user.
+    messages: Vec<String>,
     after: Vec<(usize, After)>,
     /// Keys given once per case, to refuse repeats.
     seen: Vec<String>,
@@ -351,6 +359,18 @@ impl Case {
                 self.once(key)?;
                 self.stdin = Some(v.to_string());
             }
+            "run" => {
+                self.once(key)?;
+                single(&mut self.run)?;
+            }
+            "filler" => {
+                self.once(key)?;
+                let (n, text) = v
+                    .split_once(' ')
+                    .ok_or("filler: expected '<count> <text>'")?;
+                let n: usize = n.parse().map_err(|_| format!("filler: bad count '{n}'"))?;
+                self.filler = Some((n, text.to_string()));
+            }
             _ => return Err(format!("unknown key '{key}'")),
         }
         Ok(())
@@ -384,6 +404,24 @@ impl Case {
                 }
                 self.notes.extend(frags);
             }
+            "message" => {
+                let frags = quoted(tail)?;
+                if frags.is_empty() {
+                    return Err("'> message' needs a \"fragment\"".into());
+                }
+                self.messages.extend(frags);
+            }
+            "exit" => {
+                if self.expect.is_some() {
+                    return Err("a case has one '> allow', '> block' or '> exit' line".into());
+                }
+                let tail = tail.trim();
+                let (code, frags) = tail.split_once(' ').unwrap_or((tail, ""));
+                let code: i32 = code
+                    .parse()
+                    .map_err(|_| format!("'> exit' needs a code, found '{code}'"))?;
+                self.expect = Some(Expect::Exit(code, quoted(frags)?));
+            }
             "after:" => self.after.push((line, parse_after(tail)?)),
             _ => {
                 return Err(format!(
@@ -397,6 +435,12 @@ impl Case {
     fn check_complete(&self) -> Result<(), String> {
         if self.expect.is_none() {
             return Err("no '> allow' or '> block' line".into());
+        }
+        if self.run.is_some() != matches!(self.expect, Some(Expect::Exit(..))) {
+            return Err("'run:' cases expect '> exit <code>', and only they do".into());
+        }
+        if self.run.is_some() {
+            return Ok(());
         }
         if self.stdin.is_some()
             && (self.tool.is_some()
@@ -689,8 +733,19 @@ fn payload_bytes(case: &Case, repo: &Repo, cwd: &Path) -> Result<Vec<u8>, String
     let root = repo.root.to_string_lossy().to_string();
     let root_json = serde_json::to_string(&root).unwrap_or_default();
     let root_inner = &root_json[1..root_json.len() - 1];
+    let home = repo.home.to_string_lossy().to_string();
+    let subst = |t: &str| -> String {
+        let mut t = t
+            .replace("$REPO", root_inner)
+            .replace("$STATE_HOME", &home)
+            .replace("$CLAUDE_CONFIG_DIR", &format!("{home}/claude"));
+        if let Some((n, text)) = &case.filler {
+            t = t.replace("$FILLER", &text.repeat(*n));
+        }
+        t
+    };
     if let Some(raw) = &case.stdin {
-        return Ok(raw.replace("$REPO", root_inner).into_bytes());
+        return Ok(subst(raw).into_bytes());
     }
     let event = case.event.as_deref().unwrap_or("PreToolUse");
     let mut p = json!({
@@ -713,7 +768,7 @@ fn payload_bytes(case: &Case, repo: &Repo, cwd: &Path) -> Result<Vec<u8>, String
         };
         let file = case.path.as_deref().map(|v| {
             if let Some(r) = v.strip_prefix("raw:") {
-                r.to_string()
+                subst(r)
             } else if let Some(r) = v.strip_prefix("bindir:") {
                 format!("{}/{r}", guard_dir())
             } else {
@@ -721,9 +776,13 @@ fn payload_bytes(case: &Case, repo: &Repo, cwd: &Path) -> Result<Vec<u8>, String
             }
         });
         p["tool_input"] = match &case.input {
-            Some(raw) => serde_json::from_str(&raw.replace("$REPO", root_inner))
-                .map_err(|e| format!("input: not JSON: {e}"))?,
-            None => tool_input(&tool, case.command.as_deref(), file),
+            Some(raw) => {
+                serde_json::from_str(&subst(raw)).map_err(|e| format!("input: not JSON: {e}"))?
+            }
+            None => {
+                let command = case.command.as_deref().map(subst);
+                tool_input(&tool, command.as_deref(), file)
+            }
         };
         p["tool_name"] = json!(tool);
         p["tool_use_id"] = json!("toolu_selftest");
@@ -855,7 +914,61 @@ fn check_after(case: &Case, p: &Prepared) -> Vec<String> {
     errs
 }
 
+/// A `run:` case: the suite tool run from the repo root. The test process is the client of
+/// every lock written with `client live`, so the tool runs inside that session's tree.
+fn run_tool_case(case: &Case, run: &str) -> Result<(), String> {
+    let p = prepare(case)?;
+    let mut words = run.split_whitespace();
+    let name = words.next().ok_or("run: names no tool")?;
+    let mut cmd = p.repo.tool(name);
+    cmd.args(words);
+    for (k, v) in &case.env {
+        cmd.env(k, v.replace("$REPO", &p.repo.root.to_string_lossy()));
+    }
+    let out = cmd
+        .output()
+        .map_err(|e| format!("cannot run {name}: {e}"))?;
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut errs = Vec::new();
+    if let Some(Expect::Exit(code, frags)) = &case.expect {
+        if out.status.code() != Some(*code) {
+            errs.push(format!(
+                "expected exit {code}, got {:?}: {text:?}",
+                out.status.code()
+            ));
+        }
+        let lacking: Vec<&String> = frags
+            .iter()
+            .filter(|f| !text.contains(f.as_str()))
+            .collect();
+        if !lacking.is_empty() {
+            errs.push(format!("the output lacks {lacking:?}: {text:?}"));
+        }
+    }
+    errs.extend(check_after(case, &p));
+    if errs.is_empty() {
+        Ok(())
+    } else {
+        Err(errs.join("\n      "))
+    }
+}
+
+/// The `systemMessage` of a guard run, if any.
+fn system_message(stdout: &str) -> String {
+    serde_json::from_str::<Value>(stdout)
+        .ok()
+        .and_then(|v| v["systemMessage"].as_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
 fn run_case(case: &Case) -> Result<(), String> {
+    if let Some(run) = &case.run {
+        return run_tool_case(case, run);
+    }
     let p = prepare(case)?;
     let mut cmd = p.repo.tool("guard");
     cmd.current_dir(&p.proc_cwd);
@@ -881,6 +994,15 @@ fn run_case(case: &Case) -> Result<(), String> {
         )
     };
     let mut errs: Vec<String> = Vec::new();
+    let message = system_message(&stdout);
+    let missing: Vec<&String> = case
+        .messages
+        .iter()
+        .filter(|m| !message.contains(m.as_str()))
+        .collect();
+    if !missing.is_empty() {
+        errs.push(format!("the systemMessage lacks {missing:?}; {}", shown()));
+    }
     let missing_notes: Vec<&String> = case
         .notes
         .iter()
@@ -905,7 +1027,7 @@ fn run_case(case: &Case) -> Result<(), String> {
                 ));
             }
         }
-        Some(expect) => {
+        Some(expect @ (Expect::Allow | Expect::Block(_))) => {
             match (verdict(&out), expect) {
                 (Ok(crate::lifecycle_support::Verdict::Allow), Expect::Allow) => {}
                 (Ok(crate::lifecycle_support::Verdict::Block(reason)), Expect::Block(frags)) => {
@@ -926,7 +1048,7 @@ fn run_case(case: &Case) -> Result<(), String> {
                 ));
             }
         }
-        None => errs.push("no expectation".into()),
+        None | Some(Expect::Exit(..)) => errs.push("no guard expectation".into()),
     }
     errs.extend(check_after(case, &p));
     if errs.is_empty() {
@@ -938,7 +1060,18 @@ fn run_case(case: &Case) -> Result<(), String> {
 
 #[test]
 fn lifecycle_corpus() {
-    let files = crate::lifecycle_support::case_files("lifecycle");
+    run_corpus("lifecycle", 0);
+}
+
+/// Issue 11's escape attempts (selftest/escapes/): each door an ordinary tool call could open
+/// to switch the protocol off, with the legitimate neighbours that must stay open.
+#[test]
+fn issue_11_escape_corpus() {
+    run_corpus("escapes", 60);
+}
+
+fn run_corpus(folder: &str, at_least: usize) {
+    let files = crate::lifecycle_support::case_files(folder);
     let mut cases: Vec<Case> = Vec::new();
     let mut failures: Vec<String> = Vec::new();
     for (display, text) in &files {
@@ -948,9 +1081,10 @@ fn lifecycle_corpus() {
         }
     }
     assert!(
-        !cases.is_empty() || !failures.is_empty(),
-        "no cases found in {}",
-        "selftest/lifecycle"
+        cases.len() >= at_least.max(1) || !failures.is_empty(),
+        "{} case(s) in selftest/{folder}, expected at least {}",
+        cases.len(),
+        at_least.max(1)
     );
     let next = AtomicUsize::new(0);
     let failed = Mutex::new(Vec::<(String, usize, String)>::new());
@@ -989,7 +1123,7 @@ fn lifecycle_corpus() {
     run_failures.sort();
     failures.extend(run_failures.into_iter().map(|(_, _, text)| text));
     println!(
-        "selftest: {} lifecycle cases in {} files, {} failed",
+        "selftest: {} {folder} cases in {} files, {} failed",
         cases.len(),
         files.len(),
         failures.len()
