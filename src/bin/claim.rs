@@ -9,7 +9,7 @@ use session_lock::{cli, tools::claim};
     long_about = "Run it with the Bash tool of a Claude Code session: `claim <stream>`. The guard hook sees the command before it runs and records session-lock/<stream>.lock with the session's real id and the plan's `owns`; claim then reads the lock back, checks it is this session's, and prints the protocol's rules, the globs you own and who owns what else. If another live session holds the stream, the hook blocks the call and claim never runs.",
     after_help = concat!(
         "Examples:\n  claim api\n  claim api --json\n\n",
-        "Exit codes: 0 claimed; 2 bad stream name or config; 4 held by another session; 6 no lock (the hook did not run)"
+        "Exit codes: 0 claimed; 2 bad stream name or config; 4 held by another session; 6 no plan declares the stream, or no lock (the hook did not run)"
     )
 )]
 struct Args {
