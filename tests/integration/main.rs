@@ -31,6 +31,8 @@
 //! - `e2e_lifecycle`: the stream lifecycle through the real CLI: claims (and two
 //!   at once), ownership and protocol-file blocks, heartbeats (`wait-milestone`
 //!   too) and staleness, the release gate and `status --wait`.
+//! - `e2e_trust`: issue 11's trust boundary in a real round: the local settings, a plan
+//!   widening and a release of another session's stream, refused from inside a session.
 //! - `e2e_hook_contract`: the guard and the real client: fail-open on a crash,
 //!   the exit-2 decision form, paths after a `cd`, sessions started below the
 //!   repo root.
@@ -48,6 +50,7 @@ mod e2e_bed;
 mod e2e_hook_contract;
 mod e2e_lifecycle;
 mod e2e_testbed;
+mod e2e_trust;
 mod guard_explain;
 mod guard_props;
 mod lifecycle_flow;
