@@ -398,6 +398,24 @@ fn plan_files(root: &Path, plan_glob: &str) -> Result<Vec<PathBuf>, PlanError> {
     Ok(out)
 }
 
+/// Why `stream` cannot be claimed when no plan declares it: the declared streams, then each
+/// plan that could not be read, each after `sep`.
+pub fn undeclared(stream: &str, streams: &[Stream], broken: &[PlanError], sep: &str) -> String {
+    let names: Vec<&str> = streams.iter().map(|s| s.name.as_str()).collect();
+    let mut msg = format!(
+        "no plan declares stream '{stream}'; streams: {}",
+        if names.is_empty() {
+            "none".to_string()
+        } else {
+            names.join(", ")
+        }
+    );
+    for e in broken {
+        msg.push_str(&format!("{sep}broken plan: {e}"));
+    }
+    msg
+}
+
 /// Every plan under `root` matching `plan_glob` (repo-relative, e.g. `plans/*-ms-*-*/plan.md`),
 /// sorted by milestone then name. Any malformed plan is an error.
 pub fn load(root: &Path, plan_glob: &str) -> Result<Vec<Stream>, PlanError> {

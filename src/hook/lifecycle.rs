@@ -139,20 +139,11 @@ pub fn claim(ctx: &Ctx, p: &Payload, env: &Env, stream: &Word) -> Result<(), Str
     let (streams, broken) = plans::load_each(&ctx.root, &ctx.config.plan_glob)
         .map_err(|e| format!("session-lock: cannot claim '{name}': {e}"))?;
     let Some(plan) = streams.iter().find(|s| s.name == name) else {
-        let known: Vec<&str> = streams.iter().map(|s| s.name.as_str()).collect();
-        let mut msg = format!(
-            "session-lock: no plan declares stream '{name}' ({}); streams: {}",
-            ctx.config.plan_glob,
-            if known.is_empty() {
-                "none".to_string()
-            } else {
-                known.join(", ")
-            }
-        );
-        for e in &broken {
-            msg.push_str(&format!("; broken plan: {e}"));
-        }
-        return Err(msg);
+        return Err(format!(
+            "session-lock: {} (plans: {})",
+            plans::undeclared(name, &streams, &broken, "; "),
+            ctx.config.plan_glob
+        ));
     };
     let _guard = ctx
         .layout

@@ -29,12 +29,7 @@ impl Notice {
 const MAX_KEYS: usize = 200;
 
 fn file(home: &Path, session_id: &str) -> Option<PathBuf> {
-    let ok = !session_id.is_empty()
-        && session_id.len() <= 128
-        && session_id
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
-    ok.then(|| home.join("notices").join(format!("{session_id}.json")))
+    crate::sessions::registry::file_in(&home.join("notices"), session_id, "json")
 }
 
 /// The notices this session has not been shown yet; they are recorded as shown. Without a

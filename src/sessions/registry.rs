@@ -28,12 +28,18 @@ fn dir(home: &Path) -> PathBuf {
 }
 
 fn file_for(home: &Path, session_id: &str) -> Option<PathBuf> {
+    file_in(&dir(home), session_id, "json")
+}
+
+/// `<dir>/<session id>.<ext>`, or `None` when the id could not be a file name (empty, too long,
+/// or holding anything but letters, digits, `-` and `_`).
+pub fn file_in(dir: &Path, session_id: &str, ext: &str) -> Option<PathBuf> {
     let ok = !session_id.is_empty()
         && session_id.len() <= 128
         && session_id
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
-    ok.then(|| dir(home).join(format!("{session_id}.json")))
+    ok.then(|| dir.join(format!("{session_id}.{ext}")))
 }
 
 /// Reads this session's entry, if any.

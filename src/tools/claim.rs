@@ -109,17 +109,8 @@ fn undeclared(root: &Path, glob: &str, stream: &str) -> anyhow::Result<()> {
     if streams.iter().any(|s| s.name == stream) {
         return Ok(());
     }
-    let names: Vec<&str> = streams.iter().map(|s| s.name.as_str()).collect();
-    let mut msg = format!(
-        "no plan declares stream '{stream}'; streams: {}",
-        if names.is_empty() {
-            "none".to_string()
-        } else {
-            names.join(", ")
-        }
-    );
-    for e in &broken {
-        msg.push_str(&format!("\n  broken plan: {e}"));
-    }
-    Err(fail(Code::NotFound, msg))
+    Err(fail(
+        Code::NotFound,
+        crate::plans::undeclared(stream, &streams, &broken, "\n  "),
+    ))
 }
