@@ -5,6 +5,7 @@
 //! with Claude Code is fixed: a block is the JSON decision on stdout and exit 0 (or, as a config
 //! option, the reason on stderr and exit 2); anything else allows. Its own failures allow.
 
+pub mod bash_writes; // ownership of the files a Bash/PowerShell command writes
 pub mod lifecycle;
 pub mod output;
 pub mod payload;
@@ -98,7 +99,7 @@ fn pre_tool_use(ctx: &Ctx, p: &Payload, env: &Env) -> Outcome {
     }
     let verdict = if let Some((dialect, shell)) = dialect_of(&p.tool_name) {
         let command = p.input_str("command").unwrap_or_default();
-        check_command(ctx, p, env, command, dialect, shell)
+        check_command(ctx, p, env, command, (dialect, shell), &locks)
     } else if lifecycle::is_write_tool(&ctx.config, p) {
         match lifecycle::write_target(p) {
             Some(raw) => lifecycle::check_write(ctx, p, env, raw, &locks),
@@ -141,8 +142,8 @@ fn check_command(
     p: &Payload,
     env: &Env,
     command: &str,
-    dialect: crate::shell::Dialect,
-    shell: crate::rules::Shell,
+    (dialect, shell): (crate::shell::Dialect, crate::rules::Shell),
+    locks: &[crate::state::Held],
 ) -> Result<(), String> {
     let analysis = crate::shell::analyze(command, dialect);
     // Claims and releases, at the head of a segment once wrappers are peeled.
@@ -166,6 +167,7 @@ fn check_command(
             StreamCommand::Bare(_) => {}
         }
     }
+    bash_writes::check(ctx, p, env, &analysis, locks)?;
     let rules = match crate::rules::compile(&ctx.config.rules) {
         Ok(r) => r,
         Err(e) => return Err(format!("session-lock: {e}; fix session-lock/config.json")),

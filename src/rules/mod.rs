@@ -163,7 +163,7 @@ pub(crate) struct Env<'c> {
 }
 
 impl<'c> Env<'c> {
-    fn new(ctx: &'c CommandContext) -> Env<'c> {
+    pub(crate) fn new(ctx: &'c CommandContext) -> Env<'c> {
         Env {
             ctx,
             paths: OnceCell::new(),

@@ -56,17 +56,20 @@ mod build;
 pub mod docker;
 pub mod heredoc;
 pub mod lexer;
+pub mod opts;
 pub mod pm;
 mod quote;
 mod quote_win;
 pub mod segment;
 pub mod word;
 pub mod wrappers;
+pub mod writes;
 
 pub use heredoc::{BodyKind, Heredoc};
 pub use lexer::{Op, Redirect};
 pub use segment::{Analysis, DirStep, Origin, Segment, Source};
 pub use word::Word;
+pub use writes::{Reach, WriteTarget};
 
 use build::{Builder, Ctx};
 use lexer::Arena;

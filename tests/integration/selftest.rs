@@ -938,7 +938,20 @@ fn run_case(case: &Case) -> Result<(), String> {
 
 #[test]
 fn lifecycle_corpus() {
-    let files = crate::lifecycle_support::case_files("lifecycle");
+    run_corpus("lifecycle", &[false]);
+}
+
+/// The Bash/PowerShell write-ownership corpus, run alone and with another live session
+/// registered in the tree (ownership must not depend on company).
+#[test]
+fn writes_corpus() {
+    run_corpus("writes", &[false, true]);
+}
+
+/// Runs every case of `selftest/<folder>`, once per `company` entry (with `true`, an extra
+/// live session `company` is registered in the tree first).
+fn run_corpus(folder: &str, company: &[bool]) {
+    let files = crate::lifecycle_support::case_files(folder);
     let mut cases: Vec<Case> = Vec::new();
     let mut failures: Vec<String> = Vec::new();
     for (display, text) in &files {
@@ -949,9 +962,12 @@ fn lifecycle_corpus() {
     }
     assert!(
         !cases.is_empty() || !failures.is_empty(),
-        "no cases found in {}",
-        "selftest/lifecycle"
+        "no cases found in selftest/{folder}"
     );
+    let runs: Vec<(&Case, bool)> = company
+        .iter()
+        .flat_map(|&with| cases.iter().map(move |c| (c, with)))
+        .collect();
     let next = AtomicUsize::new(0);
     let failed = Mutex::new(Vec::<(String, usize, String)>::new());
     let threads = std::thread::available_parallelism()
@@ -963,9 +979,17 @@ fn lifecycle_corpus() {
             s.spawn(|| {
                 loop {
                     let i = next.fetch_add(1, Ordering::SeqCst);
-                    let Some(case) = cases.get(i) else { break };
+                    let Some(&(case, with)) = runs.get(i) else {
+                        break;
+                    };
                     let started = std::time::Instant::now();
-                    let result = run_case(case);
+                    let result = if with {
+                        let mut c = case.clone();
+                        c.setup.insert(0, Setup::Registered("company".into()));
+                        run_case(&c)
+                    } else {
+                        run_case(case)
+                    };
                     if started.elapsed() > std::time::Duration::from_secs(1) {
                         println!(
                             "selftest: slow case {}:{} {} ({:?})",
@@ -978,7 +1002,9 @@ fn lifecycle_corpus() {
                     if let Err(e) = result
                         && let Ok(mut f) = failed.lock()
                     {
-                        let text = format!("{}:{} {}\n      {e}", case.file, case.line, case.name);
+                        let who = if with { " (with another session)" } else { "" };
+                        let text =
+                            format!("{}:{} {}{who}\n      {e}", case.file, case.line, case.name);
                         f.push((case.file.clone(), case.line, text));
                     }
                 }
@@ -989,9 +1015,10 @@ fn lifecycle_corpus() {
     run_failures.sort();
     failures.extend(run_failures.into_iter().map(|(_, _, text)| text));
     println!(
-        "selftest: {} lifecycle cases in {} files, {} failed",
+        "selftest: {} {folder} cases in {} files, {} runs, {} failed",
         cases.len(),
         files.len(),
+        runs.len(),
         failures.len()
     );
     assert!(
