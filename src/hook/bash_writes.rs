@@ -153,6 +153,69 @@ fn check_one(
     Ok(())
 }
 
+/// [`explain`] for `command` as `cmd` describes it, in the repo at `root`.
+pub fn explain_command(
+    root: &std::path::Path,
+    config: crate::config::Config,
+    cmd: &CommandContext,
+    command: &str,
+) -> String {
+    let dialect = match cmd.shell {
+        crate::rules::Shell::Bash => crate::shell::Dialect::Posix,
+        crate::rules::Shell::PowerShell => crate::shell::Dialect::PowerShell,
+    };
+    let an = crate::shell::analyze(command, dialect);
+    explain(&Ctx::new(root.to_path_buf(), config), &cmd.cwd, &an)
+}
+
+/// `guard explain`'s lines for the write targets of `an`: each target as written, where it
+/// resolves and what the ownership check says against the repo's locks as they stand (as a
+/// session holding none of them).
+pub fn explain(ctx: &Ctx, cwd: &str, an: &Analysis) -> String {
+    use std::fmt::Write;
+    let targets = crate::shell::writes::targets(an);
+    let mut out = String::new();
+    if targets.is_empty() {
+        return out;
+    }
+    let (locks, _) = ctx.layout.read_locks();
+    let p = Payload {
+        cwd: cwd.to_string(),
+        ..Payload::default()
+    };
+    let env = Env::default();
+    let cc = CommandContext::new(cwd.to_string(), ctx.root.display().to_string());
+    let cmd = Where::new(&cc);
+    let live = locks
+        .iter()
+        .filter(|h| h.is_live(ctx.now, ctx.config.heartbeat_stale_ms()))
+        .count();
+    let _ = writeln!(out, "write targets ({live} live lock(s)):");
+    for t in &targets {
+        let shown = format!("[{}] {} {}", t.segment, t.via, t.word.render());
+        let resolved = resolve(t, an, &cmd);
+        if resolved.is_empty() {
+            let _ = writeln!(
+                out,
+                "  {shown} → not known from the command text: not checked"
+            );
+        }
+        for r in resolved {
+            let what = match (r.glob, r.reach) {
+                (true, _) => " (pattern)",
+                (false, Reach::Tree) => " (and everything below it)",
+                (false, Reach::File) => "",
+            };
+            let verdict = match check_one(ctx, &p, &env, &locks, &cmd, &r) {
+                Ok(()) => "allowed".to_string(),
+                Err(reason) => format!("block: {reason}"),
+            };
+            let _ = writeln!(out, "  {shown} → {}{what}: {verdict}", r.path);
+        }
+    }
+    out
+}
+
 /// A repo-relative path that both the target (a pattern, and everything below it for a
 /// tree) and the `owns` pattern can match, if one is found.
 pub fn witness(target: &str, reach: Reach, pattern: &str, ci: bool) -> Option<String> {
