@@ -61,6 +61,7 @@ pub mod pm;
 mod quote;
 mod quote_win;
 pub mod segment;
+pub mod vars;
 pub mod word;
 pub mod wrappers;
 pub mod writes;
@@ -127,6 +128,7 @@ pub fn analyze(command: &str, dialect: Dialect) -> Analysis {
         sandboxed: false,
         dirs: Vec::new(),
         output_code: false,
+        vars: vars::Vars::default(),
     };
     b.source(text.to_string(), ctx, None);
     let mut out = b.out;
