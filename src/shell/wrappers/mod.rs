@@ -13,9 +13,16 @@
 //! `Invoke-Expression`, `env -S`, `npx -c`, `concurrently`, `cross-env-shell` and `!`
 //! git aliases. `find -exec|-execdir|-ok … ;|+` yields the executed commands as
 //! derived segments and keeps `find` itself as the command.
+//!
+//! Wrappers whose grammar is only "options, N operands, then the command" (or "an option
+//! carries a command string") are rows of a table (`table.rs`): `flock`, `su -c`, `runuser`,
+//! `script -c`, `taskset`, `chrt`, `strace`, `systemd-run`, `chronic`, `coproc`, `numactl`,
+//! `unshare`, `xvfb-run`, `entr`, `nix-shell --run`, ... and `parallel` (a template over the
+//! arguments after `:::`).
 
 mod launchers;
 mod posix;
+mod table;
 pub mod windows;
 
 use std::borrow::Cow;
@@ -222,7 +229,7 @@ pub fn may_peel(words: &[Word], dialect: Dialect) -> bool {
     match name.as_str() {
         "git" => words.iter().any(|w| w.text == "-c"),
         "npm" | "pnpm" | "yarn" | "bun" => matches!(pm_call(words), Some(PmCall::Exec { .. })),
-        n => is_wrapper(n),
+        n => is_wrapper(n) || n == "parallel" || table::grammar(n).is_some(),
     }
 }
 
@@ -292,10 +299,14 @@ pub fn peel(words: &[Word], dialect: Dialect) -> Peel {
             "concurrently" => launchers::concurrently(&mut p),
             "cross-env-shell" => script_rest(&mut p, Dialect::Posix, "cross-env-shell"),
             "git" => launchers::git_alias(&mut p, &mut aliases_done),
-            n => {
-                debug_assert!(!is_wrapper(n), "wrapper `{n}` has no handler");
-                false
-            }
+            "parallel" => table::parallel(&mut p),
+            n => match table::grammar(n) {
+                Some(g) => table::peel(&mut p, n, g),
+                None => {
+                    debug_assert!(!is_wrapper(n), "wrapper `{n}` has no handler");
+                    false
+                }
+            },
         };
         if !more {
             break;
