@@ -164,8 +164,21 @@ pub fn explain_command(
         crate::rules::Shell::Bash => crate::shell::Dialect::Posix,
         crate::rules::Shell::PowerShell => crate::shell::Dialect::PowerShell,
     };
-    let an = crate::shell::analyze(command, dialect);
-    explain(&Ctx::new(root.to_path_buf(), config), &cmd.cwd, &an)
+    let an =
+        crate::shell::analyze_with(command, dialect, &super::script_files::RepoFiles::new(cmd));
+    let mut out = String::new();
+    for s in an
+        .sources
+        .iter()
+        .filter(|s| matches!(s.via.as_str(), "script file" | "package script"))
+    {
+        out.push_str(&format!(
+            "{} read ({} bytes): its commands are analysed like the command's own\n",
+            s.via,
+            s.text.len()
+        ));
+    }
+    out + &explain(&Ctx::new(root.to_path_buf(), config), &cmd.cwd, &an)
 }
 
 /// `guard explain`'s lines for the write targets of `an`: each target as written, where it

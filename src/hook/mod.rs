@@ -9,7 +9,8 @@ pub mod bash_writes; // ownership of the files a Bash/PowerShell command writes
 pub mod lifecycle;
 pub mod output;
 pub mod payload;
-pub mod scope; // path-boundary mode of run-agent's restricted runs (`guard scope`)
+pub mod scope;
+pub mod script_files; // the text of scripts a command runs, for the analysis // path-boundary mode of run-agent's restricted runs (`guard scope`)
 
 pub use output::Outcome;
 pub use payload::Payload;
@@ -145,7 +146,9 @@ fn check_command(
     (dialect, shell): (crate::shell::Dialect, crate::rules::Shell),
     locks: &[crate::state::Held],
 ) -> Result<(), String> {
-    let analysis = crate::shell::analyze(command, dialect);
+    let here = crate::rules::CommandContext::new(p.cwd.clone(), ctx.root.display().to_string());
+    let analysis =
+        crate::shell::analyze_with(command, dialect, &script_files::RepoFiles::new(&here));
     // Claims and releases, at the head of a segment once wrappers are peeled.
     let segments: Vec<Vec<lifecycle::Word>> = analysis
         .segments

@@ -200,8 +200,13 @@ impl<'c> Env<'c> {
 
     /// The directory a segment runs in, following its lexical `cd` steps.
     pub fn base(&self, seg: &Segment) -> Base {
+        self.base_of(&seg.dirs)
+    }
+
+    /// The directory the `cd` steps `dirs` lead to from the cwd.
+    pub fn base_of(&self, dirs: &[DirStep]) -> Base {
         let mut b = Base::Known(self.paths().1.clone());
-        for step in &seg.dirs {
+        for step in dirs {
             b = match step {
                 DirStep::To(p) => step_into(b, p),
                 DirStep::Dynamic(p) => match anchor(p) {

@@ -3,6 +3,7 @@
 //! scripts, heredoc scripts, text piped into a shell, `find -exec` and `xargs` input.
 
 use super::Dialect;
+use super::files::{MAX_FILES, Reader as FileReader, scripts as file_scripts};
 use super::heredoc::{BodyKind, Heredoc, Reader, classify, is_shell, reader_kind};
 use super::lexer::{Arena, MAX_DEPTH, Op, Redirect, SubKind, Tok, lex};
 use super::segment::{Analysis, DirStep, MAX_SEGMENTS, Origin, Segment, Source, XARGS_INPUT};
@@ -140,10 +141,14 @@ fn stdin_shell(p: &Peel) -> Option<Dialect> {
     })
 }
 
-pub(crate) struct Builder {
+pub(crate) struct Builder<'r> {
     pub arena: Arena,
     pub out: Analysis,
     pub input_cut: bool,
+    /// Where the text of script files the command runs comes from.
+    pub reader: &'r dyn FileReader,
+    /// Files read so far (bounded by [`MAX_FILES`]).
+    pub files_read: usize,
 }
 
 fn is_reserved_lead(w: &Word) -> bool {
@@ -234,7 +239,7 @@ fn cd_step(argv: &[Word]) -> Option<DirStep> {
     })
 }
 
-impl Builder {
+impl Builder<'_> {
     /// Lex `text` as a new source and build its segments.
     pub fn source(&mut self, text: String, ctx: Ctx, parent: Option<usize>) {
         if ctx.depth > MAX_DEPTH || self.out.segments.len() >= MAX_SEGMENTS {
@@ -455,6 +460,13 @@ impl Builder {
             return None;
         }
         let sandboxed = ctx.sandboxed || sandbox == Some(true);
+        let from_files = if ctx.dialect == Dialect::Posix && self.files_read < MAX_FILES {
+            let found = file_scripts(self.reader, &argv, &wrappers, &seg_dirs);
+            self.files_read += found.len().max(1);
+            found
+        } else {
+            Vec::new()
+        };
         self.out.segments.push(Segment {
             source: ctx.source,
             origin: ctx.origin,
@@ -491,6 +503,16 @@ impl Builder {
                 &seg_dirs,
             );
             self.source(script.text, nested, Some(ctx.source));
+        }
+        for f in from_files {
+            let nested = ctx.script(
+                Origin::Script,
+                f.via.to_string(),
+                Dialect::Posix,
+                sandboxed,
+                &seg_dirs,
+            );
+            self.source(f.text, nested, Some(ctx.source));
         }
         for d in derived.into_iter().chain(copies) {
             let nested = ctx.nested(Origin::Derived, &seg_dirs, sandboxed);

@@ -49,11 +49,19 @@
 //!   write the host; `docker exec`/`docker compose` never are. Substitutions on the
 //!   `docker` line run on the host and are never sandboxed.
 //! - Command names compare case-insensitively everywhere (see [`word::command_name`]).
+//! - What the shell resolves first is resolved here too (see `vars.rs`): variables the
+//!   command assigns, `${X:-default}`, `for` loops over literal lists, aliases, and
+//!   substitutions whose output the text tells.
+//! - Script files the command runs (`bash x.sh`, `./x.sh`, `source x`, `npm run X` →
+//!   package.json) are analysed when the caller hands in a [`files::Reader`]; the analysis
+//!   itself reads nothing.
+//! - Write targets (`writes.rs`): the paths each segment writes, for the ownership check.
 //! - `cd`, `pushd`, `Set-Location` steps are kept per segment ([`Segment::dirs`]),
 //!   scoped to subshells; a dynamic or missing target makes the directory unknown.
 
 mod build;
 pub mod docker;
+pub mod files;
 pub mod heredoc;
 pub mod lexer;
 pub mod opts;
@@ -102,8 +110,13 @@ impl Dialect {
     }
 }
 
-/// Analyze `command` written in `dialect`.
+/// Analyze `command` written in `dialect`, from its text alone.
 pub fn analyze(command: &str, dialect: Dialect) -> Analysis {
+    analyze_with(command, dialect, &files::NoFiles)
+}
+
+/// Analyze `command`, reading the script files it runs through `reader` (see [`files`]).
+pub fn analyze_with(command: &str, dialect: Dialect, reader: &dyn files::Reader) -> Analysis {
     let mut text = command;
     let mut cut = false;
     if text.len() > MAX_INPUT_BYTES {
@@ -118,6 +131,8 @@ pub fn analyze(command: &str, dialect: Dialect) -> Analysis {
         arena: Arena::new(MAX_WORK_BYTES),
         out: Analysis::default(),
         input_cut: cut,
+        reader,
+        files_read: 0,
     };
     let ctx = Ctx {
         source: 0,
