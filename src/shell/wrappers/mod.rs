@@ -69,7 +69,7 @@ pub struct Peel {
 }
 
 /// Join words with spaces, each passed through `quote`; a lone word is kept as it is.
-fn join_with(words: &[Word], quote: impl Fn(&str) -> Cow<'_, str>) -> String {
+fn join_with(words: &[Word], quote: impl Fn(&Word) -> Cow<'_, str>) -> String {
     if let [w] = words {
         return w.text.clone();
     }
@@ -78,34 +78,32 @@ fn join_with(words: &[Word], quote: impl Fn(&str) -> Cow<'_, str>) -> String {
         if k > 0 {
             out.push(' ');
         }
-        out.push_str(&quote(&w.text));
+        out.push_str(&quote(w));
     }
     out
 }
 
 /// Join words the way `eval` or PowerShell rebuild a command line.
 pub(super) fn join_raw(words: &[Word]) -> String {
-    join_with(words, |t| Cow::Borrowed(t))
+    join_with(words, |w| Cow::Borrowed(&w.text))
 }
 
 /// Join words re-quoting those a POSIX shell would split.
 pub(super) fn join_posix(words: &[Word]) -> String {
-    join_with(words, |t| {
-        if !t.is_empty()
-            && !t
-                .bytes()
-                .any(|b| b.is_ascii_whitespace() || b"'\"$`;&|<>()\\".contains(&b))
-        {
-            Cow::Borrowed(t)
+    // Patterns and expansions the outer shell left unquoted stay so (it expands them first).
+    join_with(words, |w| {
+        if (w.glob || w.dynamic) && !w.quoted {
+            Cow::Borrowed(&w.text)
         } else {
-            Cow::Owned(format!("'{}'", t.replace('\'', "'\\''")))
+            crate::shell::word::quote_posix(&w.text)
         }
     })
 }
 
 /// Join words the way a Windows command line is rebuilt (quotes around spaces).
 pub(super) fn join_cmd(words: &[Word]) -> String {
-    join_with(words, |t| {
+    join_with(words, |w| {
+        let t = w.text.as_str();
         if t.is_empty() || t.contains([' ', '\t']) {
             Cow::Owned(format!("\"{t}\""))
         } else {
