@@ -276,6 +276,18 @@ const MATCHERS: [(RuleId, Matcher); 7] = [
     (RuleId::GitHeadChange, git::head_change),
 ];
 
+/// A flag that makes the program print and exit (`--help`, `--version`, `tsc --showConfig`),
+/// before any `--` (after it the words go to a script).
+fn inert_flags(args: &[Word]) -> bool {
+    args.iter().take_while(|w| w.text != "--").any(|w| {
+        !w.quoted
+            && matches!(
+                w.text.as_str(),
+                "--help" | "--version" | "--showConfig" | "--listFilesOnly"
+            )
+    })
+}
+
 /// `text` cut to at most `max` bytes on a character boundary, with `…` where it was cut.
 fn clip(mut text: String, max: usize) -> String {
     if text.len() > max {
@@ -315,7 +327,7 @@ impl Rules {
         let env = Env::new(ctx);
         let mut out = Vec::new();
         for (i, seg) in an.segments.iter().enumerate() {
-            if seg.sandboxed || seg.argv.is_empty() {
+            if seg.sandboxed || seg.argv.is_empty() || inert_flags(&seg.argv[1..]) {
                 continue;
             }
             let head = &seg.argv[0].text;
