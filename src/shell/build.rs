@@ -446,6 +446,13 @@ impl Builder<'_> {
             }
             _ => None,
         };
+        let mut p = p;
+        if p.argv
+            .first()
+            .is_some_and(|w| command_name(&w.text) == "git")
+        {
+            super::gitopts::expand_prefixes(&mut p.argv);
+        }
         let Peel {
             argv,
             wrappers,

@@ -62,6 +62,7 @@
 mod build;
 pub mod docker;
 pub mod files;
+pub mod gitopts;
 pub mod heredoc;
 pub mod lexer;
 pub mod opts;
