@@ -6,7 +6,7 @@
 //! --user CMD`, `chronic CMD`, `coproc CMD`, ... are rows of [`GRAMMARS`]. `parallel` has its
 //! own small handler: its command is a template over the arguments after `:::`.
 
-use super::{Peel, add_script, keep_from};
+use super::{Peel, add_script, first_operand, keep_from};
 use crate::shell::Dialect;
 use crate::shell::word::Word;
 
@@ -240,63 +240,19 @@ pub(super) fn peel(p: &mut Peel, name: &str, g: &Grammar) -> bool {
         p.wrappers.push(name.to_string());
         return false;
     }
-    let mut i = 1;
-    while let Some(w) = p.argv.get(i) {
-        let t = w.text.as_str();
-        if t == "--" {
-            i += 1;
-            break;
-        }
-        if !t.starts_with('-') || t == "-" {
-            break;
-        }
-        if let Some(long) = t.strip_prefix("--") {
-            i += if !long.contains('=') && g.long_val.contains(&long) {
-                2
-            } else {
-                1
-            };
-            continue;
-        }
-        let bundle = &t[1..];
-        let takes = bundle
-            .char_indices()
-            .find(|(_, c)| g.short_val.contains(*c))
-            .is_some_and(|(k, c)| bundle[k + c.len_utf8()..].is_empty());
-        i += if takes { 2 } else { 1 };
-    }
+    let i = first_operand(&p.argv, 1, g.short_val, g.long_val);
     keep_from(p, i + g.skip, name)
 }
 
 /// `parallel [opts] CMD… ::: ARGS…`: one command per argument, `{}` replaced (or the
 /// argument appended), analysed as scripts.
 pub(super) fn parallel(p: &mut Peel) -> bool {
-    let mut i = 1;
-    while let Some(w) = p.argv.get(i) {
-        let t = w.text.as_str();
-        if t == "--" {
-            i += 1;
-            break;
-        }
-        if !t.starts_with('-') {
-            break;
-        }
-        i += if matches!(
-            t,
-            "-j" | "-S"
-                | "--jobs"
-                | "--sshlogin"
-                | "-n"
-                | "--max-args"
-                | "--delay"
-                | "--joblog"
-                | "--results"
-        ) {
-            2
-        } else {
-            1
-        };
-    }
+    let i = first_operand(
+        &p.argv,
+        1,
+        "jSn",
+        &["jobs", "sshlogin", "max-args", "delay", "joblog", "results"],
+    );
     let rest = &p.argv[i.min(p.argv.len())..];
     let sep = rest
         .iter()
