@@ -97,6 +97,18 @@ fn main() {
         "---\nowns:\n  - src/mine/**\n---\n",
     )
     .unwrap();
+    // A 10 KB script a command runs, and package scripts `npm run` reads.
+    std::fs::create_dir_all(repo.join("scripts")).unwrap();
+    std::fs::write(
+        repo.join("scripts/check.sh"),
+        "echo checking src; grep -rn TODO src >/dev/null || true\n".repeat(180),
+    )
+    .unwrap();
+    std::fs::write(
+        repo.join("package.json"),
+        r#"{"scripts": {"lint": "eslint src && tsc --noEmit -p tsconfig.json", "pretest": "npm run lint"}}"#,
+    )
+    .unwrap();
     let cwd = repo.display().to_string();
     let payload = |tool: &str, input: serde_json::Value| {
         serde_json::json!({
@@ -138,6 +150,31 @@ fn main() {
             ),
         ),
         (
+            "bash write, 20 live locks",
+            payload(
+                "Bash",
+                serde_json::json!({"command": "sed -i 's/a/b/' src/s19/deep/x.ts"}),
+            ),
+        ),
+        (
+            "bash, assignments + loop",
+            payload(
+                "Bash",
+                serde_json::json!({"command": "OUT=build; for d in a b c; do mkdir -p \"$OUT/$d\" && echo ok > \"$OUT/$d/log\"; done"}),
+            ),
+        ),
+        (
+            "bash, runs a 10 KB script",
+            payload(
+                "Bash",
+                serde_json::json!({"command": "bash scripts/check.sh"}),
+            ),
+        ),
+        (
+            "bash, npm run (package.json)",
+            payload("Bash", serde_json::json!({"command": "npm run lint"})),
+        ),
+        (
             "bash, claim",
             payload("Bash", serde_json::json!({"command": "claim mine"})),
         ),
@@ -172,11 +209,11 @@ fn main() {
     }
     println!("guard per call, {runs} runs each, medians (spawn floor: /bin/true)");
     println!(
-        "{:<24} {:>10} {:>14} {:>8}",
+        "{:<30} {:>10} {:>14} {:>8}",
         "payload", "median", "over floor", "ratio"
     );
     println!(
-        "{:<24} {:>8.3}ms {:>14} {:>8}",
+        "{:<30} {:>8.3}ms {:>14} {:>8}",
         "/bin/true (floor)",
         floor_med.as_secs_f64() * 1e3,
         "-",
@@ -186,7 +223,7 @@ fn main() {
         let m = median(times[i].clone());
         let over = m.as_secs_f64() - floor_med.as_secs_f64();
         println!(
-            "{:<24} {:>8.3}ms {:>12.3}ms {:>8.2}",
+            "{:<30} {:>8.3}ms {:>12.3}ms {:>8.2}",
             name,
             m.as_secs_f64() * 1e3,
             over * 1e3,

@@ -35,14 +35,7 @@ pub struct Report {
 
 /// Quotes a path for the `sh -c` the client runs hooks with.
 pub fn shell_quote(s: &str) -> String {
-    if !s.is_empty()
-        && s.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"/._-+:=@,".contains(&b))
-    {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', r"'\''"))
-    }
+    crate::shell::word::quote_posix(s).into_owned()
 }
 
 fn is_guard_command(cmd: &str) -> bool {

@@ -31,12 +31,17 @@ struct Lexical {
     parts: Vec<String>,
 }
 
-fn is_drive(s: &str) -> bool {
-    let b = s.as_bytes();
-    b.len() >= 2 && b[0].is_ascii_alphabetic() && b[1] == b':'
+use crate::rules::lexpath::is_drive;
+
+/// Whether a leading `//` names a network share: always when written with backslashes
+/// (`\\server\share`); with forward slashes only on Windows. POSIX leaves `//` to the
+/// implementation and Linux and macOS read `//x` and `///x` as `/x`.
+pub(crate) fn unc_prefix(raw: &str) -> bool {
+    raw.starts_with("\\\\") || (cfg!(windows) && raw.starts_with("//"))
 }
 
 fn lexical(raw: &str) -> Lexical {
+    let unc = unc_prefix(raw);
     let mut s = raw.replace('\\', "/");
     for prefix in ["//?/", "//./"] {
         if let Some(rest) = s.strip_prefix(prefix) {
@@ -49,7 +54,7 @@ fn lexical(raw: &str) -> Lexical {
     let (root, rest) = if is_drive(&s) {
         let drive = s[..2].to_ascii_lowercase();
         (Some(drive), s[2..].to_string())
-    } else if let Some(unc) = s.strip_prefix("//") {
+    } else if let Some(unc) = s.strip_prefix("//").filter(|_| unc) {
         let mut it = unc.splitn(3, '/');
         let server = it.next().unwrap_or("");
         let share = it.next().unwrap_or("");
@@ -233,6 +238,25 @@ mod tests {
 
     fn inside(s: &str) -> RepoPath {
         RepoPath::Inside(s.into())
+    }
+
+    #[test]
+    #[cfg(not(windows))]
+    fn a_leading_double_or_triple_slash_is_the_posix_root() {
+        let r = rp("/nonexistent-repo/proj", false);
+        let cwd = "/nonexistent-repo/proj";
+        for raw in [
+            "//nonexistent-repo/proj/src/api/x.ts",
+            "///nonexistent-repo/proj/src/api/x.ts",
+            "//nonexistent-repo//proj/./src/api/x.ts",
+        ] {
+            assert_eq!(r.locate(cwd, raw), inside("src/api/x.ts"), "{raw}");
+        }
+        // Written with backslashes it is a network share, never this repo.
+        assert_eq!(
+            r.locate(cwd, r"\\nonexistent-repo\proj\src\api\x.ts"),
+            RepoPath::Outside
+        );
     }
 
     #[test]

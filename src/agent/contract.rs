@@ -94,14 +94,7 @@ impl Invocation {
 
 /// POSIX shell quoting for the hook's command line (Claude Code runs hook commands in a shell).
 pub fn sh_quote(s: &str) -> String {
-    let plain = !s.is_empty()
-        && s.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"-_./:=@+,".contains(&b));
-    if plain {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', r"'\''"))
-    }
+    crate::shell::word::quote_posix(s).into_owned()
 }
 
 /// The hook's command line: `guard scope --root <r>… [--allow-tool <t>]`.

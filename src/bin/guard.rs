@@ -98,6 +98,10 @@ fn explain(
     )
     .with_shell(shell);
     print!("{}", session_lock::rules::explain(&rules, command, &ctx));
+    print!(
+        "{}",
+        session_lock::hook::bash_writes::explain_command(&root, config, &ctx, command)
+    );
     Ok(Code::Success)
 }
 

@@ -5,12 +5,14 @@
 //! with Claude Code is fixed: a block is the JSON decision on stdout and exit 0 (or, as a config
 //! option, the reason on stderr and exit 2); anything else allows. Its own failures allow.
 
+pub mod bash_writes; // ownership of the files a Bash/PowerShell command writes
 pub mod lifecycle;
 pub mod notices; // told once per session: corrupt locks, unloadable config, failed heartbeats
 pub mod output;
 pub mod payload;
 pub mod plan_edit; // plans' frontmatter is fixed while another stream is live
 pub mod scope; // path-boundary mode of run-agent's restricted runs (`guard scope`)
+pub mod script_files; // the text of scripts a command runs, for the analysis
 
 pub use output::Outcome;
 pub use payload::Payload;
@@ -161,7 +163,7 @@ fn pre_tool_use(ctx: &Ctx, p: &Payload, env: &Env) -> Outcome {
     locks.extend(lifecycle::corrupt_stand_ins(ctx, &bad));
     let verdict = if let Some((dialect, shell)) = dialect_of(&p.tool_name) {
         let command = p.input_str("command").unwrap_or_default();
-        check_command(ctx, p, env, command, dialect, shell)
+        check_command(ctx, p, env, command, (dialect, shell), &locks)
     } else if lifecycle::is_write_tool(&ctx.config, p) {
         lifecycle::write_targets(&ctx.config, &ctx.root, p)
             .iter()
@@ -208,11 +210,13 @@ fn check_command(
     p: &Payload,
     env: &Env,
     command: &str,
-    dialect: crate::shell::Dialect,
-    shell: crate::rules::Shell,
+    (dialect, shell): (crate::shell::Dialect, crate::rules::Shell),
+    locks: &[crate::state::Held],
 ) -> Result<(), String> {
-    let analysis = (command.len() <= crate::shell::MAX_INPUT_BYTES)
-        .then(|| crate::shell::analyze(command, dialect));
+    let here = crate::rules::CommandContext::new(p.cwd.clone(), ctx.root.display().to_string());
+    let analysis = (command.len() <= crate::shell::MAX_INPUT_BYTES).then(|| {
+        crate::shell::analyze_with(command, dialect, &script_files::RepoFiles::new(&here))
+    });
     let Some(analysis) = analysis.filter(|a| !a.truncated) else {
         return Err(format!(
             "session-lock: this command is longer or more deeply nested than the guard can check ({} KiB of text at most); split it into several smaller commands",
@@ -240,6 +244,7 @@ fn check_command(
             StreamCommand::Bare(_) => {}
         }
     }
+    bash_writes::check(ctx, p, env, &analysis, locks)?;
     let rules = match crate::rules::compile(&ctx.config.rules) {
         Ok(r) => r,
         Err(e) => return Err(format!("session-lock: {e}; fix session-lock/config.json")),

@@ -116,10 +116,7 @@ pub fn within(root: &str, target: &str, case_insensitive: bool) -> bool {
     !matches!(paths.locate("", target), RepoPath::Outside)
 }
 
-fn is_drive(s: &str) -> bool {
-    let b = s.as_bytes();
-    b.len() >= 2 && b[0].is_ascii_alphabetic() && b[1] == b':'
-}
+use crate::rules::lexpath::is_drive;
 
 /// True when a glob pattern could reach outside the directory it is evaluated in.
 pub fn pattern_escapes(pattern: &str) -> bool {

@@ -49,6 +49,9 @@ fn segment_lines(out: &mut String, i: usize, seg: &Segment, hits: &[&Hit]) {
             .collect();
         let _ = writeln!(out, "  after: {}", steps.join(" → "));
     }
+    for r in &seg.resolved {
+        let _ = writeln!(out, "  resolved: {r}");
+    }
     if let Some(p) = seg.pipe_prev {
         let _ = writeln!(out, "  reads the pipe from segment {}", p + 1);
     }

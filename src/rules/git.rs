@@ -21,39 +21,10 @@
 use super::args::Opts;
 use super::{Env, Rules, View};
 use crate::shell::Word;
-use crate::shell::word::command_name;
 
 /// The subcommand of a `git` argv and its arguments, global options skipped.
 pub(crate) fn git_sub(argv: &[Word]) -> Option<(String, &[Word])> {
-    if command_name(&argv.first()?.text) != "git" {
-        return None;
-    }
-    let mut i = 1;
-    while let Some(w) = argv.get(i) {
-        let t = w.text.as_str();
-        if matches!(
-            t,
-            "-C" | "-c"
-                | "--git-dir"
-                | "--work-tree"
-                | "--namespace"
-                | "--config-env"
-                | "--super-prefix"
-                | "--exec-path"
-        ) {
-            i += 2;
-            continue;
-        }
-        if t.starts_with('-') {
-            if matches!(t, "-h" | "--help" | "-v" | "--version") {
-                return None;
-            }
-            i += 1;
-            continue;
-        }
-        return Some((t.to_ascii_lowercase(), &argv[i + 1..]));
-    }
-    None
+    crate::shell::writes::git_call(argv).map(|c| (c.sub, c.args))
 }
 
 /// A pathspec that sweeps a whole directory tree: `.`, `..`, `:/`, `*`, `:(top)`.

@@ -30,11 +30,12 @@ pub fn is_absolute(p: &str) -> bool {
 /// lowercased. Relative paths stay relative (leading `..` kept).
 pub fn normalize(p: &str) -> String {
     let p = p.strip_prefix(r"\\?\").unwrap_or(p);
+    let unc = crate::paths::unc_prefix(p);
     let p = p.replace('\\', "/");
     let (prefix, rest) = if is_drive(&p) {
         let drive = p[..1].to_ascii_lowercase();
         (format!("{drive}:/"), p[2..].to_string())
-    } else if let Some(r) = p.strip_prefix("//") {
+    } else if let Some(r) = p.strip_prefix("//").filter(|_| unc) {
         ("//".to_string(), r.to_string())
     } else if let Some(r) = p.strip_prefix('/') {
         ("/".to_string(), r.to_string())
@@ -191,6 +192,10 @@ mod tests {
         assert_eq!(normalize(r"C:\Users\x\..\y"), "c:/Users/y");
         assert_eq!(normalize(r"\\?\C:\repo"), "c:/repo");
         assert_eq!(normalize(r"\\server\share\x"), "//server/share/x");
+        if cfg!(not(windows)) {
+            assert_eq!(normalize("//home/dev/repo/dist"), "/home/dev/repo/dist");
+            assert_eq!(normalize("///home/dev/repo"), "/home/dev/repo");
+        }
     }
 
     #[test]

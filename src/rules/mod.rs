@@ -164,7 +164,7 @@ pub(crate) struct Env<'c> {
 }
 
 impl<'c> Env<'c> {
-    fn new(ctx: &'c CommandContext) -> Env<'c> {
+    pub(crate) fn new(ctx: &'c CommandContext) -> Env<'c> {
         Env {
             ctx,
             paths: OnceCell::new(),
@@ -201,8 +201,13 @@ impl<'c> Env<'c> {
 
     /// The directory a segment runs in, following its lexical `cd` steps.
     pub fn base(&self, seg: &Segment) -> Base {
+        self.base_of(&seg.dirs)
+    }
+
+    /// The directory the `cd` steps `dirs` lead to from the cwd.
+    pub fn base_of(&self, dirs: &[DirStep]) -> Base {
         let mut b = Base::Known(self.paths().1.clone());
-        for step in &seg.dirs {
+        for step in dirs {
             b = match step {
                 DirStep::To(p) => step_into(b, p),
                 DirStep::Dynamic(p) => match anchor(p) {
@@ -272,6 +277,18 @@ const MATCHERS: [(RuleId, Matcher); 7] = [
     (RuleId::GitHeadChange, git::head_change),
 ];
 
+/// A flag that makes the program print and exit (`--help`, `--version`, `tsc --showConfig`),
+/// before any `--` (after it the words go to a script).
+fn inert_flags(args: &[Word]) -> bool {
+    args.iter().take_while(|w| w.text != "--").any(|w| {
+        !w.quoted
+            && matches!(
+                w.text.as_str(),
+                "--help" | "--version" | "--showConfig" | "--listFilesOnly"
+            )
+    })
+}
+
 /// `text` cut to at most `max` bytes on a character boundary, with `…` where it was cut.
 fn clip(mut text: String, max: usize) -> String {
     if text.len() > max {
@@ -311,7 +328,7 @@ impl Rules {
         let env = Env::new(ctx);
         let mut out = Vec::new();
         for (i, seg) in an.segments.iter().enumerate() {
-            if seg.sandboxed || seg.argv.is_empty() {
+            if seg.sandboxed || seg.argv.is_empty() || inert_flags(&seg.argv[1..]) {
                 continue;
             }
             let head = &seg.argv[0].text;

@@ -54,6 +54,8 @@ pub enum RuleId {
 /// The fixed texts of a rule.
 #[derive(Debug)]
 pub struct RuleInfo {
+    /// The rule these texts belong to (entries are looked up by it, not by position).
+    pub rule: RuleId,
     /// Stable id, used in config (`disabled`), hits and the case corpus.
     pub id: &'static str,
     /// When it blocks.
@@ -68,6 +70,7 @@ pub struct RuleInfo {
 
 const INFO: [RuleInfo; 8] = [
     RuleInfo {
+        rule: RuleId::AppRestart,
         id: "app.restart",
         scope: Scope::Always,
         what: "killing, restarting or relaunching the running app (taskkill/Stop-Process/kill of \
@@ -78,6 +81,7 @@ const INFO: [RuleInfo; 8] = [
                   put main-process checks on the plan's after-restart checklist",
     },
     RuleInfo {
+        rule: RuleId::EmitOverRunning,
         id: "app.emit-over-running",
         scope: Scope::Always,
         what: "`tsc -p tsconfig.node.json` without `--noEmit`",
@@ -87,6 +91,7 @@ const INFO: [RuleInfo; 8] = [
                   by the restart at the end of the round",
     },
     RuleInfo {
+        rule: RuleId::BuildOutsideRenderer,
         id: "build.outside-build-renderer",
         scope: Scope::Always,
         what: "builds outside build-renderer (`vite build`, `npm|pnpm|yarn|bun run \
@@ -96,6 +101,7 @@ const INFO: [RuleInfo; 8] = [
                   through build.lock; packaging builds wait for the end of the round",
     },
     RuleInfo {
+        rule: RuleId::PluginProtectedToggle,
         id: "plugin.protected-toggle",
         scope: Scope::Always,
         what: "toggling, installing or uninstalling the protected plugin (ai-chat) through the \
@@ -105,6 +111,7 @@ const INFO: [RuleInfo; 8] = [
                   round (other plugins reload with `reload-plugin <id>`)",
     },
     RuleInfo {
+        rule: RuleId::RmAppOutput,
         id: "rm.app-output",
         scope: Scope::Always,
         what: "recursive deletion of the app output directories (dist, dist-electron)",
@@ -114,6 +121,7 @@ const INFO: [RuleInfo; 8] = [
                   replaces dist/ safely, and leave dist-electron/ to the end-of-round restart",
     },
     RuleInfo {
+        rule: RuleId::GitAddAll,
         id: "git.add-all",
         scope: Scope::Always,
         what: "`git add .`, `git add -A|--all|-u`, `git commit -a`",
@@ -121,6 +129,7 @@ const INFO: [RuleInfo; 8] = [
         instead: "stage the paths you own explicitly: `git add <path>...`",
     },
     RuleInfo {
+        rule: RuleId::GitHeadChange,
         id: "git.head-change",
         scope: Scope::WhenShared,
         what: "git commands that move HEAD or rewrite the working tree (checkout, switch, reset \
@@ -132,6 +141,7 @@ const INFO: [RuleInfo; 8] = [
                   once you are alone in the tree",
     },
     RuleInfo {
+        rule: RuleId::McpArbitraryCommand,
         id: "mcp.arbitrary-command",
         scope: Scope::Always,
         what: "MCP tools that run arbitrary commands or kill processes (kill_process, \
@@ -156,7 +166,9 @@ impl RuleId {
 
     /// The rule's texts.
     pub fn info(self) -> &'static RuleInfo {
-        &INFO[self as usize]
+        INFO.iter()
+            .find(|i| i.rule == self)
+            .expect("every rule has a table entry (checked by a test)")
     }
 
     /// The stable id.
@@ -191,5 +203,30 @@ mod tests {
             .map(|i| i.id)
             .collect();
         assert_eq!(only_shared, ["git.head-change"]);
+    }
+
+    #[test]
+    fn entries_are_looked_up_by_rule_not_by_position() {
+        // Written out by hand: two swapped table entries (or variants) fail here.
+        let want = [
+            (RuleId::AppRestart, "app.restart"),
+            (RuleId::EmitOverRunning, "app.emit-over-running"),
+            (RuleId::BuildOutsideRenderer, "build.outside-build-renderer"),
+            (RuleId::PluginProtectedToggle, "plugin.protected-toggle"),
+            (RuleId::RmAppOutput, "rm.app-output"),
+            (RuleId::GitAddAll, "git.add-all"),
+            (RuleId::GitHeadChange, "git.head-change"),
+            (RuleId::McpArbitraryCommand, "mcp.arbitrary-command"),
+        ];
+        assert_eq!(want.len(), RuleId::ALL.len());
+        for (rule, id) in want {
+            assert_eq!(rule.info().rule, rule);
+            assert_eq!(rule.id(), id, "{rule:?}");
+            assert!(
+                rule.info().what.len() > 10 && !rule.info().instead.is_empty(),
+                "{rule:?}"
+            );
+        }
+        assert_eq!(INFO.len(), RuleId::ALL.len(), "one entry per rule");
     }
 }

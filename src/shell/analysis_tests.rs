@@ -323,13 +323,20 @@ fn rendering() {
 
 #[test]
 fn text_that_becomes_code_is_analyzed() {
+    // The output is literal: the shell's own substitution is the command (issue 12).
+    assert_eq!(cmds("$(echo git stash)"), ["git stash", "echo git stash"]);
     assert_eq!(
-        cmds("$(echo git stash)"),
-        ["$(echo git stash)", "echo git stash", "git stash"]
+        cmds("$(echo git stash; true)"),
+        [
+            "$(echo git stash; true)",
+            "echo git stash",
+            "true",
+            "git stash"
+        ]
     );
     assert_eq!(
         cmds("echo $(echo git stash)"),
-        ["echo $(echo git stash)", "echo git stash"]
+        ["echo git stash", "echo git stash"]
     );
     assert_eq!(
         cmds("bash -c \"$(cat <<'EOF'\nvite build\nEOF\n)\""),

@@ -3,9 +3,11 @@
 //! scripts, heredoc scripts, text piped into a shell, `find -exec` and `xargs` input.
 
 use super::Dialect;
+use super::files::{MAX_FILES, Reader as FileReader, scripts as file_scripts};
 use super::heredoc::{BodyKind, Heredoc, Reader, classify, is_shell, reader_kind};
 use super::lexer::{Arena, MAX_DEPTH, Op, Redirect, SubKind, Tok, lex};
 use super::segment::{Analysis, DirStep, MAX_SEGMENTS, Origin, Segment, Source, XARGS_INPUT};
+use super::vars::Vars;
 use super::word::{Word, command_name, split_plain};
 use super::wrappers::{Peel, may_peel, peel};
 
@@ -25,6 +27,8 @@ pub(crate) struct Ctx {
     pub dirs: Vec<DirStep>,
     /// The list's output is run as a command (`$(cat <<EOF …)` in command position).
     pub output_code: bool,
+    /// What the command set before this list (variables, aliases).
+    pub vars: Vars,
 }
 
 impl Ctx {
@@ -38,6 +42,7 @@ impl Ctx {
             sandboxed,
             dirs: dirs.to_vec(),
             output_code: false,
+            vars: self.vars.clone(),
         }
     }
 
@@ -59,6 +64,7 @@ impl Ctx {
             sandboxed,
             dirs: dirs.to_vec(),
             output_code: false,
+            vars: self.vars.clone(),
         }
     }
 }
@@ -135,10 +141,14 @@ fn stdin_shell(p: &Peel) -> Option<Dialect> {
     })
 }
 
-pub(crate) struct Builder {
+pub(crate) struct Builder<'r> {
     pub arena: Arena,
     pub out: Analysis,
     pub input_cut: bool,
+    /// Where the text of script files the command runs comes from.
+    pub reader: &'r dyn FileReader,
+    /// Files read so far (bounded by [`MAX_FILES`]).
+    pub files_read: usize,
 }
 
 fn is_reserved_lead(w: &Word) -> bool {
@@ -229,7 +239,7 @@ fn cd_step(argv: &[Word]) -> Option<DirStep> {
     })
 }
 
-impl Builder {
+impl Builder<'_> {
     /// Lex `text` as a new source and build its segments.
     pub fn source(&mut self, text: String, ctx: Ctx, parent: Option<usize>) {
         if ctx.depth > MAX_DEPTH || self.out.segments.len() >= MAX_SEGMENTS {
@@ -251,6 +261,7 @@ impl Builder {
     fn list(&mut self, toks: Vec<Tok>, ctx: Ctx) {
         let mut cur = Cur::default();
         let mut dirs: Vec<Vec<DirStep>> = vec![ctx.dirs.clone()];
+        let mut vars: Vec<Vars> = vec![ctx.vars.clone()];
         let mut pipe_from: Option<usize> = None;
         let mut last: Option<usize> = None;
         let mut built: Vec<Built> = Vec::new();
@@ -267,7 +278,7 @@ impl Builder {
                 }
                 Tok::Op(op) => op,
             };
-            let fin = self.finish(&mut cur, &ctx, &mut dirs, &mut built);
+            let fin = self.finish(&mut cur, &ctx, (&mut dirs, &mut vars), &mut built);
             if let Some(i) = fin {
                 if let Some(p) = pipe_from.take() {
                     self.link(p, i);
@@ -283,14 +294,17 @@ impl Builder {
                 Op::Open => {
                     let top = dirs.last().cloned().unwrap_or_default();
                     dirs.push(top);
+                    let top = vars.last().cloned().unwrap_or_default();
+                    vars.push(top);
                 }
                 Op::Close if dirs.len() > 1 => {
                     dirs.pop();
+                    vars.pop();
                 }
                 _ => {}
             }
         }
-        if let Some(i) = self.finish(&mut cur, &ctx, &mut dirs, &mut built)
+        if let Some(i) = self.finish(&mut cur, &ctx, (&mut dirs, &mut vars), &mut built)
             && let Some(p) = pipe_from.take()
         {
             self.link(p, i);
@@ -317,7 +331,7 @@ impl Builder {
         &mut self,
         cur: &mut Cur,
         ctx: &Ctx,
-        dirs: &mut [Vec<DirStep>],
+        (dirs, vars): (&mut [Vec<DirStep>], &mut [Vars]),
         built: &mut Vec<Built>,
     ) -> Option<usize> {
         let mut words = std::mem::take(&mut cur.words);
@@ -339,6 +353,68 @@ impl Builder {
             .enumerate()
         {
             subs.extend(w.subs.drain(..).map(|s| (k, s)));
+        }
+        // What the shell resolves first: variables, loop values, aliases, literal output.
+        let mut resolved = Vec::new();
+        let mut copies: Vec<Vec<Word>> = Vec::new();
+        let before = words.len();
+        let scoped;
+        let ctx = match vars.last_mut() {
+            Some(top) if ctx.dialect == Dialect::Posix => {
+                resolved = top.record(&words);
+                for r in redirects.iter_mut() {
+                    if let Some(t) = r.target.as_mut().filter(|t| t.dynamic) {
+                        let mut one = vec![t.clone()];
+                        let notes = top.apply(&mut one);
+                        if let [w] = one.as_slice() {
+                            *t = w.clone();
+                            resolved.extend(notes);
+                        }
+                    }
+                }
+                let per = top.each_value(&words);
+                if per.is_empty() {
+                    resolved.extend(top.apply(&mut words));
+                } else {
+                    // A loop variable: this segment takes the first value, copies the rest.
+                    for one in &per {
+                        let mut w = words.clone();
+                        resolved.extend(one.apply(&mut w));
+                        copies.push(w);
+                    }
+                    words = copies.remove(0);
+                }
+                if !top.is_empty() {
+                    scoped = Ctx {
+                        vars: top.clone(),
+                        ..ctx.clone()
+                    };
+                    &scoped
+                } else {
+                    ctx
+                }
+            }
+            _ => ctx,
+        };
+        if words.len() != before {
+            // Word positions moved: no substitution is the command name any more.
+            subs.iter_mut().for_each(|(k, _)| *k = usize::MAX);
+        }
+        // `function NAME { BODY…`: the body's first command is this segment.
+        if words
+            .first()
+            .is_some_and(|w| !w.quoted && w.text == "function")
+        {
+            let mut k = 2;
+            while words
+                .get(k)
+                .is_some_and(|w| matches!(w.text.as_str(), "()" | "{"))
+            {
+                k += 1;
+            }
+            if words.len() > k && k > 2 {
+                words.drain(..k);
+            }
         }
         let seg_dirs = dirs.last().cloned().unwrap_or_default();
         let header = words.first().is_some_and(is_header);
@@ -370,6 +446,13 @@ impl Builder {
             }
             _ => None,
         };
+        let mut p = p;
+        if p.argv
+            .first()
+            .is_some_and(|w| command_name(&w.text) == "git")
+        {
+            super::gitopts::expand_prefixes(&mut p.argv);
+        }
         let Peel {
             argv,
             wrappers,
@@ -384,6 +467,13 @@ impl Builder {
             return None;
         }
         let sandboxed = ctx.sandboxed || sandbox == Some(true);
+        let from_files = if ctx.dialect == Dialect::Posix && self.files_read < MAX_FILES {
+            let found = file_scripts(self.reader, &argv, &wrappers, &seg_dirs);
+            self.files_read += found.len().max(1);
+            found
+        } else {
+            Vec::new()
+        };
         self.out.segments.push(Segment {
             source: ctx.source,
             origin: ctx.origin,
@@ -399,6 +489,7 @@ impl Builder {
             pipe_next: None,
             sandboxed,
             dirs: seg_dirs.clone(),
+            resolved,
         });
         let idx = self.out.segments.len() - 1;
         built.push(Built {
@@ -420,16 +511,32 @@ impl Builder {
             );
             self.source(script.text, nested, Some(ctx.source));
         }
-        for d in derived {
+        for f in from_files {
+            let nested = ctx.script(
+                Origin::Script,
+                f.via.to_string(),
+                Dialect::Posix,
+                sandboxed,
+                &seg_dirs,
+            );
+            self.source(f.text, nested, Some(ctx.source));
+        }
+        for d in derived.into_iter().chain(copies) {
             let nested = ctx.nested(Origin::Derived, &seg_dirs, sandboxed);
             let mut c = Cur {
                 words: d,
                 ..Cur::default()
             };
             let mut inner_dirs = vec![seg_dirs.clone()];
+            let mut inner_vars = vec![nested.vars.clone()];
             let mut inner_built = Vec::new();
             if ctx.depth < MAX_DEPTH {
-                self.finish(&mut c, &nested, &mut inner_dirs, &mut inner_built);
+                self.finish(
+                    &mut c,
+                    &nested,
+                    (&mut inner_dirs, &mut inner_vars),
+                    &mut inner_built,
+                );
             }
         }
         Some(idx)

@@ -321,6 +321,10 @@ pub(crate) fn is_inert(name: &str) -> bool {
             | "xmllint"
             | "ts"
             | "pv"
+            | "shellcheck"
+            | "shfmt"
+            | "checkbashisms"
+            | "bashate"
     )
 }
 
@@ -338,6 +342,14 @@ pub fn reader_kind(argv: &[Word]) -> Reader {
         };
     }
     if is_shell(name) {
+        // `bash -n` parses and runs nothing.
+        if argv[1..]
+            .iter()
+            .take_while(|w| w.text.starts_with('-'))
+            .any(|w| !w.text.starts_with("--") && w.text[1..].contains('n'))
+        {
+            return Reader::Inert;
+        }
         return Reader::Shell;
     }
     if is_interpreter(name) {

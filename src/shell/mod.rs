@@ -49,24 +49,37 @@
 //!   write the host; `docker exec`/`docker compose` never are. Substitutions on the
 //!   `docker` line run on the host and are never sandboxed.
 //! - Command names compare case-insensitively everywhere (see [`word::command_name`]).
+//! - What the shell resolves first is resolved here too (see `vars.rs`): variables the
+//!   command assigns, `${X:-default}`, `for` loops over literal lists, aliases, and
+//!   substitutions whose output the text tells.
+//! - Script files the command runs (`bash x.sh`, `./x.sh`, `source x`, `npm run X` →
+//!   package.json) are analysed when the caller hands in a [`files::Reader`]; the analysis
+//!   itself reads nothing.
+//! - Write targets (`writes.rs`): the paths each segment writes, for the ownership check.
 //! - `cd`, `pushd`, `Set-Location` steps are kept per segment ([`Segment::dirs`]),
 //!   scoped to subshells; a dynamic or missing target makes the directory unknown.
 
 mod build;
 pub mod docker;
+pub mod files;
+pub mod gitopts;
 pub mod heredoc;
 pub mod lexer;
+pub mod opts;
 pub mod pm;
 mod quote;
 mod quote_win;
 pub mod segment;
+pub mod vars;
 pub mod word;
 pub mod wrappers;
+pub mod writes;
 
 pub use heredoc::{BodyKind, Heredoc};
 pub use lexer::{Op, Redirect};
 pub use segment::{Analysis, DirStep, Origin, Segment, Source};
 pub use word::Word;
+pub use writes::{Reach, WriteTarget};
 
 use build::{Builder, Ctx};
 use lexer::Arena;
@@ -98,8 +111,13 @@ impl Dialect {
     }
 }
 
-/// Analyze `command` written in `dialect`.
+/// Analyze `command` written in `dialect`, from its text alone.
 pub fn analyze(command: &str, dialect: Dialect) -> Analysis {
+    analyze_with(command, dialect, &files::NoFiles)
+}
+
+/// Analyze `command`, reading the script files it runs through `reader` (see [`files`]).
+pub fn analyze_with(command: &str, dialect: Dialect, reader: &dyn files::Reader) -> Analysis {
     let mut text = command;
     let mut cut = false;
     if text.len() > MAX_INPUT_BYTES {
@@ -114,6 +132,8 @@ pub fn analyze(command: &str, dialect: Dialect) -> Analysis {
         arena: Arena::new(MAX_WORK_BYTES),
         out: Analysis::default(),
         input_cut: cut,
+        reader,
+        files_read: 0,
     };
     let ctx = Ctx {
         source: 0,
@@ -124,6 +144,7 @@ pub fn analyze(command: &str, dialect: Dialect) -> Analysis {
         sandboxed: false,
         dirs: Vec::new(),
         output_code: false,
+        vars: vars::Vars::default(),
     };
     b.source(text.to_string(), ctx, None);
     let mut out = b.out;

@@ -99,6 +99,9 @@ pub struct Segment {
     pub sandboxed: bool,
     /// `cd` steps in effect before it, within its chain.
     pub dirs: Vec<DirStep>,
+    /// What the shell resolved in it first: variables set, loop values, aliases and
+    /// expansions replaced by their known values (one line each, for explanations).
+    pub resolved: Vec<String>,
 }
 
 impl Segment {

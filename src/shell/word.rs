@@ -77,7 +77,24 @@ impl Word {
     }
 }
 
-/// Quote `text` for display when it holds characters a shell would split or expand.
+/// `text` quoted for a POSIX shell: unchanged when every byte is an ASCII letter, digit or
+/// one of `-_./:=@+,%`, else in single quotes (`'` written `'\''`). The one quoting
+/// function of the crate: hook command lines, shown argv, re-joined scripts.
+pub fn quote_posix(text: &str) -> std::borrow::Cow<'_, str> {
+    let plain = !text.is_empty()
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_./:=@+,%".contains(&b));
+    if plain {
+        std::borrow::Cow::Borrowed(text)
+    } else {
+        std::borrow::Cow::Owned(format!("'{}'", text.replace('\'', r"'\''")))
+    }
+}
+
+/// `text` for display as the command wrote it: expansions (`$x`, `*`, `~`) stay unquoted so
+/// an explanation shows them; anything else a shell would split is quoted. Not for building
+/// command lines: use [`quote_posix`].
 pub fn render_word(text: &str) -> String {
     if text.is_empty() {
         return "''".to_string();
@@ -265,6 +282,30 @@ mod tests {
         assert!(!is_assignment("--opt=2"));
         assert!(!is_assignment("a-b=2"));
         assert!(!is_assignment("plain"));
+    }
+
+    #[test]
+    fn posix_quoting_round_trips_through_sh() {
+        for (text, want) in [
+            ("git", "git"),
+            ("/repo/bin/guard", "/repo/bin/guard"),
+            ("a b", "'a b'"),
+            ("it's", r"'it'\''s'"),
+            ("", "''"),
+            ("$HOME", "'$HOME'"),
+            ("ünï", "'ünï'"),
+            ("50%", "50%"),
+        ] {
+            assert_eq!(quote_posix(text), want, "{text}");
+        }
+        // What sh reads back is the text itself.
+        if let Ok(out) = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!("printf %s {}", quote_posix("it's $x `y` \\ \"z\"")))
+            .output()
+        {
+            assert_eq!(String::from_utf8_lossy(&out.stdout), "it's $x `y` \\ \"z\"");
+        }
     }
 
     #[test]

@@ -617,16 +617,7 @@ pub fn seconds(d: Duration) -> String {
 /// An argv shown as one line, quoting words that need it.
 pub fn shell_words(argv: &[String]) -> String {
     argv.iter()
-        .map(|w| {
-            let plain = !w.is_empty()
-                && w.chars()
-                    .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c));
-            if plain {
-                w.clone()
-            } else {
-                format!("'{}'", w.replace('\'', r"'\''"))
-            }
-        })
+        .map(|w| crate::shell::word::quote_posix(w))
         .collect::<Vec<_>>()
         .join(" ")
 }

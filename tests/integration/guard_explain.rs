@@ -54,3 +54,24 @@ fn explain_uses_the_repo_config_and_reports_a_bad_one() {
     assert_eq!(code, 2, "{out}");
     assert!(err.contains("outputDir"), "the bad key is named: {err}");
 }
+
+#[test]
+fn explain_shows_each_write_target_and_the_lock_it_hits() {
+    let repo = Repo::new();
+    repo.plan("api", 1, &["src/api/**"]);
+    repo.lock("api", "other", &["src/api/**"], 1, 60_000);
+    let (code, out, err) = explain(
+        &repo,
+        &["cd src && sed -i s/a/b/ api/x.ts; echo ok > \"$OUT/y\" ; rm docs/*.md"],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("write targets"), "{out}");
+    assert!(out.contains("sed -i api/x.ts →"), "{out}");
+    assert!(out.contains("src/api/x.ts"), "the cd is applied: {out}");
+    assert!(out.contains("$OUT/y → not known"), "{out}");
+    assert!(out.contains("docs/*.md (pattern): allowed"), "{out}");
+    assert!(
+        out.contains("block: session-lock: src/api/x.ts is owned by stream 'api'"),
+        "the lock it hits: {out}"
+    );
+}

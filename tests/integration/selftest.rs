@@ -1060,17 +1060,26 @@ fn run_case(case: &Case) -> Result<(), String> {
 
 #[test]
 fn lifecycle_corpus() {
-    run_corpus("lifecycle", 0);
+    run_corpus("lifecycle", 0, &[false]);
 }
 
 /// Issue 11's escape attempts (selftest/escapes/): each door an ordinary tool call could open
 /// to switch the protocol off, with the legitimate neighbours that must stay open.
 #[test]
 fn issue_11_escape_corpus() {
-    run_corpus("escapes", 60);
+    run_corpus("escapes", 60, &[false]);
 }
 
-fn run_corpus(folder: &str, at_least: usize) {
+/// The Bash/PowerShell write-ownership corpus, run alone and with another live session
+/// registered in the tree (ownership must not depend on company).
+#[test]
+fn writes_corpus() {
+    run_corpus("writes", 120, &[false, true]);
+}
+
+/// Runs every case of `selftest/<folder>` (at least `at_least` of them), once per `company`
+/// entry (with `true`, an extra live session `company` is registered in the tree first).
+fn run_corpus(folder: &str, at_least: usize, company: &[bool]) {
     let files = crate::lifecycle_support::case_files(folder);
     let mut cases: Vec<Case> = Vec::new();
     let mut failures: Vec<String> = Vec::new();
@@ -1086,6 +1095,10 @@ fn run_corpus(folder: &str, at_least: usize) {
         cases.len(),
         at_least.max(1)
     );
+    let runs: Vec<(&Case, bool)> = company
+        .iter()
+        .flat_map(|&with| cases.iter().map(move |c| (c, with)))
+        .collect();
     let next = AtomicUsize::new(0);
     let failed = Mutex::new(Vec::<(String, usize, String)>::new());
     let threads = std::thread::available_parallelism()
@@ -1097,9 +1110,17 @@ fn run_corpus(folder: &str, at_least: usize) {
             s.spawn(|| {
                 loop {
                     let i = next.fetch_add(1, Ordering::SeqCst);
-                    let Some(case) = cases.get(i) else { break };
+                    let Some(&(case, with)) = runs.get(i) else {
+                        break;
+                    };
                     let started = std::time::Instant::now();
-                    let result = run_case(case);
+                    let result = if with {
+                        let mut c = case.clone();
+                        c.setup.insert(0, Setup::Registered("company".into()));
+                        run_case(&c)
+                    } else {
+                        run_case(case)
+                    };
                     if started.elapsed() > std::time::Duration::from_secs(1) {
                         println!(
                             "selftest: slow case {}:{} {} ({:?})",
@@ -1112,7 +1133,9 @@ fn run_corpus(folder: &str, at_least: usize) {
                     if let Err(e) = result
                         && let Ok(mut f) = failed.lock()
                     {
-                        let text = format!("{}:{} {}\n      {e}", case.file, case.line, case.name);
+                        let who = if with { " (with another session)" } else { "" };
+                        let text =
+                            format!("{}:{} {}{who}\n      {e}", case.file, case.line, case.name);
                         f.push((case.file.clone(), case.line, text));
                     }
                 }
@@ -1123,9 +1146,10 @@ fn run_corpus(folder: &str, at_least: usize) {
     run_failures.sort();
     failures.extend(run_failures.into_iter().map(|(_, _, text)| text));
     println!(
-        "selftest: {} {folder} cases in {} files, {} failed",
+        "selftest: {} {folder} cases in {} files, {} runs, {} failed",
         cases.len(),
         files.len(),
+        runs.len(),
         failures.len()
     );
     assert!(

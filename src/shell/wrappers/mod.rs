@@ -13,9 +13,16 @@
 //! `Invoke-Expression`, `env -S`, `npx -c`, `concurrently`, `cross-env-shell` and `!`
 //! git aliases. `find -exec|-execdir|-ok … ;|+` yields the executed commands as
 //! derived segments and keeps `find` itself as the command.
+//!
+//! Wrappers whose grammar is only "options, N operands, then the command" (or "an option
+//! carries a command string") are rows of a table (`table.rs`): `flock`, `su -c`, `runuser`,
+//! `script -c`, `taskset`, `chrt`, `strace`, `systemd-run`, `chronic`, `coproc`, `numactl`,
+//! `unshare`, `xvfb-run`, `entr`, `nix-shell --run`, ... and `parallel` (a template over the
+//! arguments after `:::`).
 
 mod launchers;
 mod posix;
+mod table;
 pub mod windows;
 
 use std::borrow::Cow;
@@ -62,7 +69,7 @@ pub struct Peel {
 }
 
 /// Join words with spaces, each passed through `quote`; a lone word is kept as it is.
-fn join_with(words: &[Word], quote: impl Fn(&str) -> Cow<'_, str>) -> String {
+fn join_with(words: &[Word], quote: impl Fn(&Word) -> Cow<'_, str>) -> String {
     if let [w] = words {
         return w.text.clone();
     }
@@ -71,34 +78,32 @@ fn join_with(words: &[Word], quote: impl Fn(&str) -> Cow<'_, str>) -> String {
         if k > 0 {
             out.push(' ');
         }
-        out.push_str(&quote(&w.text));
+        out.push_str(&quote(w));
     }
     out
 }
 
 /// Join words the way `eval` or PowerShell rebuild a command line.
 pub(super) fn join_raw(words: &[Word]) -> String {
-    join_with(words, |t| Cow::Borrowed(t))
+    join_with(words, |w| Cow::Borrowed(&w.text))
 }
 
 /// Join words re-quoting those a POSIX shell would split.
 pub(super) fn join_posix(words: &[Word]) -> String {
-    join_with(words, |t| {
-        if !t.is_empty()
-            && !t
-                .bytes()
-                .any(|b| b.is_ascii_whitespace() || b"'\"$`;&|<>()\\".contains(&b))
-        {
-            Cow::Borrowed(t)
+    // Patterns and expansions the outer shell left unquoted stay so (it expands them first).
+    join_with(words, |w| {
+        if (w.glob || w.dynamic) && !w.quoted {
+            Cow::Borrowed(&w.text)
         } else {
-            Cow::Owned(format!("'{}'", t.replace('\'', "'\\''")))
+            crate::shell::word::quote_posix(&w.text)
         }
     })
 }
 
 /// Join words the way a Windows command line is rebuilt (quotes around spaces).
 pub(super) fn join_cmd(words: &[Word]) -> String {
-    join_with(words, |t| {
+    join_with(words, |w| {
+        let t = w.text.as_str();
         if t.is_empty() || t.contains([' ', '\t']) {
             Cow::Owned(format!("\"{t}\""))
         } else {
@@ -222,7 +227,7 @@ pub fn may_peel(words: &[Word], dialect: Dialect) -> bool {
     match name.as_str() {
         "git" => words.iter().any(|w| w.text == "-c"),
         "npm" | "pnpm" | "yarn" | "bun" => matches!(pm_call(words), Some(PmCall::Exec { .. })),
-        n => is_wrapper(n),
+        n => is_wrapper(n) || n == "parallel" || table::grammar(n).is_some(),
     }
 }
 
@@ -292,10 +297,14 @@ pub fn peel(words: &[Word], dialect: Dialect) -> Peel {
             "concurrently" => launchers::concurrently(&mut p),
             "cross-env-shell" => script_rest(&mut p, Dialect::Posix, "cross-env-shell"),
             "git" => launchers::git_alias(&mut p, &mut aliases_done),
-            n => {
-                debug_assert!(!is_wrapper(n), "wrapper `{n}` has no handler");
-                false
-            }
+            "parallel" => table::parallel(&mut p),
+            n => match table::grammar(n) {
+                Some(g) => table::peel(&mut p, n, g),
+                None => {
+                    debug_assert!(!is_wrapper(n), "wrapper `{n}` has no handler");
+                    false
+                }
+            },
         };
         if !more {
             break;

@@ -231,6 +231,12 @@ pub(super) fn shell(p: &mut Peel, name: &str) -> bool {
             if t.starts_with('-') && bundle.contains('s') {
                 stdin = true;
             }
+            if t.starts_with('-') && bundle.contains('n') {
+                // `bash -n`: parse only, nothing runs.
+                p.argv.clear();
+                p.wrappers.push(format!("{name} -n"));
+                return false;
+            }
             i += if bundle.ends_with('o') || bundle.ends_with('O') {
                 2
             } else {

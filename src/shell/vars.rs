@@ -1,0 +1,426 @@
+//! What the shell itself resolves before a command runs: variables assigned earlier in the
+//! same command, `for` loops over literal lists, aliases defined in it, defaults
+//! (`${X:-git}`), and substitutions whose output the text already tells (`$(echo dist)`,
+//! `` `echo dist` ``, `$(command -v git)`, `$(which git)`).
+//!
+//! Decisions:
+//! - A variable is known from `NAME=value` (also after `export`, `local`, `declare`,
+//!   `readonly`, `typeset`) when its value resolves to literal text; an assignment whose
+//!   value does not resolve makes the variable unknown again. Prefix assignments
+//!   (`X=1 cmd`) only reach that command's environment and are not recorded.
+//! - `for NAME in WORDS` gives NAME every word; a segment using it is analysed once per
+//!   value (`for c in status stash; do git $c; done` runs `git status` and `git stash`).
+//! - An unassigned `${NAME:-default}` (or `${NAME-default}`, `${NAME:=default}`) is the
+//!   default: a variable the command never sets is usually unset.
+//! - An unquoted expansion whose value holds blanks splits into words; a value with pattern
+//!   characters is a pattern.
+//! - Values are scoped like `cd`: a subshell's assignments end with it. Nested scripts
+//!   (`bash -c`) see the variables of the command around them.
+//! - Bounded: [`MAX_VALUE`] bytes per value, [`MAX_VALUES`] values per loop, [`MAX_VARS`]
+//!   variables.
+
+use super::word::{Word, is_assignment, split_plain};
+
+/// Longest value kept for one variable.
+pub const MAX_VALUE: usize = 4096;
+/// Most values one `for` loop gives its variable.
+pub const MAX_VALUES: usize = 64;
+/// Most variables and aliases remembered in one scope.
+pub const MAX_VARS: usize = 256;
+
+/// What the command itself set so far.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Vars {
+    /// Variables: `None` when assigned a value the text cannot tell.
+    vars: Vec<(String, Option<Vec<String>>)>,
+    aliases: Vec<(String, String)>,
+}
+
+impl Vars {
+    /// Nothing was set.
+    pub fn is_empty(&self) -> bool {
+        self.vars.is_empty() && self.aliases.is_empty()
+    }
+
+    fn set(&mut self, name: &str, value: Option<Vec<String>>) {
+        self.vars.retain(|(n, _)| n != name);
+        if self.vars.len() < MAX_VARS {
+            self.vars.push((name.to_string(), value));
+        }
+    }
+
+    fn get(&self, name: &str) -> Option<&Option<Vec<String>>> {
+        self.vars.iter().find(|(n, _)| n == name).map(|(_, v)| v)
+    }
+
+    fn alias(&self, name: &str) -> Option<&str> {
+        self.aliases
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// Records what a segment of `words` (leading reserved words removed) sets: plain
+    /// assignments, `for NAME in …` headers and `alias NAME=value`. Returns a line for
+    /// explanations per variable set.
+    pub fn record(&mut self, words: &[Word]) -> Vec<String> {
+        let mut notes = Vec::new();
+        let Some(first) = words.first() else {
+            return notes;
+        };
+        let decl = matches!(
+            first.text.as_str(),
+            "export" | "local" | "declare" | "readonly" | "typeset"
+        ) && !first.quoted;
+        if !first.quoted && first.text == "for" {
+            if let (Some(name), Some(kw)) = (words.get(1), words.get(2))
+                && kw.text == "in"
+                && is_name(&name.text)
+            {
+                let mut values = Vec::new();
+                let mut known = true;
+                for w in words[3..].iter().take(MAX_VALUES) {
+                    match self.expand(w) {
+                        Some(ws) => values.extend(ws.into_iter().map(|w| w.text)),
+                        None => known = false,
+                    }
+                }
+                values.truncate(MAX_VALUES);
+                notes.push(if known {
+                    format!("for ${} in {}", name.text, values.join(" "))
+                } else {
+                    format!("for ${}: values not known", name.text)
+                });
+                self.set(&name.text, known.then_some(values));
+            }
+            return notes;
+        }
+        if !first.quoted && first.text == "alias" {
+            for w in &words[1..] {
+                if let Some((n, v)) = w.text.split_once('=')
+                    && !w.dynamic
+                    && self.aliases.len() < MAX_VARS
+                {
+                    self.aliases.retain(|(a, _)| a != n);
+                    self.aliases.push((n.to_string(), v.to_string()));
+                    notes.push(format!("alias {n}={v}"));
+                }
+            }
+            return notes;
+        }
+        let assigns = if decl { &words[1..] } else { words };
+        let all = !assigns.is_empty()
+            && assigns
+                .iter()
+                .all(|w| is_assignment(&w.text) || (decl && w.text.starts_with('-')));
+        if !all {
+            return notes;
+        }
+        for w in assigns.iter().filter(|w| is_assignment(&w.text)) {
+            let (name, raw) = w.text.split_once('=').unwrap_or((&w.text, ""));
+            let name = name.trim_end_matches('+');
+            if name.contains('[') {
+                continue;
+            }
+            let value = if w.dynamic {
+                let v = Word {
+                    text: raw.to_string(),
+                    quoted: true,
+                    dynamic: true,
+                    ..Word::default()
+                };
+                self.expand(&v)
+                    .map(|ws| ws.into_iter().map(|w| w.text).collect::<Vec<_>>().join(" "))
+            } else {
+                Some(raw.to_string())
+            };
+            let value = value.filter(|v| v.len() <= MAX_VALUE);
+            notes.push(match &value {
+                Some(v) => format!("${name} = {v}"),
+                None => format!("${name} = (not known)"),
+            });
+            self.set(name, value.map(|v| vec![v]));
+        }
+        notes
+    }
+
+    /// One scope per value of a loop variable `words` use (empty when they use none): a
+    /// segment inside `for d in a b` runs once with each value.
+    pub fn each_value(&self, words: &[Word]) -> Vec<Vars> {
+        let used = |name: &str| {
+            words.iter().any(|w| {
+                w.dynamic
+                    && (w.text.contains(&format!("${{{name}}}"))
+                        || w.text.match_indices(&format!("${name}")).any(|(k, m)| {
+                            !w.text[k + m.len()..]
+                                .starts_with(|c: char| c == '_' || c.is_ascii_alphanumeric())
+                        }))
+            })
+        };
+        let Some((name, values)) = self.vars.iter().find_map(|(n, v)| match v {
+            Some(list) if list.len() > 1 && used(n) => Some((n, list)),
+            _ => None,
+        }) else {
+            return Vec::new();
+        };
+        values
+            .iter()
+            .map(|v| {
+                let mut one = self.clone();
+                one.set(name, Some(vec![v.clone()]));
+                one
+            })
+            .collect()
+    }
+
+    /// `words` with what the command set substituted: an alias at the head, known
+    /// variables and literal substitutions in any word. Words that stay unknown are kept.
+    pub fn apply(&self, words: &mut Vec<Word>) -> Vec<String> {
+        let mut notes = Vec::new();
+        if let Some(head) = words.first()
+            && !head.quoted
+            && !head.dynamic
+            && let Some(value) = self.alias(&head.text)
+        {
+            notes.push(format!("alias {} → {value}", head.text));
+            let mut new = split_plain(value, 64);
+            new.extend(words.drain(1..));
+            *words = new;
+        }
+        if !words.iter().any(|w| w.dynamic) {
+            return notes;
+        }
+        let mut out = Vec::with_capacity(words.len());
+        for w in words.drain(..) {
+            if !w.dynamic {
+                out.push(w);
+                continue;
+            }
+            match self.expand(&w) {
+                Some(ws) => {
+                    notes.push(format!(
+                        "{} → {}",
+                        w.text,
+                        ws.iter().map(|w| w.render()).collect::<Vec<_>>().join(" ")
+                    ));
+                    out.extend(ws);
+                }
+                None => out.push(w),
+            }
+        }
+        *words = out;
+        notes
+    }
+
+    /// The words `w` stands for, when every expansion in it is known.
+    fn expand(&self, w: &Word) -> Option<Vec<Word>> {
+        let text = w.text.as_str();
+        let mut parts: Vec<Part> = Vec::new();
+        let mut lit = String::new();
+        let mut i = 0;
+        let b = text.as_bytes();
+        while i < b.len() {
+            let (part, next) = match b[i] {
+                b'$' => self.dollar(text, i)?,
+                b'`' => {
+                    let end = text[i + 1..].find('`')? + i + 1;
+                    (literal_output(&text[i + 1..end])?, end + 1)
+                }
+                _ => {
+                    let c = text[i..].chars().next()?;
+                    lit.push(c);
+                    i += c.len_utf8();
+                    continue;
+                }
+            };
+            if !lit.is_empty() {
+                parts.push(Part::One(std::mem::take(&mut lit)));
+            }
+            parts.push(part);
+            i = next;
+        }
+        if !lit.is_empty() {
+            parts.push(Part::One(lit));
+        }
+        // Combine: at most one multi-valued part (a loop variable).
+        let mut values: Vec<String> = vec![String::new()];
+        let mut multi = false;
+        for p in parts {
+            match p {
+                Part::One(s) => values.iter_mut().for_each(|v| v.push_str(&s)),
+                Part::Many(list) => {
+                    if multi {
+                        return None;
+                    }
+                    multi = true;
+                    values = list
+                        .iter()
+                        .flat_map(|l| values.iter().map(move |v| format!("{v}{l}")))
+                        .collect();
+                }
+            }
+        }
+        let split = !w.quoted;
+        let mut out = Vec::new();
+        for v in values {
+            if v.len() > MAX_VALUE {
+                return None;
+            }
+            if split {
+                for s in v.split_ascii_whitespace() {
+                    out.push(literal(s, true));
+                }
+            } else {
+                out.push(literal(&v, false));
+            }
+        }
+        Some(out)
+    }
+
+    /// The expansion starting at `text[i] == '$'` and where it ends.
+    fn dollar(&self, text: &str, i: usize) -> Option<(Part, usize)> {
+        let rest = &text[i + 1..];
+        if let Some(inner) = rest.strip_prefix('(') {
+            if inner.starts_with('(') {
+                return None; // arithmetic
+            }
+            let end = inner.find(')')?;
+            return Some((literal_output(&inner[..end])?, i + 2 + end + 1));
+        }
+        if let Some(inner) = rest.strip_prefix('{') {
+            let end = inner.find('}')?;
+            let body = &inner[..end];
+            let next = i + 2 + end + 1;
+            let (name, default) = match body.find([':', '-', '=']) {
+                Some(k) => {
+                    let op = &body[k..];
+                    let d = op
+                        .strip_prefix(":-")
+                        .or_else(|| op.strip_prefix(":="))
+                        .or_else(|| op.strip_prefix('-'))
+                        .or_else(|| op.strip_prefix('='))?;
+                    (&body[..k], Some(d))
+                }
+                None => (body, None),
+            };
+            if !is_name(name) || default.is_some_and(|d| d.contains(['$', '`'])) {
+                return None;
+            }
+            return match (self.get(name), default) {
+                (Some(Some(v)), _) => Some((Part::from(v), next)),
+                (Some(None), _) => None,
+                (None, Some(d)) => Some((Part::One(d.to_string()), next)),
+                (None, None) => None,
+            };
+        }
+        let len = rest
+            .bytes()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == b'_')
+            .count();
+        let name = &rest[..len];
+        if !is_name(name) {
+            return None;
+        }
+        match self.get(name) {
+            Some(Some(v)) => Some((Part::from(v), i + 1 + len)),
+            _ => None,
+        }
+    }
+}
+
+enum Part {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl Part {
+    fn from(v: &[String]) -> Part {
+        match v {
+            [one] => Part::One(one.clone()),
+            many => Part::Many(many.to_vec()),
+        }
+    }
+}
+
+fn is_name(s: &str) -> bool {
+    let mut c = s.chars();
+    matches!(c.next(), Some(f) if f == '_' || f.is_ascii_alphabetic())
+        && c.all(|c| c == '_' || c.is_ascii_alphanumeric())
+}
+
+fn literal(text: &str, unquoted: bool) -> Word {
+    Word {
+        text: text.to_string(),
+        quoted: !unquoted,
+        glob: unquoted && text.contains(['*', '?', '[']),
+        ..Word::default()
+    }
+}
+
+/// The output of a substitution the text already tells: `echo WORDS`, `printf %s WORD`,
+/// `command -v NAME`, `which NAME`, `type -P NAME`.
+fn literal_output(cmd: &str) -> Option<Part> {
+    if cmd.contains(['$', '`', '|', ';', '&', '>', '<', '(', '\'', '"', '\\']) {
+        return None;
+    }
+    let words: Vec<&str> = cmd.split_ascii_whitespace().collect();
+    let out = match words.as_slice() {
+        ["echo", rest @ ..] if !rest.first().is_some_and(|w| w.starts_with('-')) => rest.join(" "),
+        ["printf", "%s", w] | ["printf", w] if !w.contains('%') => (*w).to_string(),
+        ["command", "-v", name] | ["which", name] | ["type", "-P" | "-p", name] => {
+            (*name).to_string()
+        }
+        _ => return None,
+    };
+    Some(Part::One(out))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::shell::{Dialect, analyze};
+
+    fn argvs(cmd: &str) -> Vec<String> {
+        analyze(cmd, Dialect::Posix)
+            .segments
+            .iter()
+            .filter(|s| !s.argv.is_empty())
+            .map(|s| {
+                s.argv
+                    .iter()
+                    .map(|w| w.text.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .collect()
+    }
+
+    #[test]
+    fn variables_set_earlier_are_substituted() {
+        assert!(argvs("x=git; $x checkout main").contains(&"git checkout main".into()));
+        assert!(argvs("R=rm; $R -rf dist").contains(&"rm -rf dist".into()));
+        assert!(argvs("${GIT:-git} reset --hard").contains(&"git reset --hard".into()));
+        assert!(
+            argvs("export T=tsconfig.node.json && tsc -p \"$T\"")
+                .contains(&"tsc -p tsconfig.node.json".into())
+        );
+        assert!(argvs("C='rm -rf'; $C dist").contains(&"rm -rf dist".into()));
+        // A value the text cannot tell stays an expansion.
+        assert!(argvs("x=$(date); rm -rf $x").contains(&"rm -rf $x".into()));
+        // A prefix assignment only reaches that command's environment.
+        assert!(argvs("X=dist true; rm -rf $X").contains(&"rm -rf $X".into()));
+    }
+
+    #[test]
+    fn loops_functions_aliases_and_literal_substitutions() {
+        let loop_ = argvs("for d in dist dist-electron; do rm -rf \"$d\"; done");
+        assert!(loop_.contains(&"rm -rf dist".into()), "{loop_:?}");
+        assert!(loop_.contains(&"rm -rf dist-electron".into()), "{loop_:?}");
+        assert!(argvs("alias g=git; g checkout main").contains(&"git checkout main".into()));
+        assert!(argvs("rm -rf $(echo dist)").contains(&"rm -rf dist".into()));
+        assert!(argvs("rm -rf `echo dist`").contains(&"rm -rf dist".into()));
+        assert!(argvs("G=$(command -v git); $G add -A").contains(&"git add -A".into()));
+        assert!(argvs("$(which git) stash").contains(&"git stash".into()));
+        // A subshell's assignment ends with it.
+        assert!(argvs("(x=git); $x stash").contains(&"$x stash".into()));
+    }
+}

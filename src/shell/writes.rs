@@ -1,0 +1,761 @@
+//! Write targets: the paths a command writes, replaces or deletes, as words.
+//!
+//! The hook checks each target like an Edit of that path (see `hook/bash_writes.rs`); this
+//! module only reads words. A target keeps the word as the shell would pass it (quotes
+//! removed, expansions kept and flagged [`Word::dynamic`], patterns flagged
+//! [`Word::glob`]), the command that writes it, and its [`Reach`]: a file, or a tree
+//! (`rm -r dir`, `mv dir …`, a pathspec) that holds every path below it.
+//!
+//! Commands are a table ([`SPECS`]): which option letters take a value, and which
+//! operands are written. Forms covered:
+//! - redirections `>`, `>>`, `>|`, `&>`, `&>>`, `<>`, `N>` (not `>&N` duplications);
+//! - `tee`, `rm`/`unlink`/`shred`/`rmdir`, `truncate`, `touch`, `sed -i`, `perl -i`,
+//!   `cp`/`install`/`rsync`/`ln` destinations (the destination itself and the file a
+//!   source lands as inside it), `mv` destinations and sources, `dd of=`, `patch`;
+//! - git: `checkout [<tree-ish>] -- <pathspec>`, `restore`, `rm`, `mv`, `stash push
+//!   <pathspec>`, `clean` (the cwd when no pathspec is given), with `-C <dir>` applied;
+//! - PowerShell: `Set-Content`, `Add-Content`, `Clear-Content`, `Out-File`, `Tee-Object`,
+//!   `New-Item`, `Remove-Item`, `Copy-Item`, `Move-Item`, `Rename-Item` and their aliases,
+//!   parameters abbreviated as PowerShell allows;
+//! - cmd: `del`/`erase`, `rd`/`rmdir`, `copy`/`xcopy`/`move`, with joined switches (`/S/Q`).
+//!
+//! Not modelled: writes made by programs the command runs (a build writing `dist/`, a
+//! script's own redirections are analysed only when the script is), `find -delete`,
+//! interpreter code. A target whose value is unknown stays [`Word::dynamic`]; the hook
+//! lets it through (coordination, not a sandbox).
+
+use super::Dialect;
+use super::opts::Opts;
+use super::segment::{Analysis, Segment};
+use super::word::{Word, basename, command_name};
+
+/// How much a target covers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reach {
+    /// The path itself.
+    File,
+    /// The path and everything below it.
+    Tree,
+}
+
+/// One path a command writes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WriteTarget {
+    /// Index of the segment that writes it.
+    pub segment: usize,
+    /// The path as the command names it.
+    pub word: Word,
+    /// The command form that writes it (`rm`, `sed -i`, `>`, `cp destination`).
+    pub via: String,
+    /// A file or a whole tree.
+    pub reach: Reach,
+}
+
+/// Which operands of a command are written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Form {
+    /// Every operand.
+    All,
+    /// Every operand; a tree when a recursive flag is given.
+    Delete,
+    /// The last operand (or `-t DIR`) receives the others.
+    Dest,
+    /// Like [`Form::Dest`], and the sources are removed.
+    Move,
+    /// Files edited in place when `-i` is given; the first operand is the script unless
+    /// `-e`/`-f` gave one.
+    InPlace,
+    /// `dd of=FILE`.
+    Dd,
+    /// `patch [-o OUT] [FILE [PATCH]]`: the first operand.
+    Patch,
+}
+
+/// One row of the command table.
+struct Spec {
+    names: &'static [&'static str],
+    /// Short options that take a value.
+    short_val: &'static str,
+    /// Long options that take a value.
+    long_val: &'static [&'static str],
+    form: Form,
+}
+
+/// The POSIX commands that write their operands.
+const SPECS: &[Spec] = &[
+    Spec {
+        names: &["rm", "unlink", "shred", "rmdir", "srm"],
+        short_val: "n",
+        long_val: &["iterations", "random-source", "size"],
+        form: Form::Delete,
+    },
+    Spec {
+        names: &["tee", "touch", "truncate"],
+        short_val: "sdrtAB",
+        long_val: &["size", "reference", "date", "output-error"],
+        form: Form::All,
+    },
+    Spec {
+        names: &["cp", "ln"],
+        short_val: "tS",
+        long_val: &["target-directory", "suffix", "backup"],
+        form: Form::Dest,
+    },
+    Spec {
+        names: &["install"],
+        short_val: "tSgmo",
+        long_val: &["target-directory", "suffix", "group", "mode", "owner"],
+        form: Form::Dest,
+    },
+    Spec {
+        names: &["rsync"],
+        short_val: "eTfB",
+        long_val: &[
+            "rsh",
+            "temp-dir",
+            "filter",
+            "exclude",
+            "include",
+            "backup-dir",
+            "files-from",
+            "exclude-from",
+            "block-size",
+        ],
+        form: Form::Dest,
+    },
+    Spec {
+        names: &["scp"],
+        short_val: "PiocFlSJ",
+        long_val: &[],
+        form: Form::Dest,
+    },
+    Spec {
+        names: &["mv"],
+        short_val: "tS",
+        long_val: &["target-directory", "suffix"],
+        form: Form::Move,
+    },
+    Spec {
+        names: &["sed", "gsed", "perl"],
+        short_val: "efl",
+        long_val: &["expression", "file", "line-length"],
+        form: Form::InPlace,
+    },
+    Spec {
+        names: &["dd"],
+        short_val: "",
+        long_val: &[],
+        form: Form::Dd,
+    },
+    Spec {
+        names: &["patch"],
+        short_val: "iopdrDFBVYzg",
+        long_val: &[
+            "input",
+            "output",
+            "strip",
+            "directory",
+            "reject-file",
+            "ifdef",
+            "fuzz",
+            "prefix",
+            "suffix",
+        ],
+        form: Form::Patch,
+    },
+];
+
+/// Every write target of an analysis, in segment order. Segments inside a sandboxed
+/// container are skipped: their writes land in the container.
+pub fn targets(an: &Analysis) -> Vec<WriteTarget> {
+    let mut out = Vec::new();
+    for (i, seg) in an.segments.iter().enumerate() {
+        if seg.sandboxed {
+            continue;
+        }
+        segment_targets(i, seg, &mut out);
+    }
+    out
+}
+
+fn push(out: &mut Vec<WriteTarget>, segment: usize, word: &Word, via: &str, reach: Reach) {
+    let t = word.text.as_str();
+    if t.is_empty() || t == "-" {
+        return;
+    }
+    out.push(WriteTarget {
+        segment,
+        word: word.clone(),
+        via: via.to_string(),
+        reach,
+    });
+}
+
+fn segment_targets(i: usize, seg: &Segment, out: &mut Vec<WriteTarget>) {
+    for r in &seg.redirects {
+        let Some(target) = &r.target else { continue };
+        let writes = match r.op {
+            ">" | ">>" | ">|" | "&>" | "&>>" | "<>" => true,
+            // `>&file` is bash's `&>file`; `>&2` and `>&-` duplicate or close.
+            ">&" => !target.text.bytes().all(|b| b.is_ascii_digit()) && target.text != "-",
+            _ => false,
+        };
+        if writes {
+            push(out, i, target, r.op, Reach::File);
+        }
+    }
+    let Some(head) = seg.argv.first() else { return };
+    let name = command_name(&head.text);
+    let args = &seg.argv[1..];
+    match seg.dialect {
+        Dialect::PowerShell => {
+            if powershell(i, &name, args, out) {
+                return;
+            }
+        }
+        Dialect::Cmd => {
+            if cmd(i, &name, args, out) {
+                return;
+            }
+        }
+        Dialect::Posix => {}
+    }
+    if name == "git" {
+        git(i, &seg.argv, out);
+        return;
+    }
+    if let Some(spec) = SPECS.iter().find(|s| s.names.contains(&name.as_str())) {
+        posix(i, &name, spec, args, out);
+    }
+}
+
+fn recursive(o: &Opts) -> bool {
+    o.has(&["r", "R", "a", "--recursive", "--archive", "--mirror"])
+}
+
+fn posix(i: usize, name: &str, spec: &Spec, args: &[Word], out: &mut Vec<WriteTarget>) {
+    let o = Opts::parse(args, spec.short_val, spec.long_val);
+    match spec.form {
+        Form::All => {
+            for w in &o.operands {
+                push(out, i, w, name, Reach::File);
+            }
+        }
+        Form::Delete => {
+            let reach = if recursive(&o) || name == "rmdir" {
+                Reach::Tree
+            } else {
+                Reach::File
+            };
+            for w in &o.operands {
+                push(out, i, w, name, reach);
+            }
+        }
+        Form::Dest | Form::Move => {
+            // `ln -s TARGET` alone links into the cwd under the target's name.
+            let dest_opt = o.value(&["t", "--target-directory"]);
+            let (sources, dest): (Vec<&Word>, Option<Word>) = match dest_opt {
+                Some(d) => (o.operands.clone(), Some(Word::plain(d))),
+                None if o.operands.len() >= 2 => {
+                    let (last, rest) = o.operands.split_last().expect("two operands");
+                    (rest.to_vec(), Some((*last).clone()))
+                }
+                None => (Vec::new(), None),
+            };
+            let Some(dest) = dest.filter(|d| !remote(&d.text)) else {
+                return;
+            };
+            let reach = if spec.form == Form::Move || recursive(&o) {
+                Reach::Tree
+            } else {
+                Reach::File
+            };
+            let via = format!("{name} destination");
+            push(out, i, &dest, &via, reach);
+            for src in &sources {
+                if let Some(inside) = inside_dest(&dest, src) {
+                    push(out, i, &inside, &via, reach);
+                }
+                if spec.form == Form::Move {
+                    push(out, i, src, &format!("{name} source"), Reach::Tree);
+                }
+            }
+        }
+        Form::InPlace => {
+            if !o.has(&["i", "--in-place"]) {
+                return;
+            }
+            let script_given = o.value(&["e", "f", "--expression", "--file"]).is_some();
+            let skip = usize::from(!script_given);
+            for w in o.operands.iter().skip(skip) {
+                push(out, i, w, &format!("{name} -i"), Reach::File);
+            }
+        }
+        Form::Dd => {
+            for w in args {
+                if let Some(file) = w.text.strip_prefix("of=") {
+                    let mut t = w.clone();
+                    t.text = file.to_string();
+                    push(out, i, &t, "dd of=", Reach::File);
+                }
+            }
+        }
+        Form::Patch => {
+            if let Some(v) = o.value(&["o", "--output"]) {
+                push(out, i, &Word::plain(v), "patch -o", Reach::File);
+            } else if let Some(w) = o.operands.first() {
+                push(out, i, w, name, Reach::File);
+            }
+        }
+    }
+}
+
+/// `host:path` (scp, rsync): a path on another machine.
+fn remote(t: &str) -> bool {
+    match t.find(':') {
+        Some(k) => k > 1 && !t[..k].contains(['/', '\\']),
+        None => false,
+    }
+}
+
+/// The path a source lands at when the destination is a directory (`cp a.ts src/` writes
+/// `src/a.ts`).
+fn inside_dest(dest: &Word, src: &Word) -> Option<Word> {
+    let base = basename(&src.text);
+    if base.is_empty() || base == "." || base == ".." || src.text == "-" {
+        return None;
+    }
+    let sep = if dest.text.ends_with(['/', '\\']) {
+        ""
+    } else {
+        "/"
+    };
+    Some(Word {
+        text: format!("{}{sep}{base}", dest.text),
+        dynamic: dest.dynamic || src.dynamic,
+        glob: dest.glob || src.glob,
+        quoted: dest.quoted || src.quoted,
+        ..Word::default()
+    })
+}
+
+/// git's global options before the subcommand, with the `-C` directories in order.
+pub struct GitCall<'a> {
+    /// `-C <dir>` values, in order (each relative to the previous).
+    pub dirs: Vec<&'a Word>,
+    /// The subcommand, lowercased.
+    pub sub: String,
+    /// Its arguments.
+    pub args: &'a [Word],
+}
+
+/// Splits a `git` argv into its `-C` directories, subcommand and arguments; `None` for
+/// `git --help`/`--version` or no subcommand.
+pub fn git_call(argv: &[Word]) -> Option<GitCall<'_>> {
+    if command_name(&argv.first()?.text) != "git" {
+        return None;
+    }
+    let mut dirs = Vec::new();
+    let mut i = 1;
+    while let Some(w) = argv.get(i) {
+        let t = w.text.as_str();
+        if t == "-C" {
+            dirs.extend(argv.get(i + 1));
+            i += 2;
+            continue;
+        }
+        if matches!(
+            t,
+            "-c" | "--git-dir"
+                | "--work-tree"
+                | "--namespace"
+                | "--config-env"
+                | "--super-prefix"
+                | "--exec-path"
+        ) {
+            i += 2;
+            continue;
+        }
+        if t.starts_with('-') {
+            if matches!(t, "-h" | "--help" | "-v" | "--version") {
+                return None;
+            }
+            i += 1;
+            continue;
+        }
+        return Some(GitCall {
+            dirs,
+            sub: t.to_ascii_lowercase(),
+            args: &argv[i + 1..],
+        });
+    }
+    None
+}
+
+/// `word` read from inside the `-C` directories.
+fn under_dirs(dirs: &[&Word], word: &Word) -> Word {
+    let mut w = word.clone();
+    for d in dirs.iter().rev() {
+        if is_abs(&w.text) {
+            break;
+        }
+        w.text = format!("{}/{}", d.text.trim_end_matches(['/', '\\']), w.text);
+        w.dynamic |= d.dynamic;
+    }
+    w
+}
+
+fn is_abs(p: &str) -> bool {
+    let b = p.as_bytes();
+    p.starts_with(['/', '\\']) || (b.len() >= 2 && b[1] == b':' && b[0].is_ascii_alphabetic())
+}
+
+fn git(i: usize, argv: &[Word], out: &mut Vec<WriteTarget>) {
+    let Some(call) = git_call(argv) else { return };
+    let args = call.args;
+    let via = format!("git {}", call.sub);
+    let mut emit = |w: &Word, reach: Reach| {
+        // A pathspec magic (`:/`, `:(top)`) or option-looking word is not a plain path.
+        if w.text.starts_with(':') {
+            return;
+        }
+        push(out, i, &under_dirs(&call.dirs, w), &via, reach);
+    };
+    let dry = |o: &Opts| o.has(&["n", "--dry-run"]);
+    match call.sub.as_str() {
+        "checkout" => {
+            let o = Opts::parse(args, "bB", &["orphan", "conflict", "pathspec-from-file"]);
+            if o.has(&["b", "B", "--orphan"]) && !o.dashdash {
+                return;
+            }
+            let paths: &[&Word] = if o.dashdash {
+                &o.operands[o.before_dashdash..]
+            } else if o.operands.len() >= 2 {
+                // `git checkout <tree-ish> <path>…`
+                &o.operands[1..]
+            } else {
+                // `git checkout <branch-or-path>`: a branch name names no owned file.
+                &o.operands[..]
+            };
+            for w in paths {
+                emit(w, Reach::Tree);
+            }
+        }
+        "restore" => {
+            let o = Opts::parse(args, "s", &["source", "pathspec-from-file", "conflict"]);
+            if o.has(&["S", "--staged"]) && !o.has(&["W", "--worktree"]) {
+                return;
+            }
+            for w in &o.operands {
+                emit(w, Reach::Tree);
+            }
+        }
+        "rm" => {
+            let o = Opts::parse(args, "", &["pathspec-from-file"]);
+            if o.has(&["--cached"]) || dry(&o) {
+                return;
+            }
+            for w in &o.operands {
+                emit(w, Reach::Tree);
+            }
+        }
+        "mv" => {
+            let o = Opts::parse(args, "", &[]);
+            if dry(&o) {
+                return;
+            }
+            for w in &o.operands {
+                emit(w, Reach::Tree);
+            }
+            if let (Some(dest), true) = (o.operands.last(), o.operands.len() >= 2) {
+                for src in &o.operands[..o.operands.len() - 1] {
+                    if let Some(inside) = inside_dest(dest, src) {
+                        emit(&inside, Reach::Tree);
+                    }
+                }
+            }
+        }
+        "stash" => {
+            let (verb, rest) = match args.first() {
+                Some(w) if !w.text.starts_with('-') => (w.text.as_str(), &args[1..]),
+                _ => ("push", args),
+            };
+            if !matches!(verb, "push" | "save") {
+                return;
+            }
+            let o = Opts::parse(rest, "m", &["message", "pathspec-from-file"]);
+            if verb == "save" && !o.dashdash {
+                return;
+            }
+            for w in &o.operands[o.before_dashdash.min(o.operands.len())..] {
+                emit(w, Reach::Tree);
+            }
+            if o.dashdash {
+                return;
+            }
+            for w in &o.operands {
+                emit(w, Reach::Tree);
+            }
+        }
+        "clean" => {
+            let o = Opts::parse(args, "e", &["exclude"]);
+            if dry(&o) || !o.has(&["f", "--force"]) {
+                return;
+            }
+            if o.operands.is_empty() {
+                emit(&Word::plain("."), Reach::Tree);
+            }
+            for w in &o.operands {
+                emit(w, Reach::Tree);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// PowerShell parameters that are switches (no value), by full name.
+const PS_SWITCHES: &[&str] = &[
+    "recurse",
+    "force",
+    "append",
+    "nonewline",
+    "whatif",
+    "confirm",
+    "noclobber",
+    "passthru",
+    "verbose",
+    "container",
+    "asbytestream",
+    "debug",
+];
+/// PowerShell parameters that carry a path, by full name.
+const PS_PATHS: &[&str] = &["path", "literalpath", "filepath", "pspath", "lp"];
+
+struct PsArgs<'a> {
+    /// Positional arguments; `a, b` arrays joined back into one word (`a,b`).
+    positional: Vec<Word>,
+    paths: Vec<&'a Word>,
+    destination: Option<&'a Word>,
+    new_name: Option<&'a Word>,
+    recurse: bool,
+}
+
+/// A parameter name as written (`-Rec`, `-LiteralPath:x`) matched by prefix against `full`.
+fn ps_is(param: &str, full: &str) -> bool {
+    !param.is_empty() && full.starts_with(param)
+}
+
+fn ps_args(args: &[Word]) -> PsArgs<'_> {
+    let mut a = PsArgs {
+        positional: Vec::new(),
+        paths: Vec::new(),
+        destination: None,
+        new_name: None,
+        recurse: false,
+    };
+    let mut k = 0;
+    while k < args.len() {
+        let w = &args[k];
+        let t = w.text.to_ascii_lowercase();
+        let is_param = t.len() > 1
+            && t.starts_with('-')
+            && !w.quoted
+            && t[1..].starts_with(|c: char| c.is_ascii_alphabetic());
+        if !is_param {
+            match a.positional.last_mut() {
+                Some(prev) if prev.text.ends_with(',') || w.text.starts_with(',') => {
+                    prev.text.push_str(&w.text);
+                    prev.dynamic |= w.dynamic;
+                    prev.glob |= w.glob;
+                }
+                _ => a.positional.push(w.clone()),
+            }
+            k += 1;
+            continue;
+        }
+        let (name, inline) = match t[1..].split_once(':') {
+            Some((n, _)) => (n.to_string(), true),
+            None => (t[1..].to_string(), false),
+        };
+        if PS_SWITCHES.iter().any(|s| ps_is(&name, s)) && !PS_PATHS.iter().any(|s| ps_is(&name, s))
+        {
+            if ps_is(&name, "recurse") && name.len() >= 2 {
+                a.recurse = true;
+            }
+            k += 1;
+            continue;
+        }
+        let value = if inline {
+            None
+        } else {
+            k += 1;
+            args.get(k)
+        };
+        k += 1;
+        let Some(v) = value else { continue };
+        if PS_PATHS.iter().any(|s| ps_is(&name, s)) {
+            a.paths.push(v);
+        } else if ps_is(&name, "destination") {
+            a.destination = Some(v);
+        } else if ps_is(&name, "newname") {
+            a.new_name = Some(v);
+        }
+    }
+    a
+}
+
+/// `a,b` array arguments split into their elements.
+fn ps_items<'a>(words: impl IntoIterator<Item = &'a Word>) -> Vec<Word> {
+    let mut out = Vec::new();
+    for w in words {
+        for part in w.text.split(',') {
+            let part = part.trim();
+            if !part.is_empty() {
+                out.push(Word {
+                    text: part.to_string(),
+                    ..w.clone()
+                });
+            }
+        }
+    }
+    out
+}
+
+fn powershell(i: usize, name: &str, args: &[Word], out: &mut Vec<WriteTarget>) -> bool {
+    let canonical = match name {
+        "set-content" | "sc" => "Set-Content",
+        "add-content" | "ac" => "Add-Content",
+        "clear-content" | "clc" => "Clear-Content",
+        "out-file" => "Out-File",
+        "tee-object" | "tee" => "Tee-Object",
+        "new-item" | "ni" | "mkdir" | "md" => "New-Item",
+        "remove-item" | "ri" | "rm" | "rmdir" | "rd" | "del" | "erase" => "Remove-Item",
+        "copy-item" | "cpi" | "cp" | "copy" => "Copy-Item",
+        "move-item" | "mi" | "mv" | "move" => "Move-Item",
+        "rename-item" | "rni" | "ren" => "Rename-Item",
+        _ => return false,
+    };
+    let a = ps_args(args);
+    let two = matches!(canonical, "Copy-Item" | "Move-Item");
+    let mut positional = a.positional.iter();
+    let mut paths = a.paths.clone();
+    if paths.is_empty() {
+        paths.extend(positional.next());
+    }
+    let dest = a
+        .destination
+        .or_else(|| if two { positional.next() } else { None });
+    let paths = ps_items(paths);
+    match canonical {
+        "Copy-Item" | "Move-Item" => {
+            let via = format!("{canonical} -Destination");
+            let reach = if canonical == "Move-Item" || a.recurse {
+                Reach::Tree
+            } else {
+                Reach::File
+            };
+            if let Some(d) = dest {
+                push(out, i, d, &via, reach);
+                for src in &paths {
+                    if let Some(inside) = inside_dest(d, src) {
+                        push(out, i, &inside, &via, reach);
+                    }
+                }
+            }
+            if canonical == "Move-Item" {
+                for src in &paths {
+                    push(out, i, src, canonical, Reach::Tree);
+                }
+            }
+        }
+        "Rename-Item" => {
+            for src in &paths {
+                push(out, i, src, canonical, Reach::Tree);
+                if let Some(n) = a.new_name {
+                    let dir = src.text.rfind(['/', '\\']).map_or("", |k| &src.text[..=k]);
+                    let mut w = n.clone();
+                    if !is_abs(&n.text) {
+                        w.text = format!("{dir}{}", n.text);
+                    }
+                    w.dynamic |= src.dynamic;
+                    push(out, i, &w, canonical, Reach::Tree);
+                }
+            }
+        }
+        "Remove-Item" => {
+            let reach = if a.recurse { Reach::Tree } else { Reach::File };
+            for p in &paths {
+                push(out, i, p, canonical, reach);
+            }
+        }
+        _ => {
+            for p in &paths {
+                push(out, i, p, canonical, Reach::File);
+            }
+        }
+    }
+    true
+}
+
+/// A cmd switch word: `/q`, `/S/Q`, `/a:h`.
+fn cmd_switch(t: &str) -> bool {
+    t.starts_with('/')
+        && t[1..]
+            .split('/')
+            .all(|s| !s.is_empty() && (s.len() <= 2 || s.contains(':')))
+}
+
+fn cmd(i: usize, name: &str, args: &[Word], out: &mut Vec<WriteTarget>) -> bool {
+    let (switches, operands): (Vec<&Word>, Vec<&Word>) =
+        args.iter().partition(|w| cmd_switch(&w.text));
+    let has = |c: char| {
+        switches.iter().any(|w| {
+            w.text[1..]
+                .split('/')
+                .any(|s| s.eq_ignore_ascii_case(&c.to_string()))
+        })
+    };
+    match name {
+        "del" | "erase" | "rd" | "rmdir" => {
+            let reach = if has('s') { Reach::Tree } else { Reach::File };
+            for w in operands {
+                push(out, i, w, name, reach);
+            }
+        }
+        "copy" | "xcopy" | "move" | "robocopy" => {
+            let (dest, sources) = if name == "robocopy" {
+                (
+                    operands.get(1).copied(),
+                    operands.first().copied().into_iter().collect(),
+                )
+            } else {
+                match operands.split_last() {
+                    Some((d, rest)) if !rest.is_empty() => (Some(*d), rest.to_vec()),
+                    _ => (None, Vec::new()),
+                }
+            };
+            let Some(dest) = dest else { return true };
+            let reach = if name == "copy" {
+                Reach::File
+            } else {
+                Reach::Tree
+            };
+            let via = format!("{name} destination");
+            push(out, i, dest, &via, reach);
+            for src in &sources {
+                if let Some(inside) = inside_dest(dest, src) {
+                    push(out, i, &inside, &via, reach);
+                }
+                if name == "move" {
+                    push(out, i, src, "move source", Reach::Tree);
+                }
+            }
+        }
+        _ => return false,
+    }
+    true
+}
+
+#[cfg(test)]
+#[path = "writes_tests.rs"]
+mod tests;

@@ -1,0 +1,125 @@
+use super::*;
+use crate::shell::{Dialect, analyze};
+
+/// `(via, path, tree)` of every target of `cmd`.
+fn t(cmd: &str) -> Vec<(String, String, bool)> {
+    t_in(cmd, Dialect::Posix)
+}
+
+fn t_in(cmd: &str, d: Dialect) -> Vec<(String, String, bool)> {
+    targets(&analyze(cmd, d))
+        .into_iter()
+        .map(|t| (t.via, t.word.text, t.reach == Reach::Tree))
+        .collect()
+}
+
+fn paths(cmd: &str) -> Vec<String> {
+    t(cmd).into_iter().map(|(_, p, _)| p).collect()
+}
+
+#[test]
+fn redirections_write_their_target_but_not_duplications() {
+    assert_eq!(paths("echo hi > a.txt"), ["a.txt"]);
+    assert_eq!(paths("echo hi >> a.txt 2>&1"), ["a.txt"]);
+    assert_eq!(paths("make &> log.txt"), ["log.txt"]);
+    assert_eq!(paths("cmd 2> err.txt >&2"), ["err.txt"]);
+    assert_eq!(paths("cat <<EOF > src/x.ts\nhi\nEOF"), ["src/x.ts"]);
+    assert!(paths("cat a.txt < b.txt").is_empty());
+    assert!(paths("grep -r x src | sort").is_empty());
+}
+
+#[test]
+fn file_commands_name_what_they_write() {
+    assert_eq!(paths("tee -a a b"), ["a", "b"]);
+    assert_eq!(paths("sed -i 's/a/b/' f1 f2"), ["f1", "f2"]);
+    assert_eq!(paths("sed -i.bak -e 's/a/b/' f1"), ["f1"]);
+    assert_eq!(paths("sed -n 's/a/b/p' f1"), Vec::<String>::new());
+    assert_eq!(paths("perl -pi -e 's/a/b/' f"), ["f"]);
+    assert_eq!(paths("touch -d 2020-01-01 f"), ["f"]);
+    assert_eq!(paths("truncate -s 0 f"), ["f"]);
+    assert_eq!(paths("dd if=/dev/zero of=disk.img bs=1"), ["disk.img"]);
+    assert_eq!(paths("patch -p1 src/a.ts fix.patch"), ["src/a.ts"]);
+    assert_eq!(paths("patch -o out.ts < fix.patch"), ["out.ts"]);
+    assert_eq!(
+        t("rm -rf dist x"),
+        [
+            ("rm".into(), "dist".into(), true),
+            ("rm".into(), "x".into(), true)
+        ]
+    );
+    assert_eq!(t("rm f"), [("rm".into(), "f".into(), false)]);
+}
+
+#[test]
+fn copies_write_the_destination_and_moves_the_source_too() {
+    assert_eq!(paths("cp a.ts src/api/"), ["src/api/", "src/api/a.ts"]);
+    assert_eq!(paths("cp -t dir a b"), ["dir", "dir/a", "dir/b"]);
+    assert_eq!(
+        paths("mv src/api/x.ts lib/"),
+        ["lib/", "lib/x.ts", "src/api/x.ts"]
+    );
+    assert_eq!(paths("ln -sf ../a link"), ["link", "link/a"]);
+    assert_eq!(paths("rsync -a src/ host:backup/"), Vec::<String>::new());
+    assert_eq!(paths("cp src/api/x.ts \"$TMPDIR/x\"").len(), 2);
+}
+
+#[test]
+fn git_writes_its_pathspecs() {
+    assert_eq!(paths("git checkout -- src/a.ts"), ["src/a.ts"]);
+    assert_eq!(paths("git checkout main -- src/a.ts"), ["src/a.ts"]);
+    assert_eq!(paths("git checkout HEAD~1 src/a.ts"), ["src/a.ts"]);
+    assert!(paths("git checkout -b feature").is_empty());
+    assert_eq!(paths("git restore src/a.ts"), ["src/a.ts"]);
+    assert!(paths("git restore --staged src/a.ts").is_empty());
+    assert_eq!(paths("git rm -r src/api"), ["src/api"]);
+    assert!(paths("git rm --cached src/a.ts").is_empty());
+    assert_eq!(paths("git stash push -- src/a.ts"), ["src/a.ts"]);
+    assert_eq!(paths("git stash push -m wip src/a.ts"), ["src/a.ts"]);
+    assert!(paths("git stash list").is_empty());
+    assert_eq!(paths("git clean -fd"), ["."]);
+    assert!(paths("git clean -nd").is_empty());
+    assert_eq!(paths("git -C web checkout -- a.ts"), ["web/a.ts"]);
+    assert!(paths("git status").is_empty());
+}
+
+#[test]
+fn powershell_cmdlets_and_aliases() {
+    let ps = |c: &str| -> Vec<String> {
+        t_in(c, Dialect::PowerShell)
+            .into_iter()
+            .map(|(_, p, _)| p)
+            .collect()
+    };
+    assert_eq!(ps("Set-Content -Path src/a.ts -Value x"), ["src/a.ts"]);
+    assert_eq!(ps("Set-Content src/a.ts 'x'"), ["src/a.ts"]);
+    assert_eq!(ps("'x' | Out-File -FilePath a.txt -Append"), ["a.txt"]);
+    assert_eq!(ps("Add-Content -LiteralPath a.txt -Value y"), ["a.txt"]);
+    assert_eq!(ps("Remove-Item -Rec -Force dist"), ["dist"]);
+    assert_eq!(ps("rm a.ts, b.ts"), ["a.ts", "b.ts"]);
+    assert_eq!(
+        ps("Copy-Item a.ts -Destination src/api"),
+        ["src/api", "src/api/a.ts"]
+    );
+    assert_eq!(ps("Move-Item a.ts b.ts"), ["b.ts", "b.ts/a.ts", "a.ts"]);
+    assert_eq!(ps("New-Item -ItemType File -Path x.ts"), ["x.ts"]);
+    assert!(ps("Get-Content a.ts").is_empty());
+    let tree = t_in("Remove-Item -Recurse dist", Dialect::PowerShell);
+    assert!(tree[0].2);
+}
+
+#[test]
+fn cmd_switches_may_be_joined() {
+    let cmd = |c: &str| t_in(c, Dialect::Cmd);
+    assert_eq!(cmd("rd /S/Q dist"), [("rd".into(), "dist".into(), true)]);
+    assert_eq!(cmd("del /q a.txt"), [("del".into(), "a.txt".into(), false)]);
+    assert_eq!(cmd("copy a.txt b.txt").len(), 2);
+}
+
+#[test]
+fn sandboxed_and_unknown_targets_are_marked() {
+    assert!(paths("docker run --rm node:20 rm -rf /app/dist").is_empty());
+    let an = analyze("rm -rf \"$OUT/x\" src/*.ts", Dialect::Posix);
+    let ts = targets(&an);
+    assert!(ts[0].word.dynamic);
+    assert!(ts[1].word.glob && !ts[1].word.dynamic);
+}
