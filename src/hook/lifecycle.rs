@@ -8,6 +8,7 @@ use super::Payload;
 use crate::config::Config;
 use crate::globs::Owns;
 use crate::paths::{RepoPath, RepoPaths};
+use crate::round_index::LockSet;
 use crate::state::{Held, Layout, LockRecord, short_id};
 use crate::{liveness, plans, time};
 use std::path::{Path, PathBuf};
@@ -120,7 +121,7 @@ pub fn claim(ctx: &Ctx, p: &Payload, env: &Env, stream: &Word) -> Result<(), Str
             "session-lock: the hook payload carries no session_id, so the claim of '{name}' cannot be recorded (a lock without its session protects nothing)"
         ));
     }
-    let streams = plans::load(&ctx.root, &ctx.config.plan_glob)
+    let streams = crate::plan_cache::load(&ctx.root, &ctx.config.plan_glob, &ctx.layout)
         .map_err(|e| format!("session-lock: cannot claim '{name}': {e}"))?;
     let Some(plan) = streams.iter().find(|s| s.name == name) else {
         let known: Vec<&str> = streams.iter().map(|s| s.name.as_str()).collect();
@@ -164,6 +165,7 @@ pub fn claim(ctx: &Ctx, p: &Payload, env: &Env, stream: &Word) -> Result<(), Str
         client_pid: env.client_pid,
         client_start,
     };
+    let index = crate::round_index::Index::before_write(&ctx.layout);
     let write = match existing {
         None => ctx.layout.create_lock(&record).and_then(|created| {
             if created {
@@ -192,6 +194,7 @@ pub fn claim(ctx: &Ctx, p: &Payload, env: &Env, stream: &Word) -> Result<(), Str
             ctx.layout.write_lock(&record)
         }
     };
+    crate::round_index::Index::after_write(&ctx.layout, index, &[name]);
     write.map_err(|e| format!("session-lock: could not record the claim of '{name}': {e}"))
 }
 
@@ -279,28 +282,16 @@ pub fn check_write(
     p: &Payload,
     env: &Env,
     raw: &str,
-    locks: &[Held],
+    locks: &LockSet,
 ) -> Result<(), String> {
-    let live: Vec<&Held> = locks
-        .iter()
-        .filter(|h| h.is_live(ctx.now, ctx.stale_ms()))
-        .collect();
-    if live.is_empty() {
-        return Ok(());
-    }
     let ci = ctx.paths.case_insensitive();
     let owns_of = |h: &Held| Owns::new(&h.record.owns, ci).ok();
     let may_own = |h: &Held, rel: &str| !crate::globs::cannot_match(&h.record.owns, rel, ci);
-    let mine_covers = |rel: &str| {
-        live.iter()
-            .filter(|h| h.record.session_id == p.session_id && may_own(h, rel))
-            .any(|h| owns_of(h).is_some_and(|o| o.is_match(rel)))
+    let live_of = |pool: Vec<Held>| -> Vec<Held> {
+        pool.into_iter()
+            .filter(|h| h.is_live(ctx.now, ctx.stale_ms()))
+            .collect()
     };
-    // The suite's own folder is frozen; a folder that holds the whole repo (the guard copied to
-    // the repo root) is not the suite's, or every file in the repo would be frozen.
-    let in_binary_dir = env.binary_dir.as_deref().is_some_and(|d| {
-        !under_dir(d, &ctx.root.to_string_lossy(), &p.cwd) && under_dir(d, raw, &p.cwd)
-    });
     let rel = match ctx.paths.locate(&p.cwd, raw) {
         RepoPath::Inside(rel) => Some(rel),
         RepoPath::Root | RepoPath::Outside => None,
@@ -311,6 +302,30 @@ pub fn check_write(
             .map(|o| o.is_match(rel))
             .unwrap_or(false),
         None => false,
+    };
+    // The suite's own folder is frozen; a folder that holds the whole repo (the guard copied to
+    // the repo root) is not the suite's, or every file in the repo would be frozen.
+    let in_binary_dir = env.binary_dir.as_deref().is_some_and(|d| {
+        !under_dir(d, &ctx.root.to_string_lossy(), &p.cwd) && under_dir(d, raw, &p.cwd)
+    });
+    // Only the locks the decision rests on are read: every lock for the protocol's own files
+    // (they are frozen while any lock is live), else the caller's and those that could own `rel`.
+    let live = match &rel {
+        _ if protected || in_binary_dir => live_of(locks.all()),
+        Some(rel) => {
+            let mut pool = locks.own(&p.session_id);
+            pool.extend(locks.others_for(&p.session_id, rel, ci));
+            live_of(pool)
+        }
+        None => Vec::new(),
+    };
+    if live.is_empty() {
+        return Ok(());
+    }
+    let mine_covers = |rel: &str| {
+        live.iter()
+            .filter(|h| h.record.session_id == p.session_id && may_own(h, rel))
+            .any(|h| owns_of(h).is_some_and(|o| o.is_match(rel)))
     };
     if (protected || in_binary_dir) && !rel.as_deref().is_some_and(mine_covers) {
         return Err(format!(

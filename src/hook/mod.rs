@@ -73,8 +73,9 @@ pub fn run(bytes: &[u8], env: &Env) -> Outcome {
         }
         _ => {
             lifecycle::register(ctx.now, &p, env, throttle);
-            let (mut locks, _) = ctx.layout.read_locks();
-            lifecycle::heartbeat(&ctx, &p.session_id, env.client_pid, &mut locks);
+            let locks = crate::round_index::LockSet::load(&ctx.layout);
+            let mut own = locks.own(&p.session_id);
+            lifecycle::heartbeat(&ctx, &p.session_id, env.client_pid, &mut own);
             messages(&p, env, &ctx.config)
         }
     }
@@ -90,10 +91,18 @@ fn messages(p: &Payload, env: &Env, config: &Config) -> Outcome {
 
 fn pre_tool_use(ctx: &Ctx, p: &Payload, env: &Env) -> Outcome {
     let form = ctx.config.decision;
-    let (mut locks, bad) = ctx.layout.read_locks();
-    lifecycle::heartbeat(ctx, &p.session_id, env.client_pid, &mut locks);
+    // The caller's own locks only (for the heartbeat); the others are read when a write
+    // target could be theirs.
+    let mut locks = crate::round_index::LockSet::load(&ctx.layout);
+    let mut own = locks.own(&p.session_id);
+    lifecycle::heartbeat(ctx, &p.session_id, env.client_pid, &mut own);
+    locks.rewrote(&own);
     let mut note = String::new();
-    for b in &bad {
+    if let Some(n) = &locks.note {
+        note.push_str(n);
+        note.push('\n');
+    }
+    for b in locks.bad() {
         note.push_str(&format!("guard: skipped broken lock {b}\n"));
     }
     let verdict = if let Some((dialect, shell)) = dialect_of(&p.tool_name) {

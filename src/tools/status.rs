@@ -238,6 +238,7 @@ pub fn run(a: Args) -> anyhow::Result<Code> {
             ));
         }
         archived = layout.archive(time::now_ms())?;
+        crate::round_index::Index::after_write(&layout, None, &[]);
     }
     if a.json {
         let mut v = serde_json::to_value(&r)?;

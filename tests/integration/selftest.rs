@@ -739,10 +739,43 @@ fn payload_bytes(case: &Case, repo: &Repo, cwd: &Path) -> Result<Vec<u8>, String
     Ok(p.to_string().into_bytes())
 }
 
-fn prepare(case: &Case) -> Result<Prepared, String> {
+/// The round index as the guard finds it when the case runs (issue 19): the lock files are the
+/// truth whatever the index says, so every case must answer the same in every mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum IndexMode {
+    /// No index: the setup's files only, as a repo from before the index.
+    Missing,
+    /// Built from the setup's files just before the call.
+    Present,
+    /// Built before the setup was written, so it describes an older folder.
+    Stale,
+    /// Garbage where the index goes.
+    Corrupt,
+}
+
+const INDEX_NOTE: &str = "guard: the round index ";
+
+fn prepare(case: &Case, mode: IndexMode) -> Result<Prepared, String> {
     let repo = Repo::new();
     let now = session_lock::time::now_ms();
+    let layout = session_lock::state::Layout::new(&repo.root);
+    if mode == IndexMode::Stale {
+        layout.ensure().map_err(|e| e.to_string())?;
+        session_lock::round_index::LockSet::load(&layout);
+    }
     let written = write_setup(&repo, case, now)?;
+    match mode {
+        IndexMode::Present => {
+            session_lock::round_index::LockSet::load(&layout);
+        }
+        IndexMode::Corrupt => {
+            let file = session_lock::round_index::path(&layout);
+            std::fs::create_dir_all(file.parent().unwrap_or(&repo.root))
+                .and_then(|()| std::fs::write(&file, "{\"version\": 1, \"locks\": ["))
+                .map_err(|e| e.to_string())?;
+        }
+        IndexMode::Missing | IndexMode::Stale => {}
+    }
     let cwd = match case.cwd.as_deref() {
         None | Some("none") => repo.root.clone(),
         Some(rel) => normalize(&repo.root.join(rel)),
@@ -855,8 +888,8 @@ fn check_after(case: &Case, p: &Prepared) -> Vec<String> {
     errs
 }
 
-fn run_case(case: &Case) -> Result<(), String> {
-    let p = prepare(case)?;
+fn run_case(case: &Case, mode: IndexMode) -> Result<(), String> {
+    let p = prepare(case, mode)?;
     let mut cmd = p.repo.tool("guard");
     cmd.current_dir(&p.proc_cwd);
     match case.client {
@@ -873,14 +906,24 @@ fn run_case(case: &Case) -> Result<(), String> {
     }
     let out = run_with_stdin(cmd, &p.stdin);
     let stdout = String::from_utf8_lossy(&out.stdout).to_string();
-    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    let mut stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    let mut errs: Vec<String> = Vec::new();
+    // A rebuilt index is said once; a good one is not mentioned.
+    let index_note = stderr.lines().any(|l| l.starts_with(INDEX_NOTE));
+    if index_note && mode == IndexMode::Present {
+        errs.push(format!("a good index was rebuilt: {stderr:?}"));
+    }
+    stderr = stderr
+        .lines()
+        .filter(|l| !l.starts_with(INDEX_NOTE))
+        .map(|l| format!("{l}\n"))
+        .collect();
     let shown = || {
         format!(
             "exit {:?}, stdout {stdout:?}, stderr {stderr:?}",
             out.status.code()
         )
     };
-    let mut errs: Vec<String> = Vec::new();
     let missing_notes: Vec<&String> = case
         .notes
         .iter()
@@ -938,6 +981,25 @@ fn run_case(case: &Case) -> Result<(), String> {
 
 #[test]
 fn lifecycle_corpus() {
+    run_corpus(IndexMode::Missing);
+}
+
+#[test]
+fn issue_19_lifecycle_corpus_with_the_round_index_present() {
+    run_corpus(IndexMode::Present);
+}
+
+#[test]
+fn issue_19_lifecycle_corpus_with_a_stale_round_index() {
+    run_corpus(IndexMode::Stale);
+}
+
+#[test]
+fn issue_19_lifecycle_corpus_with_a_corrupt_round_index() {
+    run_corpus(IndexMode::Corrupt);
+}
+
+fn run_corpus(mode: IndexMode) {
     let files = crate::lifecycle_support::case_files("lifecycle");
     let mut cases: Vec<Case> = Vec::new();
     let mut failures: Vec<String> = Vec::new();
@@ -965,7 +1027,7 @@ fn lifecycle_corpus() {
                     let i = next.fetch_add(1, Ordering::SeqCst);
                     let Some(case) = cases.get(i) else { break };
                     let started = std::time::Instant::now();
-                    let result = run_case(case);
+                    let result = run_case(case, mode);
                     if started.elapsed() > std::time::Duration::from_secs(1) {
                         println!(
                             "selftest: slow case {}:{} {} ({:?})",
@@ -989,7 +1051,7 @@ fn lifecycle_corpus() {
     run_failures.sort();
     failures.extend(run_failures.into_iter().map(|(_, _, text)| text));
     println!(
-        "selftest: {} lifecycle cases in {} files, {} failed",
+        "selftest: {} lifecycle cases in {} files (round index {mode:?}), {} failed",
         cases.len(),
         files.len(),
         failures.len()
@@ -1058,7 +1120,7 @@ fn runner_reports_wrong_expectations() {
     let cases = parse_file("x.case", text).unwrap();
     let errs: Vec<String> = cases
         .iter()
-        .map(|c| run_case(c).expect_err(&c.name))
+        .map(|c| run_case(c, IndexMode::Missing).expect_err(&c.name))
         .collect();
     assert!(errs[0].contains("expected Allow, got Block"), "{}", errs[0]);
     assert!(
