@@ -283,6 +283,10 @@ pub struct LockSet {
     read: Option<Vec<Held>>,
     /// Said once, when the index had to be rebuilt.
     pub note: Option<String>,
+    /// Other machines' live leases (from the lease mirror), applied like local locks.
+    foreign: Vec<Held>,
+    /// Streams whose lease this session lost: its local lock no longer makes them its own.
+    lost: Vec<String>,
 }
 
 /// How long the guard waits for the state lock to write back a rebuilt index: not at all.
@@ -320,6 +324,8 @@ impl LockSet {
                     bad,
                     read: Some(good),
                     note,
+                    foreign: Vec::new(),
+                    lost: Vec::new(),
                 }
             }
         }
@@ -339,6 +345,8 @@ impl LockSet {
             entries: index.locks,
             read: None,
             note: None,
+            foreign: Vec::new(),
+            lost: Vec::new(),
         }
     }
 
@@ -384,19 +392,37 @@ impl LockSet {
         }
     }
 
+    /// Adds other machines' leases; `lost`: streams whose lease the caller lost.
+    pub fn add_foreign(&mut self, foreign: Vec<Held>, lost: Vec<String>) {
+        self.foreign.extend(foreign);
+        self.lost.extend(lost);
+    }
+
     /// The caller's own locks, read from their files (for the heartbeat and "mine covers").
     pub fn own(&self, session_id: &str) -> Vec<Held> {
-        self.held(|e| e.session_id == session_id)
+        self.held(|e| e.session_id == session_id && !self.lost.contains(&e.stream))
     }
 
-    /// The locks of other sessions whose `owns` could match `rel`, read from their files.
+    /// The locks of other sessions whose `owns` could match `rel`, read from their files, and
+    /// other machines' leases that could.
     pub fn others_for(&self, session_id: &str, rel: &str, case_insensitive: bool) -> Vec<Held> {
-        self.held(|e| e.session_id != session_id && e.may_own(rel, case_insensitive))
+        let mut out = self.held(|e| e.session_id != session_id && e.may_own(rel, case_insensitive));
+        out.extend(
+            self.foreign
+                .iter()
+                .filter(|h| h.record.session_id != session_id)
+                .filter(|h| !globs::cannot_match(&h.record.owns, rel, case_insensitive))
+                .cloned(),
+        );
+        out
     }
 
-    /// Every lock, read from its file (the protected-path check counts the live ones).
+    /// Every lock, read from its file, and other machines' leases (the protected-path check
+    /// counts the live ones).
     pub fn all(&self) -> Vec<Held> {
-        self.held(|_| true)
+        let mut out = self.held(|_| true);
+        out.extend(self.foreign.iter().cloned());
+        out
     }
 }
 

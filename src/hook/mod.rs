@@ -94,10 +94,29 @@ fn pre_tool_use(ctx: &Ctx, p: &Payload, env: &Env) -> Outcome {
     // The caller's own locks only (for the heartbeat); the others are read when a write
     // target could be theirs.
     let mut locks = crate::round_index::LockSet::load(&ctx.layout);
+    let told = match &ctx.config.leases {
+        Some(cfg) => crate::leases::guard::apply(
+            &ctx.root,
+            &ctx.layout,
+            cfg,
+            &mut locks,
+            &p.session_id,
+            env.binary_dir.as_deref(),
+            ctx.now,
+        ),
+        None => Default::default(),
+    };
     let mut own = locks.own(&p.session_id);
     lifecycle::heartbeat(ctx, &p.session_id, env.client_pid, &mut own);
     locks.rewrote(&own);
+    if let Some(reason) = told.deny {
+        return Outcome::deny(&reason, form);
+    }
     let mut note = String::new();
+    if let Some(n) = &told.note {
+        note.push_str(n);
+        note.push('\n');
+    }
     if let Some(n) = &locks.note {
         note.push_str(n);
         note.push('\n');

@@ -14,11 +14,13 @@ pub struct Args<'a> {
     pub repo: Option<&'a Path>,
     pub json: bool,
     pub quiet: bool,
+    /// With leases configured and the remote down: claim here only.
+    pub offline: bool,
 }
 
 pub fn run(a: Args) -> anyhow::Result<Code> {
     check_stream_name(a.stream)?;
-    let (_root, config, layout) = open(a.repo)?;
+    let (root, config, layout) = open(a.repo)?;
     let held = callers_lock(&layout, a.stream, || {
         format!(
             "no lock for stream '{}' in {}: the guard hook did not record the claim. Run claim from the Bash tool of a Claude Code session started at the repo root (the client reads the repo's .claude/settings.json only when it starts there), with guard wired as its PreToolUse hook (guard install <repo>)",
@@ -26,6 +28,10 @@ pub fn run(a: Args) -> anyhow::Result<Code> {
             layout.dir.display()
         )
     })?;
+    let lease = match &config.leases {
+        Some(cfg) => crate::leases::tool::claim(&root, &layout, &config, cfg, &held, a.offline)?,
+        None => String::new(),
+    };
     let now = time::now_ms();
     let stale = config.heartbeat_stale_ms();
     let (locks, _) = layout.read_locks();
@@ -53,6 +59,7 @@ pub fn run(a: Args) -> anyhow::Result<Code> {
             "round": held.record.round,
             "owns": held.record.owns,
             "others": others,
+            "lease": (!lease.is_empty()).then(|| lease.trim()),
         }))?;
         return Ok(Code::Success);
     }
@@ -71,6 +78,7 @@ pub fn run(a: Args) -> anyhow::Result<Code> {
     for o in &held.record.owns {
         out.push_str(&format!("  {o}\n"));
     }
+    out.push_str(&lease);
     if others.is_empty() {
         out.push_str("No other stream is claimed.\n");
     } else {

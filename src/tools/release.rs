@@ -191,6 +191,12 @@ pub fn run(a: Args) -> anyhow::Result<Code> {
             layout.write_done(&done)?;
             crate::round_index::Index::after_write(&layout, index, &[a.stream]);
         }
+        if let Some(cfg) = &config.leases {
+            let said = crate::leases::tool::release(&root, &layout, cfg, a.stream);
+            if !said.is_empty() {
+                eprint!("release: {said}");
+            }
+        }
         if let Err(e) = mark_milestone(
             &root,
             &layout,

@@ -6,7 +6,7 @@ use super::open;
 use crate::config::Config;
 use crate::exit::{Code, fail};
 use crate::state::{Held, Layout, StreamState, short_id};
-use crate::{plans, time};
+use crate::time;
 use serde::Serialize;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -19,6 +19,8 @@ pub struct Args<'a> {
     pub archive: bool,
     /// Print one key of the effective config (for scripts) and nothing else.
     pub config_value: Option<&'a str>,
+    /// The detached lease refresher's pass (started by the guard), quiet.
+    pub refresh_leases: bool,
 }
 
 /// One row of the table.
@@ -35,6 +37,12 @@ pub struct Row {
     pub orphaned: bool,
     /// Stale past the end-of-round limit: `--wait` no longer waits for it.
     pub abandoned: bool,
+    /// With leases: the machine holding it, and whether the answer is this clone's lock
+    /// (`local`) or another machine's lease from the mirror (`remote`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<&'static str>,
 }
 
 #[derive(Debug, Serialize)]
@@ -43,6 +51,12 @@ pub struct Report {
     pub round: u32,
     pub streams: Vec<Row>,
     pub problems: Vec<String>,
+    /// With leases: where other machines' rows come from and how old that answer is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub leases: Option<crate::leases::tool::MirrorState>,
+    /// With leases: states that need a person's eye but are not broken files.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 fn row_for(h: &Held, milestone: Option<u32>, cfg: &Config, now: u64) -> Row {
@@ -55,6 +69,8 @@ fn row_for(h: &Held, milestone: Option<u32>, cfg: &Config, now: u64) -> Row {
         round: Some(h.record.round),
         orphaned: !h.done && h.orphaned(),
         abandoned: !h.done && h.age_ms(now) >= cfg.round_stale_ms(),
+        host: None,
+        source: None,
     }
 }
 
@@ -62,7 +78,7 @@ fn row_for(h: &Held, milestone: Option<u32>, cfg: &Config, now: u64) -> Row {
 pub fn report(root: &Path, cfg: &Config, layout: &Layout) -> Report {
     let now = time::now_ms();
     let mut problems = Vec::new();
-    let streams = plans::load(root, &cfg.plan_glob).unwrap_or_else(|e| {
+    let streams = crate::plan_cache::load(root, &cfg.plan_glob, layout).unwrap_or_else(|e| {
         problems.push(e.to_string());
         Vec::new()
     });
@@ -81,6 +97,8 @@ pub fn report(root: &Path, cfg: &Config, layout: &Layout) -> Report {
                 round: None,
                 orphaned: false,
                 abandoned: false,
+                host: None,
+                source: None,
             }),
         }
     }
@@ -89,11 +107,17 @@ pub fn report(root: &Path, cfg: &Config, layout: &Layout) -> Report {
             rows.push(row_for(h, None, cfg, now));
         }
     }
-    Report {
+    let mut report = Report {
         round: layout.round(),
         streams: rows,
         problems,
+        leases: None,
+        notes: Vec::new(),
+    };
+    if let Some(lc) = &cfg.leases {
+        crate::leases::tool::add_remote_rows(root, layout, cfg, lc, &locks, &mut report, now);
     }
+    report
 }
 
 /// The table as text.
@@ -122,12 +146,18 @@ pub fn render(r: &Report) -> String {
                 row.round.map_or("-".into(), |n| n.to_string()),
             ));
         }
+        if let Some(m) = &r.leases {
+            out.push_str(&crate::leases::tool::render_hosts(r, m));
+        }
         if r.streams.iter().any(|x| x.orphaned) {
             out.push_str("* orphaned: the session's client process is gone; its lock protects until it goes stale\n");
         }
     }
     for p in &r.problems {
         out.push_str(&format!("problem: {p}\n"));
+    }
+    for n in &r.notes {
+        out.push_str(&format!("note: {n}\n"));
     }
     out
 }
@@ -174,6 +204,9 @@ pub fn run(a: Args) -> anyhow::Result<Code> {
     if let Some(key) = a.config_value {
         println!("{}", config_value(&cfg, key)?);
         return Ok(Code::Success);
+    }
+    if a.refresh_leases {
+        return crate::leases::tool::refresher(&root, &layout, &cfg);
     }
     if a.wait {
         let start = Instant::now();

@@ -50,6 +50,7 @@ mod e2e_lifecycle;
 mod e2e_testbed;
 mod guard_explain;
 mod guard_props;
+mod leases_remote;
 mod lifecycle_flow;
 mod lifecycle_race;
 mod lifecycle_support;
