@@ -234,14 +234,7 @@ pub fn push_cas(
     new: &str,
     expected: Option<&str>,
 ) -> Result<(), GitError> {
-    let lease = format!("--force-with-lease={refname}:{}", expected.unwrap_or(""));
-    let spec = format!("{new}:{refname}");
-    let out = git(
-        root,
-        &["push", "--porcelain", "--atomic", remote, &lease, &spec],
-        None,
-        REMOTE_LIMIT,
-    )?;
+    let out = push_with_lease(root, remote, refname, &format!("{new}:{refname}"), expected)?;
     // Porcelain: one line per ref, `<flag>\t<from>:<to>\t<summary>`; `!` is a rejection.
     let line = out
         .stdout
@@ -275,15 +268,31 @@ pub fn delete_cas(
     refname: &str,
     expected: &str,
 ) -> Result<(), GitError> {
-    let lease = format!("--force-with-lease={refname}:{expected}");
-    let spec = format!(":{refname}");
-    let out = git(
+    let out = push_with_lease(
         root,
-        &["push", "--porcelain", "--atomic", remote, &lease, &spec],
-        None,
-        REMOTE_LIMIT,
+        remote,
+        refname,
+        &format!(":{refname}"),
+        Some(expected),
     )?;
     if out.ok { Ok(()) } else { Err(classify(&out)) }
+}
+
+/// `git push --atomic --force-with-lease=<ref>:<expected>` of one refspec.
+fn push_with_lease(
+    root: &Path,
+    remote: &str,
+    refname: &str,
+    spec: &str,
+    expected: Option<&str>,
+) -> Result<Out, GitError> {
+    let lease = format!("--force-with-lease={refname}:{}", expected.unwrap_or(""));
+    git(
+        root,
+        &["push", "--porcelain", "--atomic", remote, &lease, spec],
+        None,
+        REMOTE_LIMIT,
+    )
 }
 
 /// Points this clone's mirror ref of `stream` at `sha` (after a push that landed).

@@ -513,3 +513,41 @@ fn issue_16_without_the_key_nothing_touches_the_network() {
     assert!(!r.exists("session-lock/.leases"));
     let _ = Path::new("");
 }
+
+#[test]
+fn issue_16_the_remote_check_reports_a_server_that_refuses_custom_refs() {
+    let server = Server::start();
+    let a = Machine::new(&server, "host-a");
+    let remote = server.url();
+    assert_eq!(
+        session_lock::leases::ops::check_remote(&a.repo.root, &remote),
+        Ok(())
+    );
+    let probes = Command::new("git")
+        .args(["for-each-ref", "refs/session-lock/probe/"])
+        .current_dir(server.base.path().join("team.git"))
+        .output()
+        .unwrap();
+    assert!(probes.stdout.is_empty(), "the probe ref is deleted again");
+
+    let hook = server.base.path().join("team.git/hooks/pre-receive");
+    std::fs::create_dir_all(hook.parent().unwrap()).unwrap();
+    std::fs::write(
+        &hook,
+        "#!/bin/sh\nwhile read old new ref; do case \"$ref\" in refs/session-lock/*) echo \"custom refs are not allowed here\" >&2; exit 1;; esac; done\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let err = session_lock::leases::ops::check_remote(&a.repo.root, &remote).unwrap_err();
+    assert!(
+        err.contains("refuses refs under refs/session-lock/"),
+        "{err}"
+    );
+    let (code, _, err) = a.claim("alice", "api", &[]);
+    assert_eq!(code, Some(8), "{err}");
+    assert!(
+        err.contains("refuses refs under refs/session-lock/"),
+        "{err}"
+    );
+}
