@@ -48,44 +48,43 @@ fn sh(repo: &Path, args: &[&str]) {
     assert!(ok, "git {args:?}");
 }
 
-fn main() {
-    if std::env::args().any(|a| a == "--list") {
-        return; // `cargo test --benches` lists benches; nothing to list here
-    }
-    let runs: usize = std::env::var("GUARD_BENCH_RUNS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(300);
-    let guard = Path::new(env!("CARGO_BIN_EXE_guard"));
-    let floor = Path::new("/bin/true");
+/// One bench repo: `locks` streams claimed by other live sessions (this process), 200 plans,
+/// and the bench session's own stream `mine` (plan `src/mine/**`).
+struct Bed {
+    _dir: tempfile::TempDir,
+    repo: std::path::PathBuf,
+    home: String,
+}
+
+const PLANS: usize = 200;
+
+fn bed(locks: usize) -> Bed {
     let dir = tempfile::tempdir().expect("tempdir");
-    if std::env::var_os("GUARD_BENCH_KEEP").is_some() {
-        // Keep the bench repo to measure one payload by hand (perf stat, strace).
-        eprintln!("bench repo kept at {}", dir.path().display());
-    }
     let repo = dir.path().join("repo");
-    let home = dir.path().join("state");
+    let home = dir.path().join("state").display().to_string();
     std::fs::create_dir_all(repo.join("session-lock")).unwrap();
     sh(&repo, &["init", "-q"]);
-    // 20 streams, each claimed by another live session (this process), heartbeat fresh.
     let now = session_lock::time::iso(session_lock::time::now_ms());
     let me = std::process::id();
     let start = session_lock::liveness::start_time(me).unwrap_or_default();
-    for i in 0..20 {
-        let plan_dir = repo.join(format!("plans/r-ms-01-s{i:02}"));
+    for i in 0..PLANS {
+        let plan_dir = repo.join(format!("plans/r-ms-01-s{i:03}"));
         std::fs::create_dir_all(&plan_dir).unwrap();
         std::fs::write(
             plan_dir.join("plan.md"),
-            format!("---\nowns:\n  - src/s{i:02}/**\n  - \"!src/s{i:02}/gen/**\"\n---\n"),
+            format!("---\nowns:\n  - src/s{i:03}/**\n  - \"!src/s{i:03}/gen/**\"\n---\n"),
         )
         .unwrap();
+        if i >= locks {
+            continue;
+        }
         let lock = serde_json::json!({
-            "stream": format!("s{i:02}"), "sessionId": format!("other-{i:02}"), "owns": [format!("src/s{i:02}/**"), format!("!src/s{i:02}/gen/**")],
-            "plan": format!("plans/r-ms-01-s{i:02}/plan.md"), "milestone": 1, "claimedAt": now, "heartbeatAt": now,
+            "stream": format!("s{i:03}"), "sessionId": format!("other-{i:03}"), "owns": [format!("src/s{i:03}/**"), format!("!src/s{i:03}/gen/**")],
+            "plan": format!("plans/r-ms-01-s{i:03}/plan.md"), "milestone": 1, "claimedAt": now, "heartbeatAt": now,
             "round": 0, "cwd": repo.display().to_string(), "clientPid": me, "clientStart": start,
         });
         std::fs::write(
-            repo.join(format!("session-lock/s{i:02}.lock")),
+            repo.join(format!("session-lock/s{i:03}.lock")),
             lock.to_string(),
         )
         .unwrap();
@@ -109,125 +108,211 @@ fn main() {
         r#"{"scripts": {"lint": "eslint src && tsc --noEmit -p tsconfig.json", "pretest": "npm run lint"}}"#,
     )
     .unwrap();
-    let cwd = repo.display().to_string();
+    Bed {
+        _dir: dir,
+        repo,
+        home,
+    }
+}
+
+/// One measured command: the guard on a payload, or a tool with arguments.
+enum Call {
+    Guard(Vec<u8>),
+    Tool(&'static Path, Vec<String>),
+}
+
+fn payloads(bed: &Bed, locks: usize) -> Vec<(String, Call)> {
+    let cwd = bed.repo.display().to_string();
     let payload = |tool: &str, input: serde_json::Value| {
-        serde_json::json!({
-            "session_id": "bench-session", "transcript_path": "/nonexistent/t.jsonl", "cwd": cwd,
-            "permission_mode": "bypassPermissions", "hook_event_name": "PreToolUse",
-            "tool_name": tool, "tool_input": input, "tool_use_id": "toolu_bench",
-        })
-        .to_string()
-        .into_bytes()
+        Call::Guard(
+            serde_json::json!({
+                "session_id": "bench-session", "transcript_path": "/nonexistent/t.jsonl", "cwd": cwd,
+                "permission_mode": "bypassPermissions", "hook_event_name": "PreToolUse",
+                "tool_name": tool, "tool_input": input, "tool_use_id": "toolu_bench",
+            })
+            .to_string()
+            .into_bytes(),
+        )
     };
     let heredoc = format!(
         "cat > notes.md <<'EOF'\n{}EOF",
         "git reset --hard && rm -rf dist # prose, not a command\n".repeat(200)
     );
-    let cases: Vec<(&str, Vec<u8>)> = vec![
+    let last = locks - 1;
+    let status = Path::new(env!("CARGO_BIN_EXE_status"));
+    vec![
         (
-            "bash, no keyword",
+            "bash, no keyword".into(),
             payload(
                 "Bash",
                 serde_json::json!({"command": "ls -la src && echo done"}),
             ),
         ),
         (
-            "bash, git command",
+            "bash, git command".into(),
             payload(
                 "Bash",
                 serde_json::json!({"command": "git status && git log --oneline -5"}),
             ),
         ),
         (
-            "bash, 10 KB heredoc",
+            "bash, 10 KB heredoc".into(),
             payload("Bash", serde_json::json!({"command": heredoc})),
         ),
         (
-            "edit, 20 live locks",
-            payload(
-                "Edit",
-                serde_json::json!({"file_path": format!("{cwd}/src/s19/deep/x.ts"), "old_string": "a", "new_string": "b", "replace_all": false}),
-            ),
-        ),
-        (
-            "bash write, 20 live locks",
+            "bash, echo > owned file".into(),
             payload(
                 "Bash",
-                serde_json::json!({"command": "sed -i 's/a/b/' src/s19/deep/x.ts"}),
+                serde_json::json!({"command": format!("echo x > src/s{last:03}/deep/x.ts")}),
             ),
         ),
         (
-            "bash, assignments + loop",
+            "bash write, another's file".into(),
+            payload(
+                "Bash",
+                serde_json::json!({"command": format!("sed -i 's/a/b/' src/s{last:03}/deep/x.ts")}),
+            ),
+        ),
+        (
+            "bash, assignments + loop".into(),
             payload(
                 "Bash",
                 serde_json::json!({"command": "OUT=build; for d in a b c; do mkdir -p \"$OUT/$d\" && echo ok > \"$OUT/$d/log\"; done"}),
             ),
         ),
         (
-            "bash, runs a 10 KB script",
+            "bash, runs a 10 KB script".into(),
             payload(
                 "Bash",
                 serde_json::json!({"command": "bash scripts/check.sh"}),
             ),
         ),
         (
-            "bash, npm run (package.json)",
+            "bash, npm run (package.json)".into(),
             payload("Bash", serde_json::json!({"command": "npm run lint"})),
         ),
         (
-            "bash, claim",
+            "edit, another's file".into(),
+            payload(
+                "Edit",
+                serde_json::json!({"file_path": format!("{cwd}/src/s{last:03}/deep/x.ts"), "old_string": "a", "new_string": "b", "replace_all": false}),
+            ),
+        ),
+        (
+            "edit, own file".into(),
+            payload(
+                "Edit",
+                serde_json::json!({"file_path": format!("{cwd}/src/mine/x.ts"), "old_string": "a", "new_string": "b", "replace_all": false}),
+            ),
+        ),
+        (
+            "bash, re-claim (200 plans)".into(),
             payload("Bash", serde_json::json!({"command": "claim mine"})),
         ),
-    ];
-    let home_s = home.display().to_string();
-    let env = [("SESSION_LOCK_HOME", home_s.as_str())];
-    // Warm the page cache and check each payload runs.
-    for (_, p) in &cases {
-        run_once(guard, p, &env);
+        (
+            "status (all streams)".into(),
+            Call::Tool(status, vec!["--repo".into(), cwd.clone()]),
+        ),
+    ]
+}
+
+fn run_call(guard: &Path, call: &Call, env: &[(&str, &str)]) -> Duration {
+    match call {
+        Call::Guard(p) => run_once(guard, p, env),
+        Call::Tool(program, args) => {
+            let start = Instant::now();
+            let status = Command::new(program)
+                .args(args)
+                .envs(env.iter().copied())
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .expect("spawn");
+            let took = start.elapsed();
+            assert!(status.success(), "{program:?} failed: {status}");
+            took
+        }
     }
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+fn main() {
+    if std::env::args().any(|a| a == "--list") {
+        return; // `cargo test --benches` lists benches; nothing to list here
+    }
+    let runs: usize = std::env::var("GUARD_BENCH_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(200);
+    let guard = Path::new(env!("CARGO_BIN_EXE_guard"));
+    let floor = Path::new("/bin/true");
+    let scales = [5usize, 50, 200];
+    let beds: Vec<Bed> = scales.iter().map(|n| bed(*n)).collect();
+    let calls: Vec<Vec<(String, Call)>> = beds
+        .iter()
+        .zip(scales)
+        .map(|(b, n)| payloads(b, n))
+        .collect();
+    let envs: Vec<[(&str, &str); 1]> = beds
+        .iter()
+        .map(|b| [("SESSION_LOCK_HOME", b.home.as_str())])
+        .collect();
+    // Warm the page cache, record the bench session's claim, build each round index, and check
+    // each call runs.
+    for (i, set) in calls.iter().enumerate() {
+        for (_, c) in set.iter().rev() {
+            run_call(guard, c, &envs[i]);
+        }
+    }
+    let names: Vec<String> = calls[0].iter().map(|(n, _)| n.clone()).collect();
     let mut floor_times = Vec::new();
-    let mut times: Vec<Vec<Duration>> = vec![Vec::new(); cases.len()];
+    let mut times: Vec<Vec<Vec<Duration>>> = vec![vec![Vec::new(); names.len()]; scales.len()];
     // Interleave so machine noise hits every series alike.
     for _ in 0..runs {
         floor_times.push(run_once(floor, b"", &[]));
-        for (i, (name, p)) in cases.iter().enumerate() {
-            if name.ends_with("claim") {
-                // Measure a first claim every time: it creates the lock, durably.
-                let _ = std::fs::remove_file(repo.join("session-lock/mine.lock"));
+        for (s, set) in calls.iter().enumerate() {
+            for (i, (_, c)) in set.iter().enumerate() {
+                times[s][i].push(run_call(guard, c, &envs[s]));
             }
-            times[i].push(run_once(guard, p, &env));
         }
     }
     let floor_med = median(floor_times);
     if std::env::var_os("GUARD_BENCH_KEEP").is_some() {
-        let kept = dir.keep();
-        for (i, (name, p)) in cases.iter().enumerate() {
-            let file = kept.join(format!("payload-{i}.json"));
-            std::fs::write(&file, p).expect("write payload");
-            eprintln!("payload '{name}': {}", file.display());
+        for (s, set) in calls.iter().enumerate() {
+            for (i, (name, c)) in set.iter().enumerate() {
+                if let Call::Guard(p) = c {
+                    let file = beds[s].repo.join(format!("../payload-{i}.json"));
+                    std::fs::write(&file, p).expect("write payload");
+                    eprintln!("{} locks, '{name}': {}", scales[s], file.display());
+                }
+            }
+        }
+        for b in beds {
+            eprintln!("bench repo kept at {}", b._dir.keep().display());
         }
     }
-    println!("guard per call, {runs} runs each, medians (spawn floor: /bin/true)");
     println!(
-        "{:<30} {:>10} {:>14} {:>8}",
-        "payload", "median", "over floor", "ratio"
+        "guard per call, {runs} runs each, medians in ms; {PLANS} plans; spawn floor /bin/true {:.3} ms",
+        ms(floor_med)
     );
-    println!(
-        "{:<30} {:>8.3}ms {:>14} {:>8}",
-        "/bin/true (floor)",
-        floor_med.as_secs_f64() * 1e3,
-        "-",
-        "1.00"
-    );
-    for (i, (name, _)) in cases.iter().enumerate() {
-        let m = median(times[i].clone());
-        let over = m.as_secs_f64() - floor_med.as_secs_f64();
-        println!(
-            "{:<30} {:>8.3}ms {:>12.3}ms {:>8.2}",
-            name,
-            m.as_secs_f64() * 1e3,
-            over * 1e3,
-            m.as_secs_f64() / floor_med.as_secs_f64()
-        );
+    print!("{:<28}", "payload (over the floor)");
+    for n in scales {
+        print!(" {:>10}", format!("{n} locks"));
+    }
+    println!(" {:>12}", "200 vs 5");
+    for (i, name) in names.iter().enumerate() {
+        print!("{name:<28}");
+        let mut over = Vec::new();
+        for scale in &times {
+            let m = median(scale[i].clone());
+            let o = ms(m) - ms(floor_med);
+            over.push(o);
+            print!(" {:>10}", format!("+{o:.3}"));
+        }
+        println!(" {:>12}", format!("{:+.3}", over[over.len() - 1] - over[0]));
     }
 }

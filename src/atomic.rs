@@ -46,6 +46,17 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     sync_dir(parent_of(path))
 }
 
+/// Replaces a derived cache file atomically but without syncing: readers see the old file or the
+/// new one; after a crash the cache may be old or empty, which its readers detect and rebuild.
+pub fn replace_cache(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".tmp-")
+        .suffix(".part")
+        .tempfile_in(parent_of(path))?;
+    tmp.write_all(bytes)?;
+    tmp.persist(path).map(|_| ()).map_err(|e| e.error)
+}
+
 /// Creates `path` with `bytes` only if it does not exist yet; the content appears whole or not
 /// at all. Returns `false` (and changes nothing) when the file already exists.
 pub fn create_new(path: &Path, bytes: &[u8]) -> io::Result<bool> {

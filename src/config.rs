@@ -66,6 +66,8 @@ pub struct Config {
     pub reload_plugin: ReloadPluginConfig,
     /// The destructive-command rules' app-specific parts (see src/rules/config.rs).
     pub rules: crate::rules::RulesConfig,
+    /// Streams across machines: claims as leases on this git remote (see src/leases/).
+    pub leases: Option<crate::leases::LeasesConfig>,
 }
 
 /// The `build` section: what `build-renderer` runs under `session-lock/build.lock`.
@@ -202,6 +204,7 @@ impl Default for Config {
             build: BuildConfig::default(),
             reload_plugin: ReloadPluginConfig::default(),
             rules: crate::rules::RulesConfig::default(),
+            leases: None,
         }
     }
 }

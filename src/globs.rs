@@ -58,25 +58,33 @@ fn literal_prefix(pattern: &str) -> String {
     p[..end].to_string()
 }
 
+/// The literal prefixes of the include patterns (exclusions left out): what
+/// [`prefix_may_match`] compares, computed once when a lock is indexed.
+pub fn include_prefixes<S: AsRef<str>>(patterns: &[S]) -> Vec<String> {
+    patterns
+        .iter()
+        .map(|p| p.as_ref().trim())
+        .filter(|p| !p.starts_with('!'))
+        .map(literal_prefix)
+        .collect()
+}
+
+/// Could a pattern with literal prefix `prefix` match `rel`? (A folder pattern `src/api/`
+/// also matches the folder `src/api` itself.)
+pub fn prefix_may_match(prefix: &str, rel: &str, case_insensitive: bool) -> bool {
+    match rel.get(..prefix.len()) {
+        Some(head) if case_insensitive => head.eq_ignore_ascii_case(prefix) || !prefix.is_ascii(),
+        Some(head) => head == prefix,
+        None => rel.len() + 1 == prefix.len() && prefix.ends_with('/') && prefix.starts_with(rel),
+    }
+}
+
 /// True when no include pattern of `patterns` can match `rel`, decided on literal prefixes
 /// alone: lets the guard skip compiling the patterns of streams that cannot own the path.
 pub fn cannot_match<S: AsRef<str>>(patterns: &[S], rel: &str, case_insensitive: bool) -> bool {
-    !patterns.iter().any(|p| {
-        let p = p.as_ref().trim();
-        if p.starts_with('!') {
-            return false;
-        }
-        let prefix = literal_prefix(p);
-        match rel.get(..prefix.len()) {
-            Some(head) if case_insensitive => {
-                head.eq_ignore_ascii_case(&prefix) || !prefix.is_ascii()
-            }
-            Some(head) => head == prefix,
-            None => {
-                rel.len() + 1 == prefix.len() && prefix.ends_with('/') && prefix.starts_with(rel)
-            }
-        }
-    })
+    !include_prefixes(patterns)
+        .iter()
+        .any(|prefix| prefix_may_match(prefix, rel, case_insensitive))
 }
 
 /// True when `rel` is matched by an include pattern of `patterns` that starts with a fixed

@@ -10,10 +10,13 @@ pub mod filelock; // the only place OS file locks are taken
 pub mod globs; // `owns` patterns with `!` exclusions → one matcher
 pub mod hook; // guard's pipeline: payload → decision → output
 pub mod install; // `guard install`: hook entries, .gitignore lines, PROTOCOL.md
+pub mod leases; // streams across machines: claims as compare-and-swap leases on the git remote
 pub mod liveness; // pid + start time: is that process still the one we saw?
 pub mod messaging; // send-message: addresses, authorization, limits, ledgers, delivery, wake, bus
 pub mod paths; // payload path → repo-relative POSIX path, or outside
+pub mod plan_cache; // plans as a claim reads them: parsed once, cached while unchanged
 pub mod plans; // plans/*-ms-NN-*/plan.md frontmatter → streams
+pub mod round_index; // the round index: the live-lock set one guard call reads at a flat cost
 pub mod rules; // the destructive-command rules: data with stable ids, pure functions over words
 pub mod sessions; // who is running: the client's registry, the suite's, an external file
 pub mod shell; // command lexer → segments of argv words, peeled wrappers, heredocs (pure)

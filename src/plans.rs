@@ -308,7 +308,7 @@ fn io_error(path: &Path, source: std::io::Error) -> PlanError {
 
 /// The plan files a glob names, sorted. Globs of `*`/`?` segments are walked folder by folder
 /// (the default `plans/*-ms-*-*/plan.md` reads two folders); others go through globset.
-fn plan_files(root: &Path, plan_glob: &str) -> Result<Vec<PathBuf>, PlanError> {
+pub(crate) fn plan_files(root: &Path, plan_glob: &str) -> Result<Vec<PathBuf>, PlanError> {
     let segments: Vec<&str> = plan_glob.split('/').filter(|s| !s.is_empty()).collect();
     let simple = !plan_glob.contains("**") && !plan_glob.contains(['[', '{', '\\']);
     if simple {

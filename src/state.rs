@@ -333,7 +333,9 @@ impl Layout {
                     held.record.client_pid = Some(pid);
                     held.record.client_start = crate::liveness::start_time(pid);
                 }
+                let index = crate::round_index::Index::before_write(self);
                 self.write_lock(&held.record)?;
+                crate::round_index::Index::after_write(self, index, &[stream]);
                 Ok(true)
             }
             _ => Ok(false),

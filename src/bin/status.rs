@@ -25,6 +25,10 @@ struct Args {
     /// Print one key of the effective config (defaults applied), e.g. rebuildCommand.
     #[arg(long, value_name = "KEY", conflicts_with_all = ["wait", "archive"])]
     config_value: Option<String>,
+    /// With leases on a git remote: refresh the lease mirror and push due heartbeats, quietly
+    /// (the guard starts this in the background).
+    #[arg(long, hide = true)]
+    refresh_leases: bool,
     #[command(flatten)]
     common: cli::Common,
 }
@@ -40,6 +44,7 @@ fn main() -> std::process::ExitCode {
             timeout: a.timeout,
             archive: a.archive,
             config_value: a.config_value.as_deref(),
+            refresh_leases: a.refresh_leases,
         }),
     )
 }

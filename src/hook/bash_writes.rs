@@ -16,11 +16,11 @@
 
 use super::Payload;
 use super::lifecycle::{self, Ctx, Env};
+use crate::round_index::LockSet;
 use crate::rules::args::{expand_braces, glob_match};
 use crate::rules::lexpath::{Anchor, Place, anchor, is_absolute, join, place};
 use crate::rules::{Base, CommandContext, Env as Where};
 use crate::shell::{Analysis, Reach, WriteTarget};
-use crate::state::Held;
 
 /// Most alternatives a `{a,b}` target expands to.
 const MAX_BRACE: usize = 32;
@@ -79,10 +79,10 @@ pub fn check(
     p: &Payload,
     env: &Env,
     an: &Analysis,
-    locks: &[Held],
+    locks: &LockSet,
 ) -> Result<(), String> {
     let stale = ctx.config.heartbeat_stale_ms();
-    if !locks.iter().any(|h| h.is_live(ctx.now, stale)) {
+    if !locks.any_live(ctx.now, stale) {
         return Ok(());
     }
     let targets = crate::shell::writes::targets(an);
@@ -109,7 +109,7 @@ fn check_one(
     ctx: &Ctx,
     p: &Payload,
     env: &Env,
-    locks: &[Held],
+    locks: &LockSet,
     cmd: &Where,
     r: &Resolved,
 ) -> Result<(), String> {
@@ -126,7 +126,8 @@ fn check_one(
     };
     let ci = ctx.paths.case_insensitive();
     let stale = ctx.config.heartbeat_stale_ms();
-    let others = locks
+    let all = locks.all();
+    let others = all
         .iter()
         .filter(|h| h.is_live(ctx.now, stale) && h.record.session_id != p.session_id)
         .flat_map(|h| h.record.owns.iter());
@@ -191,7 +192,7 @@ pub fn explain(ctx: &Ctx, cwd: &str, an: &Analysis) -> String {
     if targets.is_empty() {
         return out;
     }
-    let (locks, _) = ctx.layout.read_locks();
+    let locks = LockSet::load(&ctx.layout);
     let p = Payload {
         cwd: cwd.to_string(),
         ..Payload::default()
@@ -200,6 +201,7 @@ pub fn explain(ctx: &Ctx, cwd: &str, an: &Analysis) -> String {
     let cc = CommandContext::new(cwd.to_string(), ctx.root.display().to_string());
     let cmd = Where::new(&cc);
     let live = locks
+        .all()
         .iter()
         .filter(|h| h.is_live(ctx.now, ctx.config.heartbeat_stale_ms()))
         .count();

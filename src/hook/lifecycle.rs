@@ -8,6 +8,7 @@ use super::{Payload, plan_edit};
 use crate::config::Config;
 use crate::globs::Owns;
 use crate::paths::{RepoPath, RepoPaths};
+use crate::round_index::LockSet;
 use crate::state::{Held, Layout, LockRecord, short_id};
 use crate::{liveness, plans, time};
 use std::path::{Path, PathBuf};
@@ -136,8 +137,9 @@ pub fn claim(ctx: &Ctx, p: &Payload, env: &Env, stream: &Word) -> Result<(), Str
             "session-lock: the hook payload carries no session_id, so the claim of '{name}' cannot be recorded (a lock without its session protects nothing)"
         ));
     }
-    let (streams, broken) = plans::load_each(&ctx.root, &ctx.config.plan_glob)
-        .map_err(|e| format!("session-lock: cannot claim '{name}': {e}"))?;
+    let (streams, broken) =
+        crate::plan_cache::load_each(&ctx.root, &ctx.config.plan_glob, &ctx.layout)
+            .map_err(|e| format!("session-lock: cannot claim '{name}': {e}"))?;
     let Some(plan) = streams.iter().find(|s| s.name == name) else {
         return Err(format!(
             "session-lock: {} (plans: {})",
@@ -183,6 +185,7 @@ pub fn claim(ctx: &Ctx, p: &Payload, env: &Env, stream: &Word) -> Result<(), Str
         client_start,
         taken_from: None,
     };
+    let index = crate::round_index::Index::before_write(&ctx.layout);
     let write = match existing {
         None => ctx.layout.create_lock(&record).and_then(|created| {
             if created {
@@ -223,6 +226,7 @@ pub fn claim(ctx: &Ctx, p: &Payload, env: &Env, stream: &Word) -> Result<(), Str
             ctx.layout.write_lock(&record)
         }
     };
+    crate::round_index::Index::after_write(&ctx.layout, index, &[name]);
     write.map_err(|e| format!("session-lock: could not record the claim of '{name}': {e}"))
 }
 
@@ -233,7 +237,9 @@ pub fn corrupt_stand_ins(ctx: &Ctx, bad: &[crate::state::BadLock]) -> Vec<Held> 
     if bad.is_empty() {
         return Vec::new();
     }
-    let Ok((streams, _)) = plans::load_each(&ctx.root, &ctx.config.plan_glob) else {
+    let Ok((streams, _)) =
+        crate::plan_cache::load_each(&ctx.root, &ctx.config.plan_glob, &ctx.layout)
+    else {
         return Vec::new();
     };
     bad.iter()
@@ -467,13 +473,9 @@ pub fn check_write(
     p: &Payload,
     env: &Env,
     raw: &str,
-    locks: &[Held],
+    locks: &LockSet,
 ) -> Result<(), String> {
-    let live: Vec<&Held> = locks
-        .iter()
-        .filter(|h| h.is_live(ctx.now, ctx.stale_ms()))
-        .collect();
-    if live.is_empty() {
+    if !locks.any_live(ctx.now, ctx.stale_ms()) {
         return Ok(());
     }
     let ci = ctx.paths.case_insensitive();
@@ -481,6 +483,29 @@ pub fn check_write(
         RepoPath::Inside(rel) => Some(rel),
         RepoPath::Root | RepoPath::Outside => None,
     };
+    let what = protected(ctx, env, p, raw, rel.as_deref());
+    // Only the locks the decision rests on are read: every lock for the protocol's own files and
+    // the plans (frozen while any other lock is live), else the caller's and those that could
+    // own `rel`.
+    let is_plan = rel
+        .as_deref()
+        .is_some_and(|r| plan_edit::is_plan(&ctx.config.plan_glob, r, ci));
+    let pool = match &rel {
+        _ if what.is_some() || is_plan => locks.all(),
+        Some(rel) => {
+            let mut pool = locks.own(&p.session_id);
+            pool.extend(locks.others_for(&p.session_id, rel, ci));
+            pool
+        }
+        None => Vec::new(),
+    };
+    let live: Vec<&Held> = pool
+        .iter()
+        .filter(|h| h.is_live(ctx.now, ctx.stale_ms()))
+        .collect();
+    if live.is_empty() {
+        return Ok(());
+    }
     let owner = rel.as_deref().and_then(|r| owner_of(r, &live, ci));
     let mine = owner.is_some_and(|h| h.record.session_id == p.session_id);
     // A protocol file is its owner's only when the owner names it (`.claude/**`), not through a
@@ -489,7 +514,7 @@ pub fn check_write(
         && owner
             .zip(rel.as_deref())
             .is_some_and(|(h, r)| crate::globs::names_explicitly(&h.record.owns, r, ci));
-    if !names_it && let Some(what) = protected(ctx, env, p, raw, rel.as_deref()) {
+    if !names_it && let Some(what) = what {
         return Err(format!(
             "session-lock: {what} is part of the session-lock protocol and is frozen while a round runs ({} live lock(s)). Edit it only when no stream is active, or from the stream that owns it",
             live.len()

@@ -82,8 +82,9 @@ pub fn run(bytes: &[u8], env: &Env) -> Outcome {
         }
         _ => {
             lifecycle::register(ctx.now, &p, env, throttle);
-            let (mut locks, _) = ctx.layout.read_locks();
-            let _ = lifecycle::heartbeat(&ctx, &p.session_id, env.client_pid, &mut locks);
+            let locks = crate::round_index::LockSet::load(&ctx.layout);
+            let mut own = locks.own(&p.session_id);
+            let _ = lifecycle::heartbeat(&ctx, &p.session_id, env.client_pid, &mut own);
             messages(&p, env, &ctx.config)
         }
     }
@@ -106,10 +107,16 @@ fn load_config(root: &Path) -> (Config, Option<notices::Notice>) {
 
 /// What this session must hear about its own locks: one that had gone stale (revived by this
 /// call, or since taken over by another session, whose files are then no longer its own).
-fn stale_notices(ctx: &Ctx, p: &Payload, locks: &[crate::state::Held]) -> Vec<notices::Notice> {
+/// `own`: the caller's locks; `taken`: locks taken over from the caller.
+fn stale_notices(
+    ctx: &Ctx,
+    p: &Payload,
+    own: &[crate::state::Held],
+    taken: &[crate::state::Held],
+) -> Vec<notices::Notice> {
     let stale_ms = ctx.config.heartbeat_stale_ms();
     let mut out = Vec::new();
-    for h in locks.iter().filter(|h| !h.done) {
+    for h in own.iter().chain(taken).filter(|h| !h.done) {
         if h.record.session_id == p.session_id && !h.is_live(ctx.now, stale_ms) {
             out.push(notices::Notice::new(
                 format!("stale:{}:{}", h.record.stream, h.record.heartbeat_at),
@@ -146,12 +153,43 @@ fn messages(p: &Payload, env: &Env, config: &Config) -> Outcome {
 
 fn pre_tool_use(ctx: &Ctx, p: &Payload, env: &Env) -> Outcome {
     let form = ctx.config.decision;
-    let (mut locks, bad) = ctx.layout.read_locks();
+    // The caller's own locks only (for the heartbeat); the others are read when a write
+    // target could be theirs.
+    let mut locks = crate::round_index::LockSet::load(&ctx.layout);
+    let lease = match &ctx.config.leases {
+        Some(cfg) => crate::leases::guard::apply(
+            &ctx.root,
+            &ctx.layout,
+            cfg,
+            &mut locks,
+            &p.session_id,
+            env.binary_dir.as_deref(),
+            ctx.now,
+        ),
+        None => Default::default(),
+    };
     let mut told: Vec<notices::Notice> = ctx.notices.clone();
-    told.extend(stale_notices(ctx, p, &locks));
-    for (stream, why) in lifecycle::heartbeat(ctx, &p.session_id, env.client_pid, &mut locks) {
+    let mut own = locks.own(&p.session_id);
+    told.extend(stale_notices(
+        ctx,
+        p,
+        &own,
+        &locks.taken_from(&p.session_id),
+    ));
+    for (stream, why) in lifecycle::heartbeat(ctx, &p.session_id, env.client_pid, &mut own) {
         told.push(notices::Notice::new(format!("heartbeat:{stream}"), why));
     }
+    locks.rewrote(&own);
+    if let Some(reason) = lease.deny {
+        return Outcome::deny(&reason, form);
+    }
+    // Lease and index notes go to the client's log (stderr), as they did before notices.
+    let mut note = String::new();
+    for n in lease.note.iter().chain(locks.note.iter()) {
+        note.push_str(n);
+        note.push('\n');
+    }
+    let bad = locks.bad().to_vec();
     for b in &bad {
         told.push(notices::Notice::new(
             format!("corrupt:{}", b.path.display()),
@@ -160,7 +198,7 @@ fn pre_tool_use(ctx: &Ctx, p: &Payload, env: &Env) -> Outcome {
             ),
         ));
     }
-    locks.extend(lifecycle::corrupt_stand_ins(ctx, &bad));
+    locks.add_foreign(lifecycle::corrupt_stand_ins(ctx, &bad), Vec::new());
     let verdict = if let Some((dialect, shell)) = dialect_of(&p.tool_name) {
         let command = p.input_str("command").unwrap_or_default();
         check_command(ctx, p, env, command, (dialect, shell), &locks)
@@ -189,6 +227,7 @@ fn pre_tool_use(ctx: &Ctx, p: &Payload, env: &Env) -> Outcome {
     for n in &told {
         out.stderr.insert_str(0, &format!("guard: {}\n", n.text));
     }
+    out.stderr.insert_str(0, &note);
     let fresh = notices::unseen(env.state_home.as_deref(), &p.session_id, told);
     out.with_notice(&p.event, &notices::text(&fresh))
 }
@@ -211,7 +250,7 @@ fn check_command(
     env: &Env,
     command: &str,
     (dialect, shell): (crate::shell::Dialect, crate::rules::Shell),
-    locks: &[crate::state::Held],
+    locks: &crate::round_index::LockSet,
 ) -> Result<(), String> {
     let here = crate::rules::CommandContext::new(p.cwd.clone(), ctx.root.display().to_string());
     let analysis = (command.len() <= crate::shell::MAX_INPUT_BYTES).then(|| {

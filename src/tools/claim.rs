@@ -16,6 +16,8 @@ pub struct Args<'a> {
     pub repo: Option<&'a Path>,
     pub json: bool,
     pub quiet: bool,
+    /// With leases configured and the remote down: claim here only.
+    pub offline: bool,
 }
 
 pub fn run(a: Args) -> anyhow::Result<Code> {
@@ -29,6 +31,10 @@ pub fn run(a: Args) -> anyhow::Result<Code> {
             layout.dir.display()
         )
     })?;
+    let lease = match &config.leases {
+        Some(cfg) => crate::leases::tool::claim(&root, &layout, &config, cfg, &held, a.offline)?,
+        None => String::new(),
+    };
     let now = time::now_ms();
     let stale = config.heartbeat_stale_ms();
     let (locks, _) = layout.read_locks();
@@ -56,6 +62,7 @@ pub fn run(a: Args) -> anyhow::Result<Code> {
             "round": held.record.round,
             "owns": held.record.owns,
             "others": others,
+            "lease": (!lease.is_empty()).then(|| lease.trim()),
         }))?;
         return Ok(Code::Success);
     }
@@ -82,6 +89,7 @@ pub fn run(a: Args) -> anyhow::Result<Code> {
     for o in &held.record.owns {
         out.push_str(&format!("  {o}\n"));
     }
+    out.push_str(&lease);
     if others.is_empty() {
         out.push_str("No other stream is claimed.\n");
     } else {

@@ -187,12 +187,25 @@ pub fn run(a: Args) -> anyhow::Result<Code> {
     let passed = dirty.is_empty() && failed.is_empty();
     let now = time::now_ms();
     if passed {
-        layout.write_done(&DoneRecord {
+        let done = DoneRecord {
             stream: a.stream.to_string(),
             session_id: held.record.session_id.clone(),
             released_at: time::iso(now),
             head: head(&root),
-        })?;
+        };
+        {
+            // Under the state lock, so the round index moves with the done marker.
+            let _state = layout.lock_state(std::time::Duration::from_secs(30))?;
+            let index = crate::round_index::Index::before_write(&layout);
+            layout.write_done(&done)?;
+            crate::round_index::Index::after_write(&layout, index, &[a.stream]);
+        }
+        if let Some(cfg) = &config.leases {
+            let said = crate::leases::tool::release(&root, &layout, cfg, a.stream);
+            if !said.is_empty() {
+                eprint!("release: {said}");
+            }
+        }
         if let Err(e) = mark_milestone(
             &root,
             &layout,

@@ -19,6 +19,8 @@ pub struct Args<'a> {
     pub archive: bool,
     /// Print one key of the effective config (for scripts) and nothing else.
     pub config_value: Option<&'a str>,
+    /// The detached lease refresher's pass (started by the guard), quiet.
+    pub refresh_leases: bool,
 }
 
 /// One row of the table.
@@ -38,6 +40,12 @@ pub struct Row {
     /// For a corrupt lock or a broken plan: the file and what is wrong with it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub problem: Option<String>,
+    /// With leases: the machine holding it, and whether the answer is this clone's lock
+    /// (`local`) or another machine's lease from the mirror (`remote`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<&'static str>,
 }
 
 #[derive(Debug, Serialize)]
@@ -48,6 +56,12 @@ pub struct Report {
     pub problems: Vec<String>,
     /// Not errors, but worth a look: plans whose `owns` overlap.
     pub warnings: Vec<String>,
+    /// With leases: where other machines' rows come from and how old that answer is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub leases: Option<crate::leases::tool::MirrorState>,
+    /// With leases: states that need a person's eye but are not broken files.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 fn row_for(h: &Held, milestone: Option<u32>, cfg: &Config, now: u64) -> Row {
@@ -61,6 +75,8 @@ fn row_for(h: &Held, milestone: Option<u32>, cfg: &Config, now: u64) -> Row {
         orphaned: !h.done && h.orphaned(),
         abandoned: !h.done && h.age_ms(now) >= cfg.round_stale_ms(),
         problem: None,
+        host: None,
+        source: None,
     }
 }
 
@@ -75,6 +91,8 @@ fn problem_row(stream: String, milestone: Option<u32>, state: StreamState, why: 
         orphaned: false,
         abandoned: false,
         problem: Some(why),
+        host: None,
+        source: None,
     }
 }
 
@@ -111,10 +129,11 @@ pub fn overlaps(streams: &[plans::Stream], ci: bool) -> Vec<String> {
 pub fn report(root: &Path, cfg: &Config, layout: &Layout) -> Report {
     let now = time::now_ms();
     let mut problems = Vec::new();
-    let (streams, broken) = plans::load_each(root, &cfg.plan_glob).unwrap_or_else(|e| {
-        problems.push(e.to_string());
-        (Vec::new(), Vec::new())
-    });
+    let (streams, broken) = crate::plan_cache::load_each(root, &cfg.plan_glob, layout)
+        .unwrap_or_else(|e| {
+            problems.push(e.to_string());
+            (Vec::new(), Vec::new())
+        });
     let (locks, bad) = layout.read_locks();
     problems.extend(broken.iter().map(|b| b.to_string()));
     problems.extend(bad.iter().map(|b| b.to_string()));
@@ -135,6 +154,8 @@ pub fn report(root: &Path, cfg: &Config, layout: &Layout) -> Report {
                 orphaned: false,
                 abandoned: false,
                 problem: None,
+                host: None,
+                source: None,
             }),
         }
     }
@@ -171,12 +192,18 @@ pub fn report(root: &Path, cfg: &Config, layout: &Layout) -> Report {
         }
     }
     let warnings = overlaps(&streams, cfg.case_insensitive());
-    Report {
+    let mut report = Report {
         round: layout.round(),
         streams: rows,
         problems,
         warnings,
+        leases: None,
+        notes: Vec::new(),
+    };
+    if let Some(lc) = &cfg.leases {
+        crate::leases::tool::add_remote_rows(root, layout, cfg, lc, &locks, &mut report, now);
     }
+    report
 }
 
 /// The table as text.
@@ -205,6 +232,9 @@ pub fn render(r: &Report) -> String {
                 row.round.map_or("-".into(), |n| n.to_string()),
             ));
         }
+        if let Some(m) = &r.leases {
+            out.push_str(&crate::leases::tool::render_hosts(r, m));
+        }
         if r.streams.iter().any(|x| x.orphaned) {
             out.push_str("* orphaned: the session's client process is gone; its lock protects until it goes stale\n");
         }
@@ -214,6 +244,9 @@ pub fn render(r: &Report) -> String {
     }
     for w in &r.warnings {
         out.push_str(&format!("warning: {w}\n"));
+    }
+    for n in &r.notes {
+        out.push_str(&format!("note: {n}\n"));
     }
     out
 }
@@ -263,6 +296,9 @@ pub fn run(a: Args) -> anyhow::Result<Code> {
     if let Some(key) = a.config_value {
         println!("{}", config_value(&cfg, key)?);
         return Ok(Code::Success);
+    }
+    if a.refresh_leases {
+        return crate::leases::tool::refresher(&root, &layout, &cfg);
     }
     if a.wait {
         let start = Instant::now();
@@ -327,6 +363,7 @@ pub fn run(a: Args) -> anyhow::Result<Code> {
             ));
         }
         archived = layout.archive(time::now_ms())?;
+        crate::round_index::Index::after_write(&layout, None, &[]);
     }
     if a.json {
         let mut v = serde_json::to_value(&r)?;

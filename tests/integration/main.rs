@@ -53,6 +53,7 @@ mod e2e_testbed;
 mod e2e_trust;
 mod guard_explain;
 mod guard_props;
+mod leases_remote;
 mod lifecycle_flow;
 mod lifecycle_race;
 mod lifecycle_support;

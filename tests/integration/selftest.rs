@@ -798,10 +798,43 @@ fn payload_bytes(case: &Case, repo: &Repo, cwd: &Path) -> Result<Vec<u8>, String
     Ok(p.to_string().into_bytes())
 }
 
-fn prepare(case: &Case) -> Result<Prepared, String> {
+/// The round index as the guard finds it when the case runs (issue 19): the lock files are the
+/// truth whatever the index says, so every case must answer the same in every mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum IndexMode {
+    /// No index: the setup's files only, as a repo from before the index.
+    Missing,
+    /// Built from the setup's files just before the call.
+    Present,
+    /// Built before the setup was written, so it describes an older folder.
+    Stale,
+    /// Garbage where the index goes.
+    Corrupt,
+}
+
+const INDEX_NOTE: &str = "guard: the round index ";
+
+fn prepare(case: &Case, mode: IndexMode) -> Result<Prepared, String> {
     let repo = Repo::new();
     let now = session_lock::time::now_ms();
+    let layout = session_lock::state::Layout::new(&repo.root);
+    if mode == IndexMode::Stale {
+        layout.ensure().map_err(|e| e.to_string())?;
+        session_lock::round_index::LockSet::load(&layout);
+    }
     let written = write_setup(&repo, case, now)?;
+    match mode {
+        IndexMode::Present => {
+            session_lock::round_index::LockSet::load(&layout);
+        }
+        IndexMode::Corrupt => {
+            let file = session_lock::round_index::path(&layout);
+            std::fs::create_dir_all(file.parent().unwrap_or(&repo.root))
+                .and_then(|()| std::fs::write(&file, "{\"version\": 1, \"locks\": ["))
+                .map_err(|e| e.to_string())?;
+        }
+        IndexMode::Missing | IndexMode::Stale => {}
+    }
     let cwd = match case.cwd.as_deref() {
         None | Some("none") => repo.root.clone(),
         Some(rel) => normalize(&repo.root.join(rel)),
@@ -916,8 +949,8 @@ fn check_after(case: &Case, p: &Prepared) -> Vec<String> {
 
 /// A `run:` case: the suite tool run from the repo root. The test process is the client of
 /// every lock written with `client live`, so the tool runs inside that session's tree.
-fn run_tool_case(case: &Case, run: &str) -> Result<(), String> {
-    let p = prepare(case)?;
+fn run_tool_case(case: &Case, run: &str, mode: IndexMode) -> Result<(), String> {
+    let p = prepare(case, mode)?;
     let mut words = run.split_whitespace();
     let name = words.next().ok_or("run: names no tool")?;
     let mut cmd = p.repo.tool(name);
@@ -965,11 +998,11 @@ fn system_message(stdout: &str) -> String {
         .unwrap_or_default()
 }
 
-fn run_case(case: &Case) -> Result<(), String> {
+fn run_case(case: &Case, mode: IndexMode) -> Result<(), String> {
     if let Some(run) = &case.run {
-        return run_tool_case(case, run);
+        return run_tool_case(case, run, mode);
     }
-    let p = prepare(case)?;
+    let p = prepare(case, mode)?;
     let mut cmd = p.repo.tool("guard");
     cmd.current_dir(&p.proc_cwd);
     match case.client {
@@ -986,7 +1019,18 @@ fn run_case(case: &Case) -> Result<(), String> {
     }
     let out = run_with_stdin(cmd, &p.stdin);
     let stdout = String::from_utf8_lossy(&out.stdout).to_string();
-    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    let mut stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    let mut errs: Vec<String> = Vec::new();
+    // A rebuilt index is said once; a good one is not mentioned.
+    let index_note = stderr.lines().any(|l| l.starts_with(INDEX_NOTE));
+    if index_note && mode == IndexMode::Present {
+        errs.push(format!("a good index was rebuilt: {stderr:?}"));
+    }
+    stderr = stderr
+        .lines()
+        .filter(|l| !l.starts_with(INDEX_NOTE))
+        .map(|l| format!("{l}\n"))
+        .collect();
     let shown = || {
         format!(
             "exit {:?}, stdout {stdout:?}, stderr {stderr:?}",
@@ -1060,26 +1104,42 @@ fn run_case(case: &Case) -> Result<(), String> {
 
 #[test]
 fn lifecycle_corpus() {
-    run_corpus("lifecycle", 0, &[false]);
+    run_corpus("lifecycle", 0, &[false], IndexMode::Missing);
+}
+
+#[test]
+fn issue_19_lifecycle_corpus_with_the_round_index_present() {
+    run_corpus("lifecycle", 0, &[false], IndexMode::Present);
+}
+
+#[test]
+fn issue_19_lifecycle_corpus_with_a_stale_round_index() {
+    run_corpus("lifecycle", 0, &[false], IndexMode::Stale);
+}
+
+#[test]
+fn issue_19_lifecycle_corpus_with_a_corrupt_round_index() {
+    run_corpus("lifecycle", 0, &[false], IndexMode::Corrupt);
 }
 
 /// Issue 11's escape attempts (selftest/escapes/): each door an ordinary tool call could open
 /// to switch the protocol off, with the legitimate neighbours that must stay open.
 #[test]
 fn issue_11_escape_corpus() {
-    run_corpus("escapes", 60, &[false]);
+    run_corpus("escapes", 60, &[false], IndexMode::Missing);
 }
 
 /// The Bash/PowerShell write-ownership corpus, run alone and with another live session
 /// registered in the tree (ownership must not depend on company).
 #[test]
 fn writes_corpus() {
-    run_corpus("writes", 120, &[false, true]);
+    run_corpus("writes", 120, &[false, true], IndexMode::Missing);
 }
 
 /// Runs every case of `selftest/<folder>` (at least `at_least` of them), once per `company`
-/// entry (with `true`, an extra live session `company` is registered in the tree first).
-fn run_corpus(folder: &str, at_least: usize, company: &[bool]) {
+/// entry (with `true`, an extra live session `company` is registered in the tree first), with
+/// the round index in state `mode`.
+fn run_corpus(folder: &str, at_least: usize, company: &[bool], mode: IndexMode) {
     let files = crate::lifecycle_support::case_files(folder);
     let mut cases: Vec<Case> = Vec::new();
     let mut failures: Vec<String> = Vec::new();
@@ -1117,9 +1177,9 @@ fn run_corpus(folder: &str, at_least: usize, company: &[bool]) {
                     let result = if with {
                         let mut c = case.clone();
                         c.setup.insert(0, Setup::Registered("company".into()));
-                        run_case(&c)
+                        run_case(&c, mode)
                     } else {
-                        run_case(case)
+                        run_case(case, mode)
                     };
                     if started.elapsed() > std::time::Duration::from_secs(1) {
                         println!(
@@ -1146,7 +1206,7 @@ fn run_corpus(folder: &str, at_least: usize, company: &[bool]) {
     run_failures.sort();
     failures.extend(run_failures.into_iter().map(|(_, _, text)| text));
     println!(
-        "selftest: {} {folder} cases in {} files, {} runs, {} failed",
+        "selftest: {} {folder} cases in {} files, {} runs (round index {mode:?}), {} failed",
         cases.len(),
         files.len(),
         runs.len(),
@@ -1216,7 +1276,7 @@ fn runner_reports_wrong_expectations() {
     let cases = parse_file("x.case", text).unwrap();
     let errs: Vec<String> = cases
         .iter()
-        .map(|c| run_case(c).expect_err(&c.name))
+        .map(|c| run_case(c, IndexMode::Missing).expect_err(&c.name))
         .collect();
     assert!(errs[0].contains("expected Allow, got Block"), "{}", errs[0]);
     assert!(

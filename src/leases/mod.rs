@@ -1,0 +1,164 @@
+//! Streams across machines: each claim is also a lease on the team's git remote.
+//!
+//! Opt-in with `"leases": {"remote": "origin"}` in `session-lock/config.json`; without it nothing
+//! here runs and nothing touches the network.
+//!
+//! ```text
+//! remote   refs/session-lock/streams/<stream>  → a blob holding the lease (JSON, below)
+//! clone    refs/session-lock/mirror/<stream>   ← fetched copy of the remote refs
+//!          session-lock/.leases/mirror.json    the mirror as the guard reads it (one read)
+//!          session-lock/.leases/held/<s>.json  the lease this clone last pushed for <s>
+//!          session-lock/.leases/clone-id       this clone's random id
+//! ```
+//!
+//! - **Claim** is a compare-and-swap push: `git push --atomic --force-with-lease=<ref>:<old>`
+//!   with `<old>` the lease the claimer read (empty: "must not exist"). Of N claimers that read
+//!   the same old value exactly one push lands; the others are rejected and told who holds it.
+//!   A stale lease (heartbeat older than `heartbeatStaleMinutes`) is taken over the same way,
+//!   and the **generation** moves on by one with every new holder.
+//! - **The guard never waits on the network**: it reads `mirror.json` and applies the live
+//!   leases of other clones to ownership exactly like local locks. The mirror is refreshed by
+//!   claim, release and status, and by a detached refresher (`status --refresh-leases`) the
+//!   guard starts at most once per `refreshSeconds` and never waits for.
+//! - **Heartbeats** are pushed by the refresher at most every `heartbeatPushSeconds`, by CAS
+//!   against the lease this clone last pushed: a lease taken over meanwhile rejects the push,
+//!   and the holder is told at its next tool call.
+//! - **Release** pushes the lease with `done: true`, by CAS, only from the holding clone.
+//! - Credentials are git's own: the suite only runs `git`; leases hold no secret.
+
+pub mod git;
+pub mod guard;
+pub mod mirror;
+pub mod ops;
+pub mod tool;
+
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// The `leases` section of the config.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct LeasesConfig {
+    /// A remote name (`origin`) or URL.
+    pub remote: String,
+    /// The detached refresher runs at most this often.
+    #[serde(default = "default_refresh")]
+    pub refresh_seconds: u64,
+    /// A lease's heartbeat is pushed at most this often.
+    #[serde(default = "default_heartbeat_push")]
+    pub heartbeat_push_seconds: u64,
+}
+
+fn default_refresh() -> u64 {
+    60
+}
+
+fn default_heartbeat_push() -> u64 {
+    300
+}
+
+/// The ref namespace on the remote.
+pub const REMOTE_PREFIX: &str = "refs/session-lock/streams/";
+/// Where this clone keeps its fetched copy.
+pub const MIRROR_PREFIX: &str = "refs/session-lock/mirror/";
+
+/// One lease, as the remote's blob holds it.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct Lease {
+    pub stream: String,
+    pub session_id: String,
+    pub host: String,
+    pub clone_id: String,
+    pub owns: Vec<String>,
+    pub claimed_at: String,
+    pub heartbeat_at: String,
+    /// Grows by one with every new holder.
+    pub generation: u64,
+    #[serde(default)]
+    pub done: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub released_at: Option<String>,
+}
+
+impl Lease {
+    pub fn heartbeat_ms(&self) -> u64 {
+        crate::time::parse_iso(&self.heartbeat_at).unwrap_or(0)
+    }
+
+    /// Held: not done and the heartbeat is younger than `stale_ms`.
+    pub fn is_live(&self, now: u64, stale_ms: u64) -> bool {
+        !self.done && now.saturating_sub(self.heartbeat_ms()) < stale_ms
+    }
+
+    /// "session 3f2a9c1e on host build-02, heartbeat 4m ago"
+    pub fn describe(&self, now: u64) -> String {
+        format!(
+            "session {} on host {}, heartbeat {} ago",
+            crate::state::short_id(&self.session_id),
+            self.host,
+            crate::time::age(now.saturating_sub(self.heartbeat_ms()))
+        )
+    }
+}
+
+/// The remote's ref of a stream.
+pub fn remote_ref(stream: &str) -> String {
+    format!("{REMOTE_PREFIX}{stream}")
+}
+
+/// The lease files' folder.
+pub fn dir(layout: &crate::state::Layout) -> PathBuf {
+    layout.dir.join(".leases")
+}
+
+/// This machine's name as leases show it: `SESSION_LOCK_HOST`, else the OS host name.
+pub fn host() -> String {
+    if let Ok(h) = std::env::var("SESSION_LOCK_HOST")
+        && !h.trim().is_empty()
+    {
+        return h.trim().to_string();
+    }
+    for var in ["HOSTNAME", "COMPUTERNAME"] {
+        if let Ok(h) = std::env::var(var)
+            && !h.trim().is_empty()
+        {
+            return h.trim().to_string();
+        }
+    }
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .or_else(|_| std::fs::read_to_string("/etc/hostname"))
+        .map(|h| h.trim().to_string())
+        .ok()
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "unknown".into())
+}
+
+/// This clone's id: random, made once, kept in `.leases/clone-id`.
+pub fn clone_id(layout: &crate::state::Layout) -> std::io::Result<String> {
+    let file = dir(layout).join("clone-id");
+    if let Some(id) = crate::atomic::read_optional(&file)?.map(|t| t.trim().to_string())
+        && !id.is_empty()
+    {
+        return Ok(id);
+    }
+    std::fs::create_dir_all(dir(layout))?;
+    let id = crate::messaging::frame::new_id();
+    if !crate::atomic::create_new(&file, id.as_bytes())? {
+        // Another process made it first: theirs stands.
+        return Ok(std::fs::read_to_string(&file)?.trim().to_string());
+    }
+    Ok(id)
+}
+
+/// The repo's `.git` folder (a worktree's `.git` file is followed).
+pub fn git_dir(root: &Path) -> PathBuf {
+    let dot = root.join(".git");
+    if let Ok(text) = std::fs::read_to_string(&dot)
+        && let Some(rest) = text.trim().strip_prefix("gitdir:")
+    {
+        let p = PathBuf::from(rest.trim());
+        return if p.is_absolute() { p } else { root.join(p) };
+    }
+    dot
+}

@@ -1,0 +1,278 @@
+//! What the tools say about leases: claim's compare-and-swap and its messages, release's done
+//! mark, status's rows of other machines.
+
+use super::LeasesConfig;
+use super::git::GitError;
+use super::mirror::Mirror;
+use super::ops::{self, ClaimError, Claimed};
+use crate::config::Config;
+use crate::exit::{Code, fail};
+use crate::state::{Held, Layout};
+use crate::time;
+use std::path::Path;
+use std::time::Duration;
+
+/// `claim`'s step after the guard recorded the local lock: the lease on the remote. On any
+/// failure the local lock is taken back (unless this clone already held the lease), so the
+/// claim fails closed.
+pub fn claim(
+    root: &Path,
+    layout: &Layout,
+    config: &Config,
+    cfg: &LeasesConfig,
+    held: &Held,
+    offline: bool,
+) -> anyhow::Result<String> {
+    let stream = held.record.stream.as_str();
+    match ops::claim(root, layout, config, cfg, held, offline) {
+        Ok(Claimed::Lease {
+            generation,
+            took_over,
+        }) => Ok(format!(
+            "Lease: {} on remote '{}' is this session's (generation {generation}{}).\n",
+            super::remote_ref(stream),
+            cfg.remote,
+            if took_over {
+                ", taken over from a stale holder"
+            } else {
+                ""
+            }
+        )),
+        Ok(Claimed::Offline) => Ok(format!(
+            "Lease: remote '{}' is unreachable; claimed here only (--offline). Other machines do not see this claim until the remote is back; the refresher publishes it then, and if another machine claimed '{stream}' meanwhile, theirs stands.\n",
+            cfg.remote
+        )),
+        Err(e) => {
+            take_back(layout, held);
+            let (code, msg) = match &e {
+                ClaimError::Held(l) => (
+                    Code::Conflict,
+                    format!(
+                        "stream '{stream}' is held by {} (lease {} on remote '{}'). Pick another stream, or wait for it: wait-milestone {stream} --stream <yours>",
+                        l.describe(time::now_ms()),
+                        super::remote_ref(stream),
+                        cfg.remote
+                    ),
+                ),
+                ClaimError::Remote(GitError::Unreachable(why)) => (
+                    Code::Refused,
+                    format!(
+                        "cannot claim '{stream}': remote '{}' is unreachable ({why}). The round is shared across machines, so the claim is not made. When the remote is back run claim {stream} again, or claim {stream} --offline to claim here only",
+                        cfg.remote
+                    ),
+                ),
+                ClaimError::Remote(GitError::Refused(why)) => (
+                    Code::Refused,
+                    format!(
+                        "cannot claim '{stream}': remote '{}' refuses refs under refs/session-lock/ ({why}); allow them on the server or set leases.remote in session-lock/config.json to a remote that accepts them",
+                        cfg.remote
+                    ),
+                ),
+                other => (
+                    Code::Failure,
+                    format!(
+                        "cannot claim '{stream}' on remote '{}': {other}",
+                        cfg.remote
+                    ),
+                ),
+            };
+            Err(fail(code, msg))
+        }
+    }
+}
+
+/// Removes this session's local lock of a stream whose lease was not taken, if this clone
+/// never held that lease.
+fn take_back(layout: &Layout, held: &Held) {
+    let stream = held.record.stream.as_str();
+    if ops::read_pushed(layout, stream)
+        .is_some_and(|p| p.lease.session_id == held.record.session_id)
+    {
+        return;
+    }
+    let Ok(Some(_state)) = layout.lock_state(Duration::from_secs(10)) else {
+        return;
+    };
+    if let Ok(Some(now)) = layout.read_lock(stream)
+        && now.record.session_id == held.record.session_id
+        && !now.done
+    {
+        let index = crate::round_index::Index::before_write(layout);
+        let _ = std::fs::remove_file(layout.lock_path(stream));
+        crate::round_index::Index::after_write(layout, index, &[stream]);
+    }
+}
+
+/// `release`'s step after the done marker: the lease marked done on the remote. The release
+/// stands whatever happens here; the message says what the remote knows.
+pub fn release(root: &Path, layout: &Layout, cfg: &LeasesConfig, stream: &str) -> String {
+    match ops::release(root, layout, cfg, stream) {
+        Ok(true) => format!("lease on remote '{}' marked done\n", cfg.remote),
+        Ok(false) => String::new(),
+        Err(ClaimError::Remote(GitError::Unreachable(why))) => format!(
+            "warning: remote '{}' is unreachable ({why}); the lease is marked done there when it is back\n",
+            cfg.remote
+        ),
+        Err(ClaimError::Held(l)) => format!(
+            "warning: the lease of '{stream}' moved on to {}; the remote was not changed\n",
+            l.describe(time::now_ms())
+        ),
+        Err(e) => format!("warning: the lease on remote '{}': {e}\n", cfg.remote),
+    }
+}
+
+/// Where status's answer about other machines came from.
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MirrorState {
+    pub remote: String,
+    /// Seconds since the remote last answered; `None`: never.
+    pub age_s: Option<u64>,
+    /// Why the last refresh failed.
+    pub error: Option<String>,
+}
+
+/// Refreshes the mirror for status (its failure is reported, not fatal).
+pub fn status_mirror(root: &Path, layout: &Layout, cfg: &LeasesConfig) -> (Mirror, MirrorState) {
+    let _ = ops::refresh(root, layout, cfg);
+    let mirror = Mirror::read(layout).unwrap_or_default();
+    let state = MirrorState {
+        remote: cfg.remote.clone(),
+        age_s: mirror.age_ms(time::now_ms()).map(|ms| ms / 1000),
+        error: mirror.error.clone(),
+    };
+    (mirror, state)
+}
+
+/// Status with leases: the mirror refreshed, other machines' leases as rows (`remote`), this
+/// clone's locks marked `local`, and notes for states a claim left half-done.
+pub fn add_remote_rows(
+    root: &Path,
+    layout: &Layout,
+    config: &Config,
+    cfg: &LeasesConfig,
+    locks: &[Held],
+    report: &mut crate::tools::status::Report,
+    now: u64,
+) {
+    use crate::tools::status::Row;
+    let (mirror, state) = status_mirror(root, layout, cfg);
+    let me = super::host();
+    let clone_id = mirror.clone_id.clone();
+    for row in report.streams.iter_mut() {
+        if locks.iter().any(|h| h.record.stream == row.stream) {
+            row.host = Some(me.clone());
+            row.source = Some("local");
+        }
+    }
+    for m in &mirror.leases {
+        let l = &m.lease;
+        if l.clone_id == clone_id {
+            continue;
+        }
+        let local = locks.iter().find(|h| h.record.stream == l.stream);
+        if let Some(h) = local {
+            if l.is_live(now, config.heartbeat_stale_ms()) && !h.done {
+                report.notes.push(format!(
+                    "stream '{}': held here by session {} and on the remote by {}; the remote's lease wins",
+                    l.stream,
+                    short(&h.record.session_id),
+                    l.describe(now)
+                ));
+            }
+            continue;
+        }
+        let held = super::mirror::as_held(l);
+        let row = Row {
+            stream: l.stream.clone(),
+            milestone: report
+                .streams
+                .iter()
+                .find(|r| r.stream == l.stream)
+                .and_then(|r| r.milestone),
+            state: held.state(now, config.heartbeat_stale_ms()),
+            session_id: Some(l.session_id.clone()),
+            heartbeat_age_s: Some(held.age_ms(now) / 1000),
+            round: None,
+            orphaned: false,
+            abandoned: !l.done && held.age_ms(now) >= config.round_stale_ms(),
+            problem: None,
+            host: Some(l.host.clone()),
+            source: Some("remote"),
+        };
+        match report.streams.iter_mut().find(|r| r.stream == l.stream) {
+            Some(r) => *r = row,
+            None => report.streams.push(row),
+        }
+    }
+    // A claim killed between its push and its local record, or one never pushed.
+    for h in locks.iter().filter(|h| !h.done) {
+        let pushed = ops::read_pushed(layout, &h.record.stream);
+        let remote = mirror.find(&h.record.stream);
+        let ours = remote.is_some_and(|m| m.lease.clone_id == clone_id);
+        match (&pushed, ours) {
+            (None, true) => report.notes.push(format!(
+                "stream '{}': the remote's lease is this clone's but its local record is missing (a claim was interrupted); run claim {} again to repair it",
+                h.record.stream, h.record.stream
+            )),
+            (None, false) if remote.is_none() => report.notes.push(format!(
+                "stream '{}': claimed here, not on remote '{}' (the claim did not finish); run claim {} again",
+                h.record.stream, cfg.remote, h.record.stream
+            )),
+            (Some(p), _) if p.sha.is_none() => report.notes.push(format!(
+                "stream '{}': claimed offline; not yet on remote '{}'",
+                h.record.stream, cfg.remote
+            )),
+            _ => {}
+        }
+    }
+    report.leases = Some(state);
+}
+
+fn short(id: &str) -> &str {
+    crate::state::short_id(id)
+}
+
+/// The host and source of each row, and the mirror's age, under status's table.
+pub fn render_hosts(r: &crate::tools::status::Report, m: &MirrorState) -> String {
+    let mut out = format!(
+        "leases on remote '{}': {}\n",
+        m.remote,
+        match (m.age_s, &m.error) {
+            (_, Some(e)) => format!(
+                "unreachable ({e}); other machines' rows are from the mirror{}",
+                m.age_s
+                    .map(|a| format!(", {} old", time::age(a * 1000)))
+                    .unwrap_or_else(|| " (never fetched)".into())
+            ),
+            (Some(a), None) => format!("fetched {} ago", time::age(a * 1000)),
+            (None, None) => "never fetched".into(),
+        }
+    );
+    for row in r.streams.iter().filter(|x| x.source.is_some()) {
+        out.push_str(&format!(
+            "  {:<20} {:<6} {}\n",
+            row.stream,
+            row.source.unwrap_or("-"),
+            row.host.as_deref().unwrap_or("-")
+        ));
+    }
+    out
+}
+
+/// The detached refresher's whole run (`status --refresh-leases`): one sync pass, quiet.
+pub fn refresher(root: &Path, layout: &Layout, config: &Config) -> anyhow::Result<Code> {
+    let Some(cfg) = &config.leases else {
+        return Ok(Code::Success);
+    };
+    // One refresher at a time per clone; a second one has nothing to add.
+    let _ = std::fs::create_dir_all(super::dir(layout));
+    let lock = crate::filelock::FileLock::try_exclusive(&super::dir(layout).join("refresh.lock"));
+    match lock {
+        Ok(Some(_held)) => match ops::sync(root, layout, config, cfg) {
+            Ok(_) => Ok(Code::Success),
+            Err(e) => Err(fail(Code::Failure, format!("lease refresh: {e}"))),
+        },
+        _ => Ok(Code::Success),
+    }
+}

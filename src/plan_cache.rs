@@ -1,0 +1,264 @@
+//! Plans as a claim reads them: parsed once, then taken from a cache while the file is
+//! unchanged, so a claim in a round of 200 plans parses the plans that changed, not all of them.
+//!
+//! ```text
+//! session-lock/.index/plans.json   {version, plans: {<plan path>: {len, mtimeNs, stream | error}}}
+//! ```
+//!
+//! A cached entry is used only when the file's length and modification time are the ones it
+//! was parsed at, and that time is older than [`SETTLED_MS`] when it was parsed (an edit in the
+//! same clock tick would leave the time as it was, so a younger file is parsed every time).
+//! The answer is the one [`plans::load_each`] gives: the same order, the same errors, the same
+//! duplicate check. The cache is a cache: unreadable, it is rebuilt; it is never synced.
+
+use crate::plans::{self, PlanError, Stream};
+use crate::state::Layout;
+use crate::{atomic, time};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::UNIX_EPOCH;
+
+const VERSION: u32 = 1;
+
+/// A plan file younger than this is parsed every time.
+pub const SETTLED_MS: u64 = 2_000;
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+struct Parsed {
+    name: String,
+    milestone: u32,
+    owns: Vec<String>,
+    owns_line: usize,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+enum Outcome {
+    Stream(Parsed),
+    /// A malformed plan: the line and reason `parse_plan` gave.
+    Malformed {
+        line: usize,
+        reason: String,
+    },
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+struct Cached {
+    len: u64,
+    mtime_ns: u64,
+    outcome: Outcome,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct CacheFile {
+    version: u32,
+    plans: BTreeMap<String, Cached>,
+}
+
+fn cache_path(layout: &Layout) -> PathBuf {
+    layout.dir.join(".index").join("plans.json")
+}
+
+fn read_cache(layout: &Layout) -> CacheFile {
+    std::fs::read(cache_path(layout))
+        .ok()
+        .and_then(|t| serde_json::from_slice::<CacheFile>(&t).ok())
+        .filter(|c| c.version == VERSION)
+        .unwrap_or_default()
+}
+
+fn parse(path: &Path, rel: &str) -> Result<Outcome, PlanError> {
+    let folder = path
+        .parent()
+        .and_then(|p| p.file_name())
+        .map(|f| f.to_string_lossy().to_string())
+        .unwrap_or_default();
+    let text = std::fs::read_to_string(path).map_err(|source| PlanError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    Ok(match plans::parse_plan(&text, rel, &folder) {
+        Ok(s) => Outcome::Stream(Parsed {
+            name: s.name,
+            milestone: s.milestone,
+            owns: s.owns,
+            owns_line: s.owns_line,
+        }),
+        Err(PlanError::Malformed { line, reason, .. }) => Outcome::Malformed { line, reason },
+        Err(e) => return Err(e),
+    })
+}
+
+/// Every plan, as [`plans::load`] reads them, parsing only the files that changed.
+pub fn load(root: &Path, plan_glob: &str, layout: &Layout) -> Result<Vec<Stream>, PlanError> {
+    let (streams, mut errors) = load_each(root, plan_glob, layout)?;
+    match errors.is_empty() {
+        true => Ok(streams),
+        false => Err(errors.remove(0)),
+    }
+}
+
+/// [`plans::load_each`] through the cache: the streams that parse, and one error per plan that
+/// does not (a stream declared twice is an error and neither copy counts).
+pub fn load_each(
+    root: &Path,
+    plan_glob: &str,
+    layout: &Layout,
+) -> Result<(Vec<Stream>, Vec<PlanError>), PlanError> {
+    let old = read_cache(layout);
+    let mut new = CacheFile {
+        version: VERSION,
+        plans: BTreeMap::new(),
+    };
+    let now = time::now_ms();
+    let mut out: Vec<Stream> = Vec::new();
+    let mut errors: Vec<PlanError> = Vec::new();
+    let mut twice: Vec<String> = Vec::new();
+    for path in plans::plan_files(root, plan_glob)? {
+        let rel = match path.strip_prefix(root) {
+            Ok(r) => r.to_string_lossy().replace('\\', "/"),
+            Err(_) => continue,
+        };
+        let meta = std::fs::metadata(&path).ok();
+        let len = meta.as_ref().map_or(0, |m| m.len());
+        let mtime_ns = meta
+            .and_then(|m| m.modified().ok())
+            .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+            .map_or(0, |d| d.as_nanos() as u64);
+        let settled = mtime_ns > 0 && now.saturating_sub(mtime_ns / 1_000_000) >= SETTLED_MS;
+        let outcome = match old.plans.get(&rel) {
+            Some(c) if settled && c.len == len && c.mtime_ns == mtime_ns => c.outcome.clone(),
+            _ => match parse(&path, &rel) {
+                Ok(o) => o,
+                Err(e) => {
+                    errors.push(e);
+                    continue;
+                }
+            },
+        };
+        if settled {
+            new.plans.insert(
+                rel.clone(),
+                Cached {
+                    len,
+                    mtime_ns,
+                    outcome: outcome.clone(),
+                },
+            );
+        }
+        let stream = match outcome {
+            Outcome::Stream(p) => Stream {
+                name: p.name,
+                milestone: p.milestone,
+                owns: p.owns,
+                plan: rel.clone(),
+                owns_line: p.owns_line,
+            },
+            Outcome::Malformed { line, reason } => {
+                errors.push(PlanError::Malformed {
+                    path: rel,
+                    line,
+                    reason,
+                });
+                continue;
+            }
+        };
+        if let Some(first) = out.iter().find(|s| s.name == stream.name) {
+            errors.push(PlanError::Duplicate {
+                stream: stream.name.clone(),
+                first: first.plan.clone(),
+                second: rel,
+            });
+            twice.push(stream.name);
+            continue;
+        }
+        out.push(stream);
+    }
+    if new.plans != old.plans {
+        write_cache(layout, &new);
+    }
+    out.retain(|s| !twice.contains(&s.name));
+    out.sort_by(|a, b| (a.milestone, &a.name).cmp(&(b.milestone, &b.name)));
+    Ok((out, errors))
+}
+
+fn write_cache(layout: &Layout, cache: &CacheFile) {
+    let file = cache_path(layout);
+    if let Some(dir) = file.parent()
+        && std::fs::create_dir_all(dir).is_ok()
+        && let Ok(text) = serde_json::to_vec(cache)
+    {
+        let _ = atomic::replace_cache(&file, &text);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, SystemTime};
+
+    fn plan(root: &Path, folder: &str, text: &str) -> PathBuf {
+        let dir = root.join("plans").join(folder);
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("plan.md");
+        std::fs::write(&file, text).unwrap();
+        // Settled: older than the window, so the cache may keep it.
+        let old = SystemTime::now() - Duration::from_secs(60);
+        std::fs::File::options()
+            .write(true)
+            .open(&file)
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+        file
+    }
+
+    const GLOB: &str = "plans/*-ms-*-*/plan.md";
+
+    #[test]
+    fn answers_as_plans_load_does_and_reparses_a_changed_plan() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let layout = Layout::new(root);
+        plan(root, "r-ms-01-api", "---\nowns:\n  - src/api/**\n---\n");
+        plan(root, "r-ms-02-ui", "---\nowns: [src/ui/**]\n---\n");
+        let first = load(root, GLOB, &layout).unwrap();
+        assert_eq!(first, plans::load(root, GLOB).unwrap());
+        assert!(cache_path(&layout).exists());
+        assert_eq!(load(root, GLOB, &layout).unwrap(), first, "from the cache");
+
+        plan(
+            root,
+            "r-ms-01-api",
+            "---\nowns:\n  - src/api/**\n  - docs/**\n---\n",
+        );
+        let again = load(root, GLOB, &layout).unwrap();
+        assert_eq!(again[0].owns, vec!["src/api/**", "docs/**"]);
+        assert_eq!(again, plans::load(root, GLOB).unwrap());
+
+        plan(root, "r-ms-03-db", "---\nowns: nope\n---\n");
+        let ours = load(root, GLOB, &layout).unwrap_err().to_string();
+        assert_eq!(ours, plans::load(root, GLOB).unwrap_err().to_string());
+        assert_eq!(ours, load(root, GLOB, &layout).unwrap_err().to_string());
+
+        plan(root, "r-ms-03-db", "---\nstream: api\nowns: [db/**]\n---\n");
+        let dup = load(root, GLOB, &layout).unwrap_err().to_string();
+        assert!(dup.contains("declared twice"), "{dup}");
+        assert_eq!(dup, plans::load(root, GLOB).unwrap_err().to_string());
+    }
+
+    #[test]
+    fn a_corrupt_cache_is_ignored() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let layout = Layout::new(root);
+        plan(root, "r-ms-01-api", "---\nowns:\n  - src/api/**\n---\n");
+        std::fs::create_dir_all(cache_path(&layout).parent().unwrap()).unwrap();
+        std::fs::write(cache_path(&layout), "{{{").unwrap();
+        assert_eq!(load(root, GLOB, &layout).unwrap().len(), 1);
+    }
+}
