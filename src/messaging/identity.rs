@@ -16,6 +16,7 @@
 
 use super::directory::{self, workspace_of};
 use super::frame::{self, Mode};
+use crate::liveness;
 use crate::sessions::{self, claude, registry};
 use std::path::{Path, PathBuf};
 
@@ -157,41 +158,6 @@ fn registry_dir() -> Option<PathBuf> {
     claude::config_dir().map(|d| d.join("sessions"))
 }
 
-/// The parent of `pid`, from the kernel (`None` at the top or when unknown).
-pub fn parent_of(pid: u32) -> Option<u32> {
-    #[cfg(target_os = "linux")]
-    {
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-        let after = &stat[stat.rfind(')')? + 1..];
-        after.split_ascii_whitespace().nth(1)?.parse().ok()
-    }
-    #[cfg(not(target_os = "linux"))]
-    {
-        use sysinfo::{Pid, ProcessRefreshKind, ProcessesToUpdate, System};
-        let mut sys = System::new();
-        let p = Pid::from_u32(pid);
-        sys.refresh_processes_specifics(
-            ProcessesToUpdate::Some(&[p]),
-            true,
-            ProcessRefreshKind::nothing(),
-        );
-        sys.process(p)?.parent().map(|x| x.as_u32())
-    }
-}
-
-/// True when `pid` is `ancestor` or runs below it.
-pub fn descends_from(pid: u32, ancestor: u32) -> bool {
-    let mut cur = Some(pid);
-    for _ in 0..64 {
-        match cur {
-            Some(p) if p == ancestor => return true,
-            Some(p) if p > 1 => cur = parent_of(p),
-            _ => return false,
-        }
-    }
-    false
-}
-
 fn peer_token_ok(dir: &Path, e: &claude::ClaudeSession, token: &str) -> bool {
     !token.is_empty()
         && key_tokens(dir, e.pid, e.proc_start.as_deref())
@@ -208,7 +174,7 @@ pub fn verify(session_id: &str, token: &str, claimant: u32) -> Result<Caller, Id
             continue;
         }
         seen = true;
-        if descends_from(claimant, e.pid) || peer_token_ok(&dir, &e, token) {
+        if liveness::descends_from(claimant, e.pid) || peer_token_ok(&dir, &e, token) {
             return Ok(from_entry(&e));
         }
     }
@@ -235,7 +201,7 @@ pub fn by_token(token: &str, peer: Option<u32>) -> Option<Caller> {
     }
     let peer = peer?;
     live.iter()
-        .filter(|e| descends_from(peer, e.pid))
+        .filter(|e| liveness::descends_from(peer, e.pid))
         .max_by_key(|e| e.started_at.unwrap_or(0))
         .map(from_entry)
 }
@@ -273,22 +239,6 @@ mod tests {
         assert_eq!(key_tokens(dir.path(), 42, Some("100")), vec!["t1"]);
         assert!(key_tokens(dir.path(), 42, Some("999")).is_empty());
         assert_eq!(key_tokens(dir.path(), 420, None), vec!["t2"]);
-    }
-
-    #[test]
-    fn this_process_descends_from_its_parent_not_from_a_child() {
-        let me = std::process::id();
-        let parent = parent_of(me).expect("a parent");
-        assert!(descends_from(me, me));
-        assert!(descends_from(me, parent));
-        let mut child = std::process::Command::new("sleep")
-            .arg("5")
-            .spawn()
-            .unwrap();
-        assert!(descends_from(child.id(), me));
-        assert!(!descends_from(me, child.id()));
-        let _ = child.kill();
-        let _ = child.wait();
     }
 
     #[test]
