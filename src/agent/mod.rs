@@ -217,7 +217,7 @@ fn execute(
         prepared.invocation.command(&plan.cwd),
         plan.prompt.clone().into_bytes(),
     ) {
-        Ok(r) => r,
+        Ok(r) => r.keep_background(plan.keep_background),
         Err(e) => {
             return result.failed(Problem::new(
                 Failure::Spawn,

@@ -55,6 +55,9 @@ pub struct RunAgentOptions {
     pub env_profile_id: Option<String>,
     /// Events also carry `notify: "plugin:<id>:event"`.
     pub notify_plugin_id: Option<String>,
+    /// True: processes the turn started in the background (servers) keep running after it; by
+    /// default nothing the turn started outlives it.
+    pub keep_background: Option<bool>,
     /// The Claude Code executable (else `SESSION_LOCK_CLAUDE_BIN`, else `claude` on PATH).
     pub claude_bin: Option<String>,
     /// The `guard` executable for contract hooks (else `SESSION_LOCK_GUARD_BIN`, else next to
@@ -63,6 +66,32 @@ pub struct RunAgentOptions {
     /// The `run-agent` executable serving the MCP proxy (else `SESSION_LOCK_RUN_AGENT_BIN`, else
     /// next to the running executable).
     pub run_agent_bin: Option<String>,
+}
+
+/// Options from JSON text: exactly one object (an array or any other value is refused, though
+/// serde would read an array positionally), unknown fields refused, errors naming the field.
+pub fn from_json(text: &str) -> Result<RunAgentOptions, String> {
+    let value: serde_json::Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
+    if !value.is_object() {
+        let kind = match value {
+            serde_json::Value::Array(_) => "an array",
+            serde_json::Value::String(_) => "a string",
+            serde_json::Value::Number(_) => "a number",
+            serde_json::Value::Bool(_) => "a boolean",
+            _ => "null",
+        };
+        return Err(format!(
+            "expected one JSON object of RunAgentOptions, got {kind}"
+        ));
+    }
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let path = e.path().to_string();
+        if path == "." {
+            e.inner().to_string()
+        } else {
+            format!("{path}: {}", e.inner())
+        }
+    })
 }
 
 /// What went wrong, as far as the exit code cares.
@@ -218,6 +247,7 @@ pub struct Plan {
     pub contract: ContractKind,
     pub env_profile_id: Option<String>,
     pub notify: Option<String>,
+    pub keep_background: bool,
 }
 
 static LAST_RUN: AtomicU64 = AtomicU64::new(0);
@@ -368,6 +398,7 @@ impl Plan {
             contract,
             env_profile_id,
             notify,
+            keep_background: opts.keep_background == Some(true),
         })
     }
 }

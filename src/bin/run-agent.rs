@@ -63,8 +63,29 @@ enum Cmd {
     },
 }
 
-#[derive(Args, Default)]
+#[derive(Args)]
 struct RunArgs {
+    #[command(flatten)]
+    flags: RunFlags,
+    /// Read the whole RunAgentOptions as one JSON object on stdin (no other run flags).
+    #[arg(long, conflicts_with = "run")]
+    json: bool,
+    /// Stream the run's events as JSON lines to this file (appended), or `-` for stderr.
+    #[arg(long, value_name = "PATH|-")]
+    events: Option<String>,
+    /// The claude executable [default: SESSION_LOCK_CLAUDE_BIN, else claude on PATH, else the
+    /// pinned CLI that scripts/install-claude-cli installs].
+    #[arg(long, value_name = "PATH")]
+    claude_bin: Option<String>,
+    /// The guard executable for restricted runs [default: next to run-agent].
+    #[arg(long, value_name = "PATH")]
+    guard_bin: Option<String>,
+}
+
+/// The options of one run as flags; `--json` takes them all as one object instead.
+#[derive(Args)]
+#[group(id = "run", multiple = true)]
+struct RunFlags {
     /// Working directory of the agent (required).
     #[arg(long, value_name = "DIR")]
     cwd: Option<String>,
@@ -74,7 +95,7 @@ struct RunArgs {
     /// Names the run run:<plugin-id>:<n> when --tab-id is not given [default: external].
     #[arg(long, value_name = "ID")]
     plugin_id: Option<String>,
-    /// Resume this session (ignored by restricted runs).
+    /// Resume this session, a UUID (ignored by restricted runs).
     #[arg(long, value_name = "ID")]
     session_id: Option<String>,
     /// Model alias or id [default: sonnet].
@@ -87,20 +108,20 @@ struct RunArgs {
     #[arg(long, value_name = "MODE")]
     mode: Option<String>,
     /// Comma-separated MCP server names of <cwd>/.mcp.json the run gets (no other loads).
-    #[arg(long, value_name = "NAMES")]
-    attached_plugins: Option<String>,
-    /// The run's id [default: run:<plugin-id>:<n>].
+    #[arg(long, value_name = "NAMES", value_parser = list)]
+    attached_plugins: Option<List>,
+    /// The run's id [default: run:<plugin-id>:<n>]; `run-agent interrupt <id>` stops it.
     #[arg(long, value_name = "ID")]
     tab_id: Option<String>,
-    /// Hard limit in milliseconds [default: 900000].
-    #[arg(long, value_name = "MS")]
+    /// Hard limit in milliseconds, a positive number [default: 900000].
+    #[arg(long, value_name = "MS", allow_negative_numbers = true, value_parser = positive_ms)]
     timeout_ms: Option<u64>,
     /// Comma-separated built-in tool allowlist, passed through ("" = none).
-    #[arg(long, value_name = "TOOLS")]
-    tools: Option<String>,
+    #[arg(long, value_name = "TOOLS", value_parser = list)]
+    tools: Option<List>,
     /// A tool pattern to deny, passed through. Repeatable; commas also separate.
-    #[arg(long, value_name = "PATTERN")]
-    disallowed_tools: Vec<String>,
+    #[arg(long, value_name = "PATTERN", value_parser = list)]
+    disallowed_tools: Vec<List>,
     /// Read-only review contract: a confirmed absolute root. Repeatable.
     #[arg(long = "read-only-scope-root", value_name = "DIR")]
     read_only_scope_roots: Vec<String>,
@@ -113,65 +134,70 @@ struct RunArgs {
     /// Events also carry notify: "plugin:<id>:event".
     #[arg(long, value_name = "ID")]
     notify_plugin_id: Option<String>,
-    /// Read the whole RunAgentOptions as one JSON object on stdin (no other run flags).
-    #[arg(long, conflicts_with_all = [
-        "cwd", "prompt", "plugin_id", "session_id", "model", "system_prompt", "mode",
-        "attached_plugins", "tab_id", "timeout_ms", "tools", "disallowed_tools",
-        "read_only_scope_roots", "workspace_unity_state", "env_profile_id", "notify_plugin_id",
-    ])]
-    json: bool,
-    /// Stream the run's events as JSON lines to this file (appended), or `-` for stderr.
-    #[arg(long, value_name = "PATH|-")]
-    events: Option<String>,
-    /// The claude executable [default: SESSION_LOCK_CLAUDE_BIN, else claude on PATH].
-    #[arg(long, value_name = "PATH")]
-    claude_bin: Option<String>,
-    /// The guard executable for restricted runs [default: next to run-agent].
-    #[arg(long, value_name = "PATH")]
-    guard_bin: Option<String>,
+    /// Leave the processes the turn started in the background (servers) running after it.
+    #[arg(long)]
+    keep_background: bool,
 }
 
-use agent::options::split_list as split;
+/// A comma-separated flag value, split (commas inside parentheses do not split).
+#[derive(Clone)]
+struct List(Vec<String>);
+
+fn list(text: &str) -> Result<List, String> {
+    Ok(List(agent::options::split_list(text)))
+}
+
+fn positive_ms(text: &str) -> Result<u64, String> {
+    match text.trim().parse::<u64>() {
+        Ok(n) if n > 0 => Ok(n),
+        _ => Err(format!(
+            "'{text}' is not a timeout: it must be a positive number of milliseconds"
+        )),
+    }
+}
+
+/// The one conversion of the flags into options (unset flags stay unset).
+impl From<RunFlags> for RunAgentOptions {
+    fn from(f: RunFlags) -> RunAgentOptions {
+        let some = |v: Vec<String>| (!v.is_empty()).then_some(v);
+        RunAgentOptions {
+            cwd: f.cwd,
+            prompt: f.prompt,
+            plugin_id: f.plugin_id,
+            session_id: f.session_id,
+            model: f.model,
+            system_prompt: f.system_prompt,
+            mode: f.mode,
+            attached_plugins: f.attached_plugins.map(|l| l.0),
+            tab_id: f.tab_id,
+            timeout_ms: f.timeout_ms,
+            tools: f.tools.map(|l| l.0),
+            disallowed_tools: some(f.disallowed_tools.into_iter().flat_map(|l| l.0).collect()),
+            read_only_scope_roots: some(f.read_only_scope_roots),
+            workspace_unity_state: f.workspace_unity_state.then_some(true),
+            env_profile_id: f.env_profile_id,
+            notify_plugin_id: f.notify_plugin_id,
+            keep_background: f.keep_background.then_some(true),
+            ..RunAgentOptions::default()
+        }
+    }
+}
 
 impl RunArgs {
-    fn options(&self) -> anyhow::Result<RunAgentOptions> {
+    fn options(self) -> anyhow::Result<RunAgentOptions> {
         let mut o = if self.json {
             let mut text = String::new();
             std::io::stdin().read_to_string(&mut text)?;
-            serde_json::from_str::<RunAgentOptions>(&text)
+            agent::options::from_json(&text)
                 .map_err(|e| exit::fail(Code::Usage, format!("options on stdin: {e}")))?
         } else {
-            RunAgentOptions {
-                cwd: self.cwd.clone(),
-                prompt: self.prompt.clone(),
-                plugin_id: self.plugin_id.clone(),
-                session_id: self.session_id.clone(),
-                model: self.model.clone(),
-                system_prompt: self.system_prompt.clone(),
-                mode: self.mode.clone(),
-                attached_plugins: self.attached_plugins.as_deref().map(split),
-                tab_id: self.tab_id.clone(),
-                timeout_ms: self.timeout_ms,
-                tools: self.tools.as_deref().map(split),
-                disallowed_tools: (!self.disallowed_tools.is_empty()).then(|| {
-                    self.disallowed_tools
-                        .iter()
-                        .flat_map(|d| split(d))
-                        .collect()
-                }),
-                read_only_scope_roots: (!self.read_only_scope_roots.is_empty())
-                    .then(|| self.read_only_scope_roots.clone()),
-                workspace_unity_state: self.workspace_unity_state.then_some(true),
-                env_profile_id: self.env_profile_id.clone(),
-                notify_plugin_id: self.notify_plugin_id.clone(),
-                ..RunAgentOptions::default()
-            }
+            RunAgentOptions::from(self.flags)
         };
         if self.claude_bin.is_some() {
-            o.claude_bin = self.claude_bin.clone();
+            o.claude_bin = self.claude_bin;
         }
         if self.guard_bin.is_some() {
-            o.guard_bin = self.guard_bin.clone();
+            o.guard_bin = self.guard_bin;
         }
         Ok(o)
     }
@@ -199,10 +225,20 @@ fn main() -> std::process::ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) if e.use_stderr() => {
-            let first = e.to_string();
-            let first = first.lines().next().unwrap_or("bad arguments");
-            let first = first.strip_prefix("error: ").unwrap_or(first).to_string();
-            return usage_result(first);
+            // clap's message up to its usage line, on one line.
+            let text = e.to_string();
+            let words: Vec<&str> = text
+                .lines()
+                .take_while(|l| !l.trim().is_empty() && !l.starts_with("Usage:"))
+                .map(str::trim)
+                .collect();
+            let first = words.join(" ");
+            let first = first.strip_prefix("error: ").unwrap_or(&first);
+            return usage_result(if first.is_empty() {
+                "bad arguments".into()
+            } else {
+                first.to_string()
+            });
         }
         Err(e) => {
             let _ = e.print();
@@ -231,11 +267,12 @@ fn main() -> std::process::ExitCode {
                 .map_err(|p| exit::fail(p.failure.code(), p.message)),
         ),
         None => {
+            let events = cli.run.events.clone();
             let opts = match cli.run.options() {
                 Ok(o) => o,
                 Err(e) => return usage_result(e.to_string()),
             };
-            let mut sink: agent::EventSink = match &cli.run.events {
+            let mut sink: agent::EventSink = match &events {
                 Some(spec) => match agent::event_writer(spec) {
                     Ok(w) => w,
                     Err(e) => return usage_result(format!("--events {spec}: {e}")),

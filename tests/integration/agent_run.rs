@@ -461,3 +461,91 @@ fn agent_issue14_a_5_mib_prompt_goes_on_stdin_and_reaches_the_model_intact() {
         prompt.len()
     );
 }
+
+/// The `sleep <token>…` processes, as `ps` lists them (`pid ppid stat args`, zombies included).
+fn ps_matching(token: &str) -> Vec<String> {
+    let out = std::process::Command::new("ps")
+        .args(["-eo", "pid,ppid,stat,args"])
+        .output()
+        .expect("ps runs");
+    let sleep = format!("sleep {token}");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| {
+            let args = l.split_whitespace().skip(3).collect::<Vec<_>>().join(" ");
+            args.starts_with(&sleep) || (l.contains(&sleep) && l.contains("<defunct>"))
+        })
+        .map(str::to_string)
+        .collect()
+}
+
+/// A Bash command that leaves three sleeps behind, each escaping differently: a subshell's
+/// background job (re-parented when the subshell exits), `nohup … &`, and a `setsid` double
+/// fork (a session of its own). `tail` then decides how long the command itself runs.
+fn escaping_command(token: &str, tail: &str) -> String {
+    format!(
+        "(sleep {token}1 &) ; nohup sleep {token}2 >/dev/null 2>&1 & \
+         setsid sh -c 'sleep {token}3 &' </dev/null >/dev/null 2>&1 ; echo started; {tail}"
+    )
+}
+
+/// Issue 14 item 2: nothing the turn started outlives it, however it ends: normally, at its
+/// timeout, or on SIGTERM to run-agent. `--keep-background` keeps them.
+#[test]
+fn agent_issue14_no_process_of_the_turn_outlives_the_run() {
+    use rustix::process::{Pid, Signal, kill_process};
+    let claude = require_claude!();
+    let repo = GitRepo::new();
+    let home = Home::new();
+    // Unique sleep lengths name this test's processes for `ps` (`sleep 3014.<pid><n>1`).
+    let base = format!("3014.{}", std::process::id());
+    for (n, ending) in ["normal", "timeout", "sigterm", "keep"].iter().enumerate() {
+        let token = format!("{base}{n}");
+        let tail = if *ending == "normal" || *ending == "keep" {
+            "true"
+        } else {
+            "sleep 600"
+        };
+        let model = FakeModel::start(vec![
+            Turn::tool_use(
+                "Bash",
+                json!({"command": escaping_command(&token, tail), "description": "start"}),
+            ),
+            Turn::text("started them"),
+        ]);
+        let mut run = ask(&claude, &home, &model, &repo, "start some sleeps");
+        match *ending {
+            "timeout" => run = run.args(["--timeout-ms", "6000"]),
+            "keep" => run = run.args(["--keep-background"]),
+            _ => {}
+        }
+        let running = run.spawn();
+        if *ending == "sigterm" {
+            let t0 = std::time::Instant::now();
+            while ps_matching(&token).len() < 3 && t0.elapsed() < Duration::from_secs(60) {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            assert_eq!(ps_matching(&token).len(), 3, "the three sleeps started");
+            kill_process(Pid::from_raw(running.pid() as i32).unwrap(), Signal::TERM).unwrap();
+        }
+        let out = running.wait();
+        let expect = match *ending {
+            "timeout" => Some(5),
+            "sigterm" => Some(1),
+            _ => Some(0),
+        };
+        assert_eq!(out.code, expect, "{ending}: {}", out.describe(""));
+        let left = ps_matching(&token);
+        if *ending == "keep" {
+            // The Bash command runs in a session of its own, so all three are background
+            // processes of the turn, and all three are kept.
+            assert_eq!(left.len(), 3, "kept: {left:?}");
+            for line in left {
+                let pid: i32 = line.split_whitespace().next().unwrap().parse().unwrap();
+                let _ = kill_process(Pid::from_raw(pid).unwrap(), Signal::KILL);
+            }
+        } else {
+            assert!(left.is_empty(), "{ending}: left running: {left:?}");
+        }
+    }
+}
