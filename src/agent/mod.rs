@@ -18,10 +18,12 @@ pub mod mcp_proxy; // the stdio MCP server of the workspace contract
 pub mod options; // options, result, validation, failure kinds
 pub mod process; // the child: process group, stdout lines, deadline, no leftovers
 pub mod profiles; // env profiles: file, permissions, secrecy
+pub mod runs; // the per-user registry of runs under way: list, interrupt by tab id
 pub mod stream; // stream-json → answer and events
 pub mod unity; // the workspace's `.mcp.json` → a loopback endpoint
 
 pub use options::{Failure, Problem, RunAgentOptions, RunAgentResult};
+pub use runs::{RunEntry, RunsError, interrupt, list};
 pub use stream::{AgentEvent, EventKind};
 
 use contract::Contract;
@@ -29,7 +31,7 @@ use options::{ContractKind, Plan};
 use profiles::Secrets;
 use std::io::Write;
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 /// Runs one turn; blocks until it is over.
@@ -225,6 +227,19 @@ fn execute(
             ));
         }
     };
+    // Without a registry entry the run still runs; only `interrupt <tabId>` cannot reach it.
+    let me = std::process::id();
+    let registration = runs::register(&runs::RunEntry {
+        tab_id: plan.tab_id.clone(),
+        pid: me,
+        proc_start: crate::liveness::start_time(me),
+        cli_pid: running.pid(),
+        cwd: plan.cwd.display().to_string(),
+        started_at: crate::time::now_ms(),
+    })
+    .ok();
+    let stop_asked =
+        || cancel.load(Ordering::Relaxed) || registration.as_ref().is_some_and(|r| r.interrupted());
     emitter.emit(EventKind::Started {
         pid: running.pid(),
         cli: program,
@@ -237,7 +252,7 @@ fn execute(
         let emitter = std::cell::RefCell::new(&mut *emitter);
         running.drive(
             deadline,
-            cancel,
+            &stop_asked,
             &mut |line| {
                 for kind in fold.push_line(line) {
                     emitter.borrow_mut().emit(kind);

@@ -16,7 +16,6 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -174,7 +173,7 @@ impl Running {
     pub fn drive(
         mut self,
         deadline: Instant,
-        cancel: &AtomicBool,
+        cancel: &dyn Fn() -> bool,
         on_line: &mut dyn FnMut(&str),
         on_stop: &mut dyn FnMut(Stop, &'static str),
     ) -> Ended {
@@ -210,7 +209,7 @@ impl Running {
             }
             match (stop, stage) {
                 (None, _) => {
-                    let why = if cancel.load(Ordering::Relaxed) {
+                    let why = if cancel() {
                         Some(Stop::Cancelled)
                     } else if now >= deadline {
                         Some(Stop::Timeout)
@@ -484,12 +483,11 @@ mod tests {
         r: Running,
         within: Duration,
     ) -> (Vec<String>, Vec<(Stop, &'static str)>, Ended) {
-        let never = AtomicBool::new(false);
         let mut lines = Vec::new();
         let mut stops = Vec::new();
         let end = r.drive(
             Instant::now() + within,
-            &never,
+            &|| false,
             &mut |l| lines.push(l.trim().to_string()),
             &mut |why, sig| stops.push((why, sig)),
         );
@@ -524,11 +522,10 @@ mod tests {
     fn a_child_that_ignores_sigint_and_sigterm_is_killed() {
         let r = start("trap '' INT TERM; echo ready; while :; do sleep 0.1; done");
         let pid = r.pid();
-        let cancel = AtomicBool::new(true);
         let t0 = Instant::now();
         let end = r.drive(
             Instant::now() + Duration::from_secs(60),
-            &cancel,
+            &|| true,
             &mut |_| {},
             &mut |_, _| {},
         );

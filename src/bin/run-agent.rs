@@ -13,6 +13,9 @@ Examples:
   run-agent --cwd ~/proj --prompt 'Review src/' --read-only-scope-root ~/proj/src
   run-agent --cwd ~/game --prompt 'Is the editor playing?' --workspace-unity-state
   echo '{\"cwd\":\"/p\",\"prompt\":\"hi\",\"timeoutMs\":60000}' | run-agent --json --events -
+  run-agent --cwd ~/proj --prompt 'Review the diff' --tab-id review-42 &
+  run-agent list
+  run-agent interrupt review-42
   run-agent doctor
 
 Output: exactly one JSON object on stdout,
@@ -54,6 +57,21 @@ enum Cmd {
         /// The claude executable to check (else SESSION_LOCK_CLAUDE_BIN, else PATH).
         #[arg(long, value_name = "PATH")]
         claude_bin: Option<String>,
+    },
+    /// Stop the run with this tab id, from any process of the same user: it ends "interrupted"
+    /// with nothing left running. Waits until it has ended (at most 30 s).
+    Interrupt {
+        /// The run's tabId (as its result and events name it; see `run-agent list`).
+        tab_id: String,
+        /// Print one JSON object: {"ok", "tabId", "error"?}.
+        #[arg(long)]
+        json: bool,
+    },
+    /// List this user's runs under way: tabId, pid, cwd.
+    List {
+        /// Print one JSON array of {tabId, pid, procStart, cliPid, cwd, startedAt}.
+        #[arg(long)]
+        json: bool,
     },
     /// Serve the workspace editor-state tool as a stdio MCP server (used by the workspace
     /// contract; the url must be loopback http).
@@ -221,6 +239,39 @@ fn usage_result(message: String) -> std::process::ExitCode {
     finish(&RunAgentResult::new(tab).failed(agent::Problem::new(agent::Failure::Usage, message)))
 }
 
+fn interrupt(tab_id: &str, json: bool) -> anyhow::Result<Code> {
+    let outcome = agent::interrupt(tab_id);
+    if json {
+        let error = outcome.as_ref().err().map(|e| e.to_string());
+        cli::print_json(
+            &serde_json::json!({"ok": outcome.is_ok(), "tabId": tab_id, "error": error}),
+        )?;
+    }
+    match outcome {
+        Ok(_) if json => Ok(Code::Success),
+        Ok(e) => {
+            println!("interrupted {} (pid {})", e.tab_id, e.pid);
+            Ok(Code::Success)
+        }
+        Err(e @ agent::RunsError::NotRunning(_)) => Err(exit::fail(Code::NotFound, e.to_string())),
+        Err(e) => Err(exit::fail(Code::Failure, e.to_string())),
+    }
+}
+
+fn list_runs(json: bool) -> anyhow::Result<Code> {
+    let runs = agent::list().map_err(|e| exit::fail(Code::Failure, e.to_string()))?;
+    if json {
+        cli::print_json(&runs)?;
+    } else if runs.is_empty() {
+        println!("no runs under way");
+    } else {
+        for r in runs {
+            println!("{}  pid {}  {}", r.tab_id, r.pid, r.cwd);
+        }
+    }
+    Ok(Code::Success)
+}
+
 fn main() -> std::process::ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
@@ -260,6 +311,8 @@ fn main() -> std::process::ExitCode {
             };
             cli::finish("run-agent", Ok(code))
         }
+        Some(Cmd::Interrupt { tab_id, json }) => cli::finish("run-agent", interrupt(&tab_id, json)),
+        Some(Cmd::List { json }) => cli::finish("run-agent", list_runs(json)),
         Some(Cmd::McpProxy { url }) => cli::finish(
             "run-agent",
             agent::mcp_proxy::serve_stdio(&url)

@@ -549,3 +549,63 @@ fn agent_issue14_no_process_of_the_turn_outlives_the_run() {
         }
     }
 }
+
+/// `run-agent <args>` as a second process of the same user, sharing the state home `state`.
+fn second_process(state: &std::path::Path, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(crate::agent_harness::RUN_AGENT)
+        .args(args)
+        .env("SESSION_LOCK_HOME", state)
+        .output()
+        .expect("run-agent runs")
+}
+
+/// Issue 14 item 4: another process lists the run and interrupts it by its tab id; the run
+/// ends `interrupted` the way a timeout ends it, and nothing of it is left running.
+#[test]
+fn agent_issue14_interrupt_by_tab_id_from_a_second_process() {
+    let claude = require_claude!();
+    let repo = GitRepo::new();
+    let home = Home::new();
+    let state = tempfile::tempdir().unwrap();
+    let token = format!("3017.{}", std::process::id());
+    let model = FakeModel::start(vec![
+        Turn::tool_use(
+            "Bash",
+            json!({"command": escaping_command(&token, "sleep 600"), "description": "work"}),
+        ),
+        Turn::text("never reached"),
+    ]);
+    let running = ask(&claude, &home, &model, &repo, "work for a while")
+        .env("SESSION_LOCK_HOME", state.path())
+        .args(["--tab-id", "review:42"])
+        .spawn();
+    let t0 = std::time::Instant::now();
+    while ps_matching(&token).len() < 3 && t0.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let listed = second_process(state.path(), &["list", "--json"]);
+    let runs: Value = serde_json::from_slice(&listed.stdout).expect("list --json is JSON");
+    assert_eq!(runs.as_array().map(Vec::len), Some(1), "{runs}");
+    assert_eq!(runs[0]["tabId"], "review:42");
+    assert_eq!(runs[0]["pid"], running.pid());
+
+    let stopped = second_process(state.path(), &["interrupt", "review:42"]);
+    let said = String::from_utf8_lossy(&stopped.stdout);
+    assert_eq!(stopped.status.code(), Some(0), "{said}");
+    assert!(said.contains("interrupted review:42"), "{said}");
+    let out = running.wait();
+    assert_eq!(out.code, Some(1), "{}", out.describe("exit 1"));
+    assert_eq!(out.result["error"], "interrupted");
+    assert_eq!(out.result["isError"], true);
+    assert_eq!(out.events_of("stopping")[0]["reason"], "interrupted");
+    assert!(ps_matching(&token).is_empty(), "{:?}", ps_matching(&token));
+    let cli = out.events_of("started")[0]["pid"].as_u64().unwrap() as u32;
+    assert!(gone_soon(cli), "the CLI {cli} survived");
+
+    // Gone from the list; interrupting it again says so (exit 6).
+    let listed = second_process(state.path(), &["list", "--json"]);
+    assert_eq!(String::from_utf8_lossy(&listed.stdout).trim(), "[]");
+    let again = second_process(state.path(), &["interrupt", "review:42"]);
+    assert_eq!(again.status.code(), Some(6));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("no run with tabId 'review:42'"));
+}
