@@ -355,7 +355,7 @@ mod tests {
     fn a_plain_run_passes_the_options_through() {
         let d = tempfile::tempdir().unwrap();
         let p = plan(d.path(), |o| {
-            o.session_id = Some("abc-1".into());
+            o.session_id = Some("ABCDEF01-1d7c-4f0e-9a57-5e1d1f0c0b11".into());
             o.model = Some("haiku".into());
             o.system_prompt = Some("be brief".into());
             o.tools = Some(vec!["Read".into(), "Bash".into()]);
@@ -378,7 +378,10 @@ mod tests {
         assert_eq!(after(&a, "--model"), Some("haiku"));
         assert_eq!(after(&a, "--permission-mode"), Some("default"));
         assert_eq!(after(&a, "--append-system-prompt"), Some("be brief"));
-        assert_eq!(after(&a, "--resume"), Some("abc-1"));
+        assert_eq!(
+            after(&a, "--resume"),
+            Some("abcdef01-1d7c-4f0e-9a57-5e1d1f0c0b11")
+        );
         assert_eq!(after(&a, "--tools"), Some("Read,Bash"));
         let i = a.iter().position(|x| x == "--disallowedTools").unwrap();
         assert_eq!(&a[i + 1..], ["Bash(rm -rf:*)", "Edit"]);

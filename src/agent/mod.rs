@@ -124,6 +124,14 @@ fn prepare(opts: &RunAgentOptions, tab_id: String) -> Result<Prepared, Problem> 
             }
         }
     };
+    if let Some(id) = &plan.resume
+        && resumable(id) == Some(false)
+    {
+        return Err(Problem::new(
+            Failure::SessionNotFound,
+            format!("no session {id} to resume: no transcript of it in the CLI's projects"),
+        ));
+    }
     let claude = locate::claude_bin(opts.claude_bin.as_deref())?;
     let invocation = contract::build(
         &plan,
@@ -138,6 +146,21 @@ fn prepare(opts: &RunAgentOptions, tab_id: String) -> Result<Prepared, Problem> 
         invocation,
     })
 }
+
+/// Whether the CLI has a transcript of session `id` (`<config>/projects/*/<id>.jsonl`); `None`
+/// when that cannot be told (no config folder known, an unreadable one): the CLI decides then.
+fn resumable(id: &str) -> Option<bool> {
+    let projects = crate::sessions::claude::config_dir()?.join("projects");
+    let file = format!("{id}.jsonl");
+    match std::fs::read_dir(&projects) {
+        Ok(dirs) => Some(dirs.flatten().any(|d| d.path().join(&file).is_file())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(false),
+        Err(_) => None,
+    }
+}
+
+/// The CLI's words for a session it cannot resume.
+const NO_CONVERSATION: &str = "No conversation found";
 
 struct Emitter<'a> {
     tab_id: String,
@@ -171,7 +194,7 @@ impl Emitter<'_> {
 fn scrub_result(mut r: RunAgentResult, secrets: &Secrets) -> RunAgentResult {
     if !secrets.is_empty() {
         r.text = secrets.scrub(&r.text);
-        r.error = r.error.map(|e| secrets.scrub(&e));
+        r.error_detail = r.error_detail.map(|e| secrets.scrub(&e));
         r.session_id = r.session_id.map(|s| secrets.scrub(&s));
     }
     r
@@ -273,6 +296,7 @@ fn execute(
     result.session_id = fold.session_id().map(str::to_string);
     result.text = fold.text();
     let answer = fold.answer();
+    let answer = answer.as_ref();
     result.cost_usd = answer.and_then(|a| a.cost_usd);
     result.is_error = answer.map(|a| a.is_error).unwrap_or(true);
     let exit_ok = ended.status.is_some_and(|s| s.success());
@@ -284,12 +308,19 @@ fn execute(
         (None, Some(a)) if a.is_error && a.interrupted() => {
             Some(Problem::new(Failure::Interrupted, "interrupted"))
         }
+        (None, Some(a)) if a.is_error && a.error_text().contains(NO_CONVERSATION) => {
+            Some(Problem::new(Failure::SessionNotFound, a.error_text()))
+        }
         (None, Some(a)) if a.is_error => Some(Problem::new(Failure::Api, a.error_text())),
         (None, Some(_)) if !exit_ok => Some(Problem::new(
             Failure::Cli,
             format!("claude exited with {}", describe(ended.status)),
         )),
         (None, Some(_)) => None,
+        (None, None) if ended.stderr_tail.contains(NO_CONVERSATION) => Some(Problem::new(
+            Failure::SessionNotFound,
+            last_line(&ended.stderr_tail).unwrap_or_default(),
+        )),
         (None, None) => {
             let why = last_line(&ended.stderr_tail)
                 .map(|line| format!(": {line}"))
@@ -304,10 +335,7 @@ fn execute(
         }
     };
     match problem {
-        Some(p) => {
-            result.is_error = true;
-            result.failed(p)
-        }
+        Some(p) => result.failed(p),
         None => result,
     }
 }
@@ -359,6 +387,8 @@ pub struct Doctor {
     pub claude: Option<String>,
     pub claude_version: Option<String>,
     pub claude_error: Option<String>,
+    /// Where the CLI was looked for, in order, and what was there.
+    pub claude_looked: Vec<locate::Looked>,
     pub guard: Option<String>,
     pub env_profiles: Option<String>,
     pub env_profiles_state: String,
@@ -384,6 +414,15 @@ impl Doctor {
 
     pub fn render_full(&self) -> String {
         let mut s = self.render();
+        s.push_str("claude looked for in:\n");
+        for l in &self.claude_looked {
+            let what = match (&l.path, l.found) {
+                (Some(p), true) => format!("{p} (found)"),
+                (Some(p), false) => format!("{p} (not there)"),
+                (None, _) => "claude is not on it".into(),
+            };
+            s.push_str(&format!("  {}: {what}\n", l.place));
+        }
         s.push_str(&format!(
             "guard: {}\n",
             self.guard.as_deref().unwrap_or("not found")
@@ -404,13 +443,16 @@ pub fn doctor(claude_bin: Option<&str>) -> Doctor {
         claude: None,
         claude_version: None,
         claude_error: None,
+        claude_looked: Vec::new(),
         guard: locate::suite_bin("guard", None, locate::GUARD_BIN_ENV)
             .ok()
             .map(|p| p.display().to_string()),
         env_profiles: None,
         env_profiles_state: String::new(),
     };
-    match locate::claude_bin(claude_bin) {
+    let (found, looked) = locate::find_claude(claude_bin);
+    d.claude_looked = looked;
+    match found {
         Ok(p) => {
             d.claude = Some(p.display().to_string());
             match locate::version(&p) {

@@ -19,15 +19,18 @@ Examples:
   run-agent doctor
 
 Output: exactly one JSON object on stdout,
-  {\"ok\", \"tabId\", \"sessionId\", \"text\", \"isError\", \"costUsd\"?, \"error\"?}
-(the same on failure, with the reason also on stderr).
+  {\"ok\", \"tabId\", \"sessionId\", \"text\", \"isError\", \"costUsd\"?, \"error\"?, \"errorDetail\"?}
+text is the model's answer to the prompt only; on failure error is a stable code (usage,
+not_found, session_not_found, refused, spawn_failed, api_error, cli_failed, timeout,
+interrupted) and errorDetail the reason, also on stderr.
 
 Exit codes:
   0  ok
   1  the run failed: the CLI could not start, an API error, an exit without an answer, interrupted
   2  bad options: missing cwd or prompt, empty prompt, a malformed value or JSON
   5  timeout (timeoutMs ran out; the CLI was stopped)
-  6  not found: the claude CLI, the cwd, an env profile, a scope root, guard or run-agent
+  6  not found: the claude CLI, the cwd, an env profile, a scope root, guard or run-agent,
+     the session to resume (session_not_found); interrupt: no run with that tabId
   8  refused: an env profile file others can read, a workspace .mcp.json that does not pass
 ";
 
@@ -226,7 +229,7 @@ fn finish(result: &RunAgentResult) -> std::process::ExitCode {
     if let Err(e) = cli::print_json(result) {
         return cli::finish("run-agent", Err(e));
     }
-    let outcome = match (&result.error, result.exit_code()) {
+    let outcome = match (&result.error_detail, result.exit_code()) {
         (_, Code::Success) => Ok(Code::Success),
         (Some(e), code) => Err(exit::fail(code, e.clone())),
         (None, code) => Err(exit::fail(code, "the run failed")),

@@ -148,11 +148,14 @@ fn agent_api_error_is_a_failed_run_with_the_clis_text() {
     assert_eq!(out.code, Some(1), "{}", out.describe("exit 1"));
     assert_eq!(out.result["ok"], false);
     assert_eq!(out.result["isError"], true);
-    let error = out.result["error"].as_str().unwrap();
+    // Issue 14 item 6: a stable code, the CLI's words beside it, and no error in `text`.
+    assert_eq!(out.result["error"], "api_error");
+    let error = out.result["errorDetail"].as_str().unwrap();
     assert!(
         error.contains("500") && error.contains("boom always"),
         "{error}"
     );
+    assert_eq!(out.result["text"], "", "the error is not the model's text");
     assert!(out.stderr.contains(error), "the reason on stderr too");
     assert!(out.result["sessionId"].is_string());
 }
@@ -207,7 +210,8 @@ fn agent_unknown_env_profile_fails_before_anything_runs() {
     assert_eq!(out.code, Some(6), "{}", out.describe("exit 6"));
     assert_eq!(out.result["ok"], false);
     assert_eq!(out.result["sessionId"], Value::Null);
-    let error = out.result["error"].as_str().unwrap();
+    assert_eq!(out.result["error"], "not_found");
+    let error = out.result["errorDetail"].as_str().unwrap();
     assert!(
         error.contains("'wrok'") && error.contains("env-profiles.json"),
         "{error}"
@@ -222,7 +226,12 @@ fn agent_unknown_env_profile_fails_before_anything_runs() {
         .args(["--env-profile-id", "work"])
         .run();
     assert_eq!(out.code, Some(8), "{}", out.describe("exit 8"));
-    assert!(out.result["error"].as_str().unwrap().contains("chmod 600"));
+    assert!(
+        out.result["errorDetail"]
+            .as_str()
+            .unwrap()
+            .contains("chmod 600")
+    );
     assert!(model.log().is_empty());
     assert!(!out.all_output().contains(SECRET));
 }
@@ -302,7 +311,20 @@ fn agent_answers_without_a_cli_for_bad_input() {
             vec!["--cwd", &cwd, "--prompt", "x"],
             None,
             6,
-            "SESSION_LOCK_CLAUDE_BIN",
+            "SESSION_LOCK_CLAUDE_BIN=/",
+        ),
+        // Issue 14 item 8: a negative timeout, and options that are not one object.
+        (
+            vec!["--cwd", &cwd, "--prompt", "x", "--timeout-ms", "-5"],
+            None,
+            2,
+            "'-5' is not a timeout: it must be a positive number of milliseconds",
+        ),
+        (
+            vec![],
+            Some(json!([cwd, "positional prompt"])),
+            2,
+            "expected one JSON object of RunAgentOptions, got an array",
         ),
         (
             vec![],
@@ -326,8 +348,9 @@ fn agent_answers_without_a_cli_for_bad_input() {
         let what = format!("{args:?} {json_opts:?}");
         assert_eq!(out.code, Some(code), "{what}: {}", out.describe(""));
         assert_eq!(out.result["ok"], false, "{what}");
-        let error = out.result["error"].as_str().unwrap_or("");
+        let error = out.result["errorDetail"].as_str().unwrap_or("");
         assert!(error.contains(text), "{what}: {error}");
+        assert_eq!(out.result["isError"], true, "{what}");
         assert!(
             out.result["tabId"]
                 .as_str()
@@ -371,29 +394,34 @@ fn agent_version_and_doctor_name_the_cli() {
     assert_eq!(out.status.code(), Some(6));
 }
 
+/// Issue 14 item 7: resuming a session that does not exist is `session_not_found` (exit 6),
+/// found before anything is spawned, whether the id is not a UUID or names no transcript.
 #[test]
-fn agent_unknown_resume_id_fails_with_the_clis_words() {
+fn agent_issue14_an_unknown_or_malformed_session_id_is_session_not_found() {
     let claude = require_claude!();
     let repo = GitRepo::new();
     let model = FakeModel::start(vec![Turn::text("must not be asked")]);
     let home = Home::new();
     let unknown = "11111111-2222-4333-8444-555555555555";
-    let out = ask(&claude, &home, &model, &repo, "again")
-        .args(["--session-id", unknown])
-        .run();
-    assert_eq!(out.code, Some(1), "{}", out.describe("exit 1"));
-    assert_eq!(out.result["isError"], true);
-    let error = out.result["error"].as_str().unwrap();
-    assert!(
-        error.contains("No conversation found") && error.contains(unknown),
-        "{error}"
-    );
-    assert!(
-        model
-            .log()
-            .iter()
-            .all(|r| !r.target.starts_with("/v1/messages"))
-    );
+    for (id, words) in [
+        (
+            unknown,
+            "no session 11111111-2222-4333-8444-555555555555 to resume",
+        ),
+        ("not-a-uuid", "sessionId 'not-a-uuid' is not a session id"),
+    ] {
+        let out = ask(&claude, &home, &model, &repo, "again")
+            .args(["--session-id", id])
+            .run();
+        assert_eq!(out.code, Some(6), "{}", out.describe("exit 6"));
+        assert_eq!(out.result["error"], "session_not_found");
+        assert_eq!(out.result["isError"], true);
+        assert_eq!(out.result["sessionId"], Value::Null, "no phantom session");
+        let detail = out.result["errorDetail"].as_str().unwrap();
+        assert!(detail.contains(words), "{detail}");
+        assert!(out.events_of("started").is_empty(), "nothing spawned");
+    }
+    assert!(model.log().is_empty(), "the model got no request at all");
 }
 
 #[test]
@@ -608,4 +636,106 @@ fn agent_issue14_interrupt_by_tab_id_from_a_second_process() {
     let again = second_process(state.path(), &["interrupt", "review:42"]);
     assert_eq!(again.status.code(), Some(6));
     assert!(String::from_utf8_lossy(&again.stderr).contains("no run with tabId 'review:42'"));
+}
+
+/// Issue 14 item 1: a background Agent finishes right after the main answer and the CLI runs a
+/// notification turn for it whose text streams before the first result. `text` is the prompt's
+/// answer only and `costUsd` leaves the extra turn out, in every one of 20 runs.
+#[test]
+fn agent_issue14_a_background_tasks_turn_never_leaks_into_text() {
+    let claude = require_claude!();
+    let repo = GitRepo::new();
+    let home = Home::new();
+    for round in 0..20 {
+        let model = FakeModel::start(vec![
+            Turn::blocks(vec![
+                Block::text("MAIN-ONE"),
+                Block::tool_use(
+                    "Agent",
+                    json!({"description": "bg task", "prompt": "SUBAGENT-TASK look around",
+                        "subagent_type": "general-purpose"}),
+                ),
+            ])
+            .when("MAIN-PROMPT"),
+            // The subagent answers once the main thread has given its final answer.
+            Turn::text("SUBAGENT REPORT")
+                .when("SUBAGENT-TASK")
+                .delay(Duration::from_millis(800)),
+            Turn::blocks(vec![
+                Block::text("MAIN-TWO"),
+                Block::text("MAIN-THREE final"),
+            ])
+            .when("MAIN-PROMPT"),
+            Turn::text("NOTIFICATION-ANSWER-TO-BACKGROUND-TASK").when("MAIN-PROMPT"),
+        ]);
+        let out = ask(&claude, &home, &model, &repo, "MAIN-PROMPT: look around").run();
+        out.assert_ok();
+        let what = format!("round {round}: {}", out.describe(""));
+        assert_eq!(
+            out.result["text"], "MAIN-ONE\n\nMAIN-TWO\n\nMAIN-THREE final",
+            "{what}"
+        );
+        let results = out.events_of("result");
+        let total = results[0]["costUsd"].as_f64().unwrap();
+        let cost = out.result["costUsd"].as_f64().unwrap();
+        // The notification turn ran (and was answered), and its cost is not the prompt's.
+        let notified = out
+            .events_of("text")
+            .iter()
+            .any(|e| e["text"] == "NOTIFICATION-ANSWER-TO-BACKGROUND-TASK");
+        assert!(notified, "{what}");
+        assert!(
+            cost > 0.0 && cost < total,
+            "cost {cost} of total {total}: {what}"
+        );
+    }
+}
+
+/// Issue 14 item 5: with no SESSION_LOCK_CLAUDE_BIN and no `claude` on PATH, the pinned CLI in
+/// the install script's cache is found; `doctor` says where it looked and what it found.
+#[test]
+fn agent_issue14_the_pinned_cli_is_found_by_default_and_doctor_says_where_it_looked() {
+    let claude = require_claude!();
+    let cache = tempfile::tempdir().unwrap();
+    let version = crate::support::claude::pinned_version();
+    let bin_dir = cache
+        .path()
+        .join(format!("claude-code-{version}/node_modules/.bin"));
+    std::fs::create_dir_all(&bin_dir).unwrap();
+    let pinned = bin_dir.join("claude");
+    std::os::unix::fs::symlink(claude.bin(), &pinned).unwrap();
+    let doctor = |cache: &std::path::Path, arg: &str| {
+        std::process::Command::new(crate::agent_harness::RUN_AGENT)
+            .arg(arg)
+            .env_remove("SESSION_LOCK_CLAUDE_BIN")
+            .env("PATH", "/usr/bin:/bin")
+            .env("SESSION_LOCK_CACHE", cache)
+            .output()
+            .unwrap()
+    };
+    let out = doctor(cache.path(), "doctor");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    let pinned = pinned.display().to_string();
+    assert!(
+        text.contains(&format!("claude: {pinned} ({version}")),
+        "{text}"
+    );
+    assert!(text.contains("  PATH: claude is not on it"), "{text}");
+    assert!(
+        text.contains(&format!("  pinned cache: {pinned} (found)")),
+        "{text}"
+    );
+    let out = doctor(cache.path(), "--version");
+    assert!(String::from_utf8_lossy(&out.stdout).contains(&pinned));
+
+    let empty = tempfile::tempdir().unwrap();
+    let out = doctor(empty.path(), "doctor");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(6), "{text}");
+    assert!(text.contains("claude: not found"), "{text}");
+    assert!(
+        text.contains("pinned cache: ") && text.contains("(not there)"),
+        "{text}"
+    );
 }
