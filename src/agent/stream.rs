@@ -258,40 +258,35 @@ struct ResultLine {
     usage: Option<Usage>,
     /// The session's tokens and cost per model so far.
     #[serde(default, rename = "modelUsage")]
-    model_usage: Option<std::collections::BTreeMap<String, ModelUsage>>,
+    model_usage: Option<std::collections::BTreeMap<String, Usage>>,
 }
 
+/// Tokens (and, in `modelUsage`, their cost): a result's `usage` names them in snake_case,
+/// its `modelUsage` in camelCase.
 #[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq)]
 struct Usage {
-    #[serde(default)]
+    #[serde(default, alias = "inputTokens")]
     input_tokens: f64,
-    #[serde(default)]
+    #[serde(default, alias = "outputTokens")]
     output_tokens: f64,
-    #[serde(default)]
+    #[serde(default, alias = "cacheCreationInputTokens")]
     cache_creation_input_tokens: f64,
-    #[serde(default)]
-    cache_read_input_tokens: f64,
-}
-
-#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq)]
-#[serde(rename_all = "camelCase")]
-struct ModelUsage {
-    #[serde(default)]
-    input_tokens: f64,
-    #[serde(default)]
-    output_tokens: f64,
-    #[serde(default)]
-    cache_creation_input_tokens: f64,
-    #[serde(default)]
+    #[serde(default, alias = "cacheReadInputTokens")]
     cache_read_input_tokens: f64,
     #[serde(default, rename = "costUSD")]
     cost_usd: f64,
 }
 
-/// Claude's list prices relative to an input token: output 5×, cache writes 1.25×, cache
-/// reads 0.1×. Only the ratios are used: the CLI's reported cost sets the scale.
-fn weight(input: f64, output: f64, cache_write: f64, cache_read: f64) -> f64 {
-    input + 5.0 * output + 1.25 * cache_write + 0.1 * cache_read
+impl Usage {
+    /// These tokens in input-token units at Claude's list-price ratios: output 5×, cache
+    /// writes 1.25×, cache reads 0.1×. Only the ratios are used: the CLI's reported cost sets
+    /// the scale.
+    fn weight(&self) -> f64 {
+        self.input_tokens
+            + 5.0 * self.output_tokens
+            + 1.25 * self.cache_creation_input_tokens
+            + 0.1 * self.cache_read_input_tokens
+    }
 }
 
 /// One main-level text block, with the API message it belongs to.
@@ -320,7 +315,7 @@ pub struct Fold {
     model: Option<String>,
     answer: Option<Answer>,
     /// The first result's `modelUsage`, to price the turns it includes.
-    model_usage: std::collections::BTreeMap<String, ModelUsage>,
+    model_usage: std::collections::BTreeMap<String, Usage>,
     extras: Vec<Extra>,
     results: u64,
 }
@@ -450,29 +445,11 @@ impl Fold {
                     .then(|| self.model_usage.values().next())
                     .flatten()
             })
-            .and_then(|m| {
-                let w = weight(
-                    m.input_tokens,
-                    m.output_tokens,
-                    m.cache_creation_input_tokens,
-                    m.cache_read_input_tokens,
-                );
-                (w > 0.0).then(|| m.cost_usd / w)
-            });
+            .and_then(|m| (m.weight() > 0.0).then(|| m.cost_usd / m.weight()));
         let Some(rate) = rate else {
             return Some(total);
         };
-        let extra: f64 = included
-            .iter()
-            .map(|u| {
-                rate * weight(
-                    u.input_tokens,
-                    u.output_tokens,
-                    u.cache_creation_input_tokens,
-                    u.cache_read_input_tokens,
-                )
-            })
-            .sum();
+        let extra: f64 = included.iter().map(|u| rate * u.weight()).sum();
         // Rounded to the CLI's precision (millionths of a dollar).
         Some(((total - extra).max(0.0) * 1e6).round() / 1e6)
     }
