@@ -13,6 +13,9 @@ pub struct ProcStat {
     pub start: String,
     /// The parent pid (`None` at the top of the tree or when unknown).
     pub ppid: Option<u32>,
+    /// The process group and the session (`None` where the platform does not say).
+    pub pgrp: Option<u32>,
+    pub session: Option<u32>,
 }
 
 /// The kernel's facts about `pid`, or `None` when no such process exists (or it is a zombie).
@@ -76,9 +79,16 @@ fn parse_stat(text: &str) -> Option<ProcStat> {
         return None;
     }
     let ppid = fields.next()?.parse().ok().filter(|&p: &u32| p > 0); // field 4
-    // Field 22 is the 18th after the parent.
-    let start = fields.nth(17)?.to_string();
-    Some(ProcStat { start, ppid })
+    let pgrp = fields.next()?.parse().ok(); // field 5
+    let session = fields.next()?.parse().ok(); // field 6
+    // Field 22 is the 16th after the session.
+    let start = fields.nth(15)?.to_string();
+    Some(ProcStat {
+        start,
+        ppid,
+        pgrp,
+        session,
+    })
 }
 
 #[cfg(target_os = "linux")]
@@ -86,6 +96,20 @@ mod platform {
     pub fn stat(pid: u32) -> Option<super::ProcStat> {
         let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
         super::parse_stat(&text)
+    }
+
+    /// Every pid in `/proc`.
+    pub fn pids() -> Vec<u32> {
+        std::fs::read_dir("/proc")
+            .map(|dir| {
+                dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    pub fn exists(pid: u32) -> bool {
+        std::path::Path::new(&format!("/proc/{pid}")).exists()
     }
 }
 
@@ -105,7 +129,23 @@ mod platform {
         Some(super::ProcStat {
             start: p.start_time().to_string(),
             ppid: p.parent().map(|x| x.as_u32()),
+            pgrp: None,
+            session: p.session_id().map(|x| x.as_u32()),
         })
+    }
+
+    pub fn pids() -> Vec<u32> {
+        let mut sys = System::new();
+        sys.refresh_processes_specifics(
+            ProcessesToUpdate::All,
+            true,
+            ProcessRefreshKind::nothing(),
+        );
+        sys.processes().keys().map(|p| p.as_u32()).collect()
+    }
+
+    pub fn exists(pid: u32) -> bool {
+        stat(pid).is_some()
     }
 }
 
@@ -141,6 +181,7 @@ mod tests {
         let s = parse_stat(text).unwrap();
         assert_eq!(s.ppid, Some(17));
         assert_eq!(s.start, "987654");
+        assert_eq!((s.pgrp, s.session), (Some(4242), Some(4242)));
         assert_eq!(parse_stat(&text.replace(" S ", " Z ")), None);
         assert_eq!(parse_stat("garbage"), None);
     }
@@ -160,5 +201,102 @@ mod tests {
         assert!(!descends_from(me, child.id()));
         child.kill().unwrap();
         child.wait().unwrap();
+    }
+}
+
+// The process tree downward (run-agent ends what a turn left running). Each call reads the whole
+// process table: for the end of a run, never for the guard's hot path.
+
+/// Every live process with its facts (zombies are left out).
+pub fn process_table() -> Vec<(u32, ProcStat)> {
+    platform::pids()
+        .into_iter()
+        .filter_map(|pid| stat(pid).map(|s| (pid, s)))
+        .collect()
+}
+
+/// The live descendants of `root` in `table`, parents before their children, `root` excluded.
+pub fn descendants_in(table: &[(u32, ProcStat)], root: u32) -> Vec<(u32, ProcStat)> {
+    let mut found: Vec<(u32, ProcStat)> = Vec::new();
+    let mut parents = vec![root];
+    let mut i = 0;
+    while i < parents.len() {
+        let parent = parents[i];
+        for (pid, s) in table {
+            if s.ppid == Some(parent) && *pid != root && !parents.contains(pid) {
+                parents.push(*pid);
+                found.push((*pid, s.clone()));
+            }
+        }
+        i += 1;
+    }
+    found
+}
+
+/// The live descendants of `root`, parents before their children.
+pub fn descendants(root: u32) -> Vec<(u32, ProcStat)> {
+    descendants_in(&process_table(), root)
+}
+
+/// True while any trace of `pid` is left, a zombie not yet reaped included.
+pub fn exists(pid: u32) -> bool {
+    pid != 0 && platform::exists(pid)
+}
+
+#[cfg(test)]
+mod tree_tests {
+    use super::*;
+
+    fn facts(ppid: u32) -> ProcStat {
+        ProcStat {
+            start: "1".into(),
+            ppid: Some(ppid),
+            pgrp: None,
+            session: None,
+        }
+    }
+
+    #[test]
+    fn descendants_come_parents_first_and_only_below_the_root() {
+        let table = vec![
+            (12, facts(11)),
+            (11, facts(10)),
+            (10, facts(1)),
+            (13, facts(10)),
+            (20, facts(1)),
+            (21, facts(20)),
+        ];
+        let pids: Vec<u32> = descendants_in(&table, 10).iter().map(|d| d.0).collect();
+        assert_eq!(pids, vec![11, 13, 12]);
+        assert!(descendants_in(&table, 12).is_empty());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_live_child_and_its_child_are_found_and_a_reaped_one_is_gone() {
+        let mut child = std::process::Command::new("sh")
+            .args(["-c", "sleep 30 & echo $!; wait"])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufRead::read_line(
+            &mut std::io::BufReader::new(child.stdout.take().unwrap()),
+            &mut line,
+        )
+        .unwrap();
+        let grandchild: u32 = line.trim().parse().unwrap();
+        let found: Vec<u32> = descendants(std::process::id())
+            .iter()
+            .map(|d| d.0)
+            .collect();
+        assert!(found.contains(&child.id()), "{found:?}");
+        assert!(found.contains(&grandchild), "{found:?}");
+        assert!(exists(grandchild));
+        let _ = std::process::Command::new("kill")
+            .arg(grandchild.to_string())
+            .status();
+        child.wait().unwrap();
+        assert!(!exists(child.id()), "a reaped child leaves no trace");
     }
 }

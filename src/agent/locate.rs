@@ -46,36 +46,105 @@ fn env_path(var: &str) -> Option<PathBuf> {
         .map(PathBuf::from)
 }
 
-fn must_exist(p: PathBuf, how: &str) -> Result<PathBuf, Problem> {
+/// `p` when it is a file; else "`<named>` does not exist", where `named` says how `p` was named
+/// (`claude executable /x`, `SESSION_LOCK_CLAUDE_BIN=/x`).
+fn must_exist(p: PathBuf, named: String) -> Result<PathBuf, Problem> {
     if p.is_file() {
         Ok(p)
     } else {
-        Err(not_found(format!("{how} {} does not exist", p.display())))
+        Err(not_found(format!("{named} does not exist")))
     }
 }
 
-/// The CLI: `explicit`, else `SESSION_LOCK_CLAUDE_BIN`, else `claude` on `PATH`.
-pub fn claude_bin(explicit: Option<&str>) -> Result<PathBuf, Problem> {
+/// The version of the Claude Code CLI that `scripts/install-claude-cli` installs.
+pub const PINNED_CLAUDE_VERSION: &str = include_str!("../../scripts/claude-cli-version");
+
+/// Where `scripts/install-claude-cli` puts the pinned CLI:
+/// `${SESSION_LOCK_CACHE:-$HOME/.cache/session-lock}/claude-code-<version>/node_modules/.bin/claude`.
+pub fn pinned_claude() -> Option<PathBuf> {
+    let root = env_path("SESSION_LOCK_CACHE")
+        .or_else(|| crate::sessions::home_dir().map(|h| h.join(".cache/session-lock")))?;
+    let dir = root
+        .join(format!("claude-code-{}", PINNED_CLAUDE_VERSION.trim()))
+        .join("node_modules/.bin");
+    exe_names("claude")
+        .into_iter()
+        .map(|n| dir.join(n))
+        .find(|p| p.is_file())
+        .or_else(|| Some(dir.join("claude")))
+}
+
+/// One place the CLI was looked for, and whether it was there.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Looked {
+    /// `--claude-bin`, `SESSION_LOCK_CLAUDE_BIN`, `PATH`, `pinned cache`.
+    pub place: String,
+    /// The path tried (`None` for PATH when `claude` is not on it).
+    pub path: Option<String>,
+    pub found: bool,
+}
+
+/// Where the CLI is, in order, stopping at the first that names one: `explicit`, else
+/// `SESSION_LOCK_CLAUDE_BIN` (when set it must exist: no fallback), else `claude` on `PATH`, else
+/// the pinned CLI in the cache of `scripts/install-claude-cli`. Also says where it looked.
+pub fn find_claude(explicit: Option<&str>) -> (Result<PathBuf, Problem>, Vec<Looked>) {
+    let mut looked = Vec::new();
+    let mut note = |place: &str, p: Option<&Path>, found: bool| {
+        looked.push(Looked {
+            place: place.into(),
+            path: p.map(|p| p.display().to_string()),
+            found,
+        })
+    };
     if let Some(p) = explicit.filter(|p| !p.is_empty()) {
-        return must_exist(PathBuf::from(p), "claude executable");
+        let p = PathBuf::from(p);
+        note("--claude-bin", Some(&p), p.is_file());
+        let named = format!("claude executable {}", p.display());
+        return (must_exist(p, named), looked);
     }
     if let Some(p) = env_path(CLAUDE_BIN_ENV) {
-        return must_exist(p, &format!("{CLAUDE_BIN_ENV}="));
+        note(CLAUDE_BIN_ENV, Some(&p), p.is_file());
+        let named = format!("{CLAUDE_BIN_ENV}={}", p.display());
+        return (must_exist(p, named), looked);
     }
-    on_path("claude").ok_or_else(|| {
-        not_found(format!(
-            "claude CLI not found: not on PATH and {CLAUDE_BIN_ENV} is not set"
-        ))
-    })
+    if let Some(p) = on_path("claude") {
+        note("PATH", Some(&p), true);
+        return (Ok(p), looked);
+    }
+    note("PATH", None, false);
+    match pinned_claude() {
+        Some(p) if p.is_file() => {
+            note("pinned cache", Some(&p), true);
+            (Ok(p), looked)
+        }
+        other => {
+            note("pinned cache", other.as_deref(), false);
+            let problem = not_found(format!(
+                "claude CLI not found: {CLAUDE_BIN_ENV} is not set, not on PATH, and not in the \
+                 pinned cache{} (scripts/install-claude-cli installs it)",
+                other
+                    .map(|p| format!(" {}", p.display()))
+                    .unwrap_or_default()
+            ));
+            (Err(problem), looked)
+        }
+    }
+}
+
+/// The CLI (see [`find_claude`]).
+pub fn claude_bin(explicit: Option<&str>) -> Result<PathBuf, Problem> {
+    find_claude(explicit).0
 }
 
 /// One of the suite's executables: `explicit`, else `env_var`, else next to the running one.
 pub fn suite_bin(name: &str, explicit: Option<&str>, env_var: &str) -> Result<PathBuf, Problem> {
     if let Some(p) = explicit.filter(|p| !p.is_empty()) {
-        return must_exist(PathBuf::from(p), &format!("{name} executable"));
+        let named = format!("{name} executable {p}");
+        return must_exist(PathBuf::from(p), named);
     }
     if let Some(p) = env_path(env_var) {
-        return must_exist(p, &format!("{env_var}="));
+        let named = format!("{env_var}={}", p.display());
+        return must_exist(p, named);
     }
     let here = std::env::current_exe().map_err(|e| {
         not_found(format!(
@@ -153,5 +222,33 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.message.contains("guard executable"));
+    }
+
+    #[test]
+    fn an_explicit_path_is_the_only_place_looked_at() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("nope-claude");
+        let (r, looked) = find_claude(Some(&missing.to_string_lossy()));
+        let e = r.unwrap_err();
+        assert_eq!(
+            e.message,
+            format!("claude executable {} does not exist", missing.display())
+        );
+        assert_eq!(looked.len(), 1);
+        assert!(!looked[0].found);
+    }
+
+    #[test]
+    fn the_pinned_cache_is_where_the_install_script_puts_it() {
+        let version = PINNED_CLAUDE_VERSION.trim();
+        assert!(!version.is_empty() && !version.contains('\n'));
+        if let Some(p) = pinned_claude() {
+            let text = p.to_string_lossy().replace('\\', "/");
+            assert!(
+                text.ends_with(&format!("claude-code-{version}/node_modules/.bin/claude"))
+                    || text.contains(&format!("claude-code-{version}/node_modules/.bin/claude.")),
+                "{text}"
+            );
+        }
     }
 }

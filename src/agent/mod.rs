@@ -7,8 +7,8 @@
 //!
 //! One run: check the options → load the env profile (fail closed) → resolve the contract (scope
 //! roots, workspace endpoint, the suite's `guard` and `run-agent`) → locate the CLI → spawn
-//! `claude -p --output-format stream-json --verbose … -- <prompt>` in `cwd` with stdin
-//! `/dev/null`, in its own process group → fold its stream → stop it at `timeoutMs` (SIGINT,
+//! `claude -p --output-format stream-json --verbose …` in `cwd`, in its own process group, the
+//! prompt written on its stdin (never argv) → fold its stream → stop it at `timeoutMs` (SIGINT,
 //! then SIGTERM, then SIGKILL) → the result. Nothing is spawned when a check fails.
 
 pub mod contract; // the CLI's argv and environment, the two restricted contracts
@@ -18,10 +18,12 @@ pub mod mcp_proxy; // the stdio MCP server of the workspace contract
 pub mod options; // options, result, validation, failure kinds
 pub mod process; // the child: process group, stdout lines, deadline, no leftovers
 pub mod profiles; // env profiles: file, permissions, secrecy
+pub mod runs; // the per-user registry of runs under way: list, interrupt by tab id
 pub mod stream; // stream-json → answer and events
 pub mod unity; // the workspace's `.mcp.json` → a loopback endpoint
 
 pub use options::{Failure, Problem, RunAgentOptions, RunAgentResult};
+pub use runs::{RunEntry, RunsError, interrupt, list};
 pub use stream::{AgentEvent, EventKind};
 
 use contract::Contract;
@@ -29,7 +31,7 @@ use options::{ContractKind, Plan};
 use profiles::Secrets;
 use std::io::Write;
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 /// Runs one turn; blocks until it is over.
@@ -122,6 +124,14 @@ fn prepare(opts: &RunAgentOptions, tab_id: String) -> Result<Prepared, Problem> 
             }
         }
     };
+    if let Some(id) = &plan.resume
+        && resumable(id) == Some(false)
+    {
+        return Err(Problem::new(
+            Failure::SessionNotFound,
+            format!("no session {id} to resume: no transcript of it in the CLI's projects"),
+        ));
+    }
     let claude = locate::claude_bin(opts.claude_bin.as_deref())?;
     let invocation = contract::build(
         &plan,
@@ -136,6 +146,21 @@ fn prepare(opts: &RunAgentOptions, tab_id: String) -> Result<Prepared, Problem> 
         invocation,
     })
 }
+
+/// Whether the CLI has a transcript of session `id` (`<config>/projects/*/<id>.jsonl`); `None`
+/// when that cannot be told (no config folder known, an unreadable one): the CLI decides then.
+fn resumable(id: &str) -> Option<bool> {
+    let projects = crate::sessions::claude::config_dir()?.join("projects");
+    let file = format!("{id}.jsonl");
+    match std::fs::read_dir(&projects) {
+        Ok(dirs) => Some(dirs.flatten().any(|d| d.path().join(&file).is_file())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(false),
+        Err(_) => None,
+    }
+}
+
+/// The CLI's words for a session it cannot resume.
+const NO_CONVERSATION: &str = "No conversation found";
 
 struct Emitter<'a> {
     tab_id: String,
@@ -169,7 +194,7 @@ impl Emitter<'_> {
 fn scrub_result(mut r: RunAgentResult, secrets: &Secrets) -> RunAgentResult {
     if !secrets.is_empty() {
         r.text = secrets.scrub(&r.text);
-        r.error = r.error.map(|e| secrets.scrub(&e));
+        r.error_detail = r.error_detail.map(|e| secrets.scrub(&e));
         r.session_id = r.session_id.map(|s| secrets.scrub(&s));
     }
     r
@@ -213,8 +238,11 @@ fn execute(
 ) -> RunAgentResult {
     let plan = &prepared.plan;
     let program = prepared.invocation.program.display().to_string();
-    let running = match process::Running::spawn(prepared.invocation.command(&plan.cwd)) {
-        Ok(r) => r,
+    let running = match process::Running::spawn(
+        prepared.invocation.command(&plan.cwd),
+        plan.prompt.clone().into_bytes(),
+    ) {
+        Ok(r) => r.keep_background(plan.keep_background),
         Err(e) => {
             return result.failed(Problem::new(
                 Failure::Spawn,
@@ -222,6 +250,19 @@ fn execute(
             ));
         }
     };
+    // Without a registry entry the run still runs; only `interrupt <tabId>` cannot reach it.
+    let me = std::process::id();
+    let registration = runs::register(&runs::RunEntry {
+        tab_id: plan.tab_id.clone(),
+        pid: me,
+        proc_start: crate::liveness::start_time(me),
+        cli_pid: running.pid(),
+        cwd: plan.cwd.display().to_string(),
+        started_at: crate::time::now_ms(),
+    })
+    .ok();
+    let stop_asked =
+        || cancel.load(Ordering::Relaxed) || registration.as_ref().is_some_and(|r| r.interrupted());
     emitter.emit(EventKind::Started {
         pid: running.pid(),
         cli: program,
@@ -234,7 +275,7 @@ fn execute(
         let emitter = std::cell::RefCell::new(&mut *emitter);
         running.drive(
             deadline,
-            cancel,
+            &stop_asked,
             &mut |line| {
                 for kind in fold.push_line(line) {
                     emitter.borrow_mut().emit(kind);
@@ -255,6 +296,7 @@ fn execute(
     result.session_id = fold.session_id().map(str::to_string);
     result.text = fold.text();
     let answer = fold.answer();
+    let answer = answer.as_ref();
     result.cost_usd = answer.and_then(|a| a.cost_usd);
     result.is_error = answer.map(|a| a.is_error).unwrap_or(true);
     let exit_ok = ended.status.is_some_and(|s| s.success());
@@ -266,12 +308,19 @@ fn execute(
         (None, Some(a)) if a.is_error && a.interrupted() => {
             Some(Problem::new(Failure::Interrupted, "interrupted"))
         }
+        (None, Some(a)) if a.is_error && a.error_text().contains(NO_CONVERSATION) => {
+            Some(Problem::new(Failure::SessionNotFound, a.error_text()))
+        }
         (None, Some(a)) if a.is_error => Some(Problem::new(Failure::Api, a.error_text())),
         (None, Some(_)) if !exit_ok => Some(Problem::new(
             Failure::Cli,
             format!("claude exited with {}", describe(ended.status)),
         )),
         (None, Some(_)) => None,
+        (None, None) if ended.stderr_tail.contains(NO_CONVERSATION) => Some(Problem::new(
+            Failure::SessionNotFound,
+            last_line(&ended.stderr_tail).unwrap_or_default(),
+        )),
         (None, None) => {
             let why = last_line(&ended.stderr_tail)
                 .map(|line| format!(": {line}"))
@@ -286,10 +335,7 @@ fn execute(
         }
     };
     match problem {
-        Some(p) => {
-            result.is_error = true;
-            result.failed(p)
-        }
+        Some(p) => result.failed(p),
         None => result,
     }
 }
@@ -341,6 +387,8 @@ pub struct Doctor {
     pub claude: Option<String>,
     pub claude_version: Option<String>,
     pub claude_error: Option<String>,
+    /// Where the CLI was looked for, in order, and what was there.
+    pub claude_looked: Vec<locate::Looked>,
     pub guard: Option<String>,
     pub env_profiles: Option<String>,
     pub env_profiles_state: String,
@@ -366,6 +414,15 @@ impl Doctor {
 
     pub fn render_full(&self) -> String {
         let mut s = self.render();
+        s.push_str("claude looked for in:\n");
+        for l in &self.claude_looked {
+            let what = match (&l.path, l.found) {
+                (Some(p), true) => format!("{p} (found)"),
+                (Some(p), false) => format!("{p} (not there)"),
+                (None, _) => "claude is not on it".into(),
+            };
+            s.push_str(&format!("  {}: {what}\n", l.place));
+        }
         s.push_str(&format!(
             "guard: {}\n",
             self.guard.as_deref().unwrap_or("not found")
@@ -386,13 +443,16 @@ pub fn doctor(claude_bin: Option<&str>) -> Doctor {
         claude: None,
         claude_version: None,
         claude_error: None,
+        claude_looked: Vec::new(),
         guard: locate::suite_bin("guard", None, locate::GUARD_BIN_ENV)
             .ok()
             .map(|p| p.display().to_string()),
         env_profiles: None,
         env_profiles_state: String::new(),
     };
-    match locate::claude_bin(claude_bin) {
+    let (found, looked) = locate::find_claude(claude_bin);
+    d.claude_looked = looked;
+    match found {
         Ok(p) => {
             d.claude = Some(p.display().to_string());
             match locate::version(&p) {

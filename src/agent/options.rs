@@ -55,6 +55,9 @@ pub struct RunAgentOptions {
     pub env_profile_id: Option<String>,
     /// Events also carry `notify: "plugin:<id>:event"`.
     pub notify_plugin_id: Option<String>,
+    /// True: processes the turn started in the background (servers) keep running after it; by
+    /// default nothing the turn started outlives it.
+    pub keep_background: Option<bool>,
     /// The Claude Code executable (else `SESSION_LOCK_CLAUDE_BIN`, else `claude` on PATH).
     pub claude_bin: Option<String>,
     /// The `guard` executable for contract hooks (else `SESSION_LOCK_GUARD_BIN`, else next to
@@ -65,6 +68,32 @@ pub struct RunAgentOptions {
     pub run_agent_bin: Option<String>,
 }
 
+/// Options from JSON text: exactly one object (an array or any other value is refused, though
+/// serde would read an array positionally), unknown fields refused, errors naming the field.
+pub fn from_json(text: &str) -> Result<RunAgentOptions, String> {
+    let value: serde_json::Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
+    if !value.is_object() {
+        let kind = match value {
+            serde_json::Value::Array(_) => "an array",
+            serde_json::Value::String(_) => "a string",
+            serde_json::Value::Number(_) => "a number",
+            serde_json::Value::Bool(_) => "a boolean",
+            _ => "null",
+        };
+        return Err(format!(
+            "expected one JSON object of RunAgentOptions, got {kind}"
+        ));
+    }
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let path = e.path().to_string();
+        if path == "." {
+            e.inner().to_string()
+        } else {
+            format!("{path}: {}", e.inner())
+        }
+    })
+}
+
 /// What went wrong, as far as the exit code cares.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Failure {
@@ -72,6 +101,8 @@ pub enum Failure {
     Usage,
     /// Something named does not exist: the CLI, the cwd, an env profile, a scope root.
     NotFound,
+    /// The session to resume does not exist (or its id is not a session id).
+    SessionNotFound,
     /// A safety rule refused the run: a profile file others can read, a workspace `.mcp.json`
     /// that does not pass.
     Refused,
@@ -92,10 +123,27 @@ impl Failure {
     pub fn code(self) -> Code {
         match self {
             Failure::Usage => Code::Usage,
-            Failure::NotFound => Code::NotFound,
+            Failure::NotFound | Failure::SessionNotFound => Code::NotFound,
             Failure::Refused => Code::Refused,
             Failure::Timeout => Code::Timeout,
             Failure::Spawn | Failure::Api | Failure::Cli | Failure::Interrupted => Code::Failure,
+        }
+    }
+}
+
+impl Failure {
+    /// The stable code a result's `error` holds.
+    pub fn name(self) -> &'static str {
+        match self {
+            Failure::Usage => "usage",
+            Failure::NotFound => "not_found",
+            Failure::SessionNotFound => "session_not_found",
+            Failure::Refused => "refused",
+            Failure::Spawn => "spawn_failed",
+            Failure::Api => "api_error",
+            Failure::Cli => "cli_failed",
+            Failure::Timeout => "timeout",
+            Failure::Interrupted => "interrupted",
         }
     }
 }
@@ -124,7 +172,7 @@ impl std::fmt::Display for Problem {
 
 impl std::error::Error for Problem {}
 
-/// The answer: `{ ok, tabId, sessionId, text, isError, costUsd?, error? }`.
+/// The answer: `{ ok, tabId, sessionId, text, isError, costUsd?, error?, errorDetail? }`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RunAgentResult {
@@ -132,14 +180,21 @@ pub struct RunAgentResult {
     pub tab_id: String,
     /// The session the CLI ran (resumable); null when it never started one.
     pub session_id: Option<String>,
-    /// Every main-level assistant text block of the answer, joined by a blank line.
+    /// The model's text of the prompt's turn: its main-level text blocks, joined by a blank
+    /// line. Never an error message, never another turn's text.
     pub text: String,
-    /// The answer's `is_error`; true too when the CLI ran and failed without an answer.
+    /// True whenever the run failed (`ok` false), and when the answer says `is_error`.
     pub is_error: bool,
+    /// What the prompt's turn cost, when the CLI reported it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_usd: Option<f64>,
+    /// A stable code when the run failed: `usage`, `not_found`, `session_not_found`, `refused`,
+    /// `spawn_failed`, `api_error`, `cli_failed`, `timeout`, `interrupted`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The failure in words, one line (the CLI's own for an API error).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_detail: Option<String>,
     /// The kind of failure (not serialized; the binary's exit code says it).
     #[serde(skip)]
     pub failure: Option<Failure>,
@@ -156,6 +211,7 @@ impl RunAgentResult {
             is_error: false,
             cost_usd: None,
             error: None,
+            error_detail: None,
             failure: None,
         }
     }
@@ -163,7 +219,9 @@ impl RunAgentResult {
     /// This result, failed with `problem`.
     pub fn failed(mut self, problem: Problem) -> RunAgentResult {
         self.ok = false;
-        self.error = Some(problem.message);
+        self.is_error = true;
+        self.error = Some(problem.failure.name().to_string());
+        self.error_detail = Some(problem.message);
         self.failure = Some(problem.failure);
         self
     }
@@ -218,6 +276,7 @@ pub struct Plan {
     pub contract: ContractKind,
     pub env_profile_id: Option<String>,
     pub notify: Option<String>,
+    pub keep_background: bool,
 }
 
 static LAST_RUN: AtomicU64 = AtomicU64::new(0);
@@ -321,14 +380,13 @@ impl Plan {
         };
         let resume = match (&contract, given(&opts.session_id)) {
             (ContractKind::None, Some(id)) => {
-                let ok = id.len() <= 128
-                    && id
-                        .bytes()
-                        .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
-                if !ok {
-                    return Err(usage(format!("sessionId '{id}' is not a session id")));
+                if !is_uuid(id) {
+                    return Err(Problem::new(
+                        Failure::SessionNotFound,
+                        format!("sessionId '{id}' is not a session id (a UUID)"),
+                    ));
                 }
-                Some(id.to_string())
+                Some(id.to_ascii_lowercase())
             }
             _ => None,
         };
@@ -368,8 +426,19 @@ impl Plan {
             contract,
             env_profile_id,
             notify,
+            keep_background: opts.keep_background == Some(true),
         })
     }
+}
+
+/// True for `8-4-4-4-12` hex digits: the form of the CLI's session ids.
+pub fn is_uuid(id: &str) -> bool {
+    let groups: Vec<&str> = id.split('-').collect();
+    groups.len() == 5
+        && groups
+            .iter()
+            .zip([8, 4, 4, 4, 12])
+            .all(|(g, n)| g.len() == n && g.bytes().all(|b| b.is_ascii_hexdigit()))
 }
 
 /// The read-only roots, each absolute and resolved through symlinks.
@@ -528,8 +597,16 @@ mod tests {
                     session_id: Some("../x".into()),
                     ..base.clone()
                 },
-                Failure::Usage,
+                Failure::SessionNotFound,
                 "sessionId",
+            ),
+            (
+                RunAgentOptions {
+                    session_id: Some("not-a-uuid".into()),
+                    ..base.clone()
+                },
+                Failure::SessionNotFound,
+                "is not a session id",
             ),
             (
                 RunAgentOptions {
@@ -646,7 +723,9 @@ mod tests {
         let failed = RunAgentResult::new("t").failed(Problem::new(Failure::Timeout, "timeout"));
         let v = serde_json::to_value(&failed).unwrap();
         assert_eq!(v["error"], "timeout");
+        assert_eq!(v["errorDetail"], "timeout");
         assert_eq!(v["ok"], false);
+        assert_eq!(v["isError"], true, "a failure is an error");
         assert_eq!(failed.exit_code(), Code::Timeout);
     }
 
@@ -666,6 +745,7 @@ mod tests {
         let table = [
             (Failure::Usage, 2),
             (Failure::NotFound, 6),
+            (Failure::SessionNotFound, 6),
             (Failure::Refused, 8),
             (Failure::Spawn, 1),
             (Failure::Api, 1),

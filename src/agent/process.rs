@@ -1,17 +1,26 @@
-//! The CLI as a child process: spawned in its own process group with stdin `/dev/null`, its
-//! stdout read line by line, its stderr's tail kept, and stopped on a deadline or a cancel flag:
-//! SIGINT to the group (the CLI ends the turn cleanly), then SIGTERM, then SIGKILL to the group
-//! and every descendant still found (Bash commands run in their own sessions). After the CLI
-//! exits, whatever is left of its group is killed before it is reaped, and so are the
-//! descendants noted while it ran (every second, by pid and start time) that are still alive,
-//! so no child outlives the run.
+//! The CLI as a child process: spawned in its own process group with the prompt on its stdin,
+//! its stdout read line by line, its stderr's tail kept, and stopped on a deadline or a cancel
+//! flag: SIGINT to the group (the CLI ends the turn cleanly), then SIGTERM, then SIGKILL to the
+//! group and every descendant still found (Bash commands run in their own sessions).
+//!
+//! The run is the reaper of everything the turn starts. On Linux this process becomes a child
+//! subreaper before the CLI is spawned, so a process the turn leaves behind (`(sleep &)`,
+//! `nohup`, a `setsid` double fork) is re-parented to it instead of to init. When the CLI has
+//! exited, whatever is left of its group is killed before it is reaped, then every process below
+//! this one that belongs to the turn (in the CLI's group, or in a session other than this
+//! process's) is killed and reaped, round after round until none is left: nothing outlives the
+//! run unless the caller asked to keep background processes. Processes that were already below
+//! this process when the CLI was spawned, and other runs' CLIs with theirs, are never touched.
+//! Elsewhere, orphans go to the system, so the descendants seen while the CLI runs (looked at
+//! every second, by pid and start time) are what is ended.
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+
+use crate::liveness::{self, ProcStat};
 
 /// How long the CLI gets to end its turn after SIGINT.
 pub const INT_GRACE: Duration = Duration::from_secs(5);
@@ -19,8 +28,10 @@ pub const INT_GRACE: Duration = Duration::from_secs(5);
 pub const TERM_GRACE: Duration = Duration::from_secs(3);
 /// After the CLI exits, how long its stdout may stay open (held by an escaped grandchild).
 pub const DRAIN_GRACE: Duration = Duration::from_secs(2);
-/// How often the CLI's descendants are noted (to find them after it exits).
+/// How often the CLI's descendants are noted where orphans are not re-parented to this process.
 pub const WATCH_EVERY: Duration = Duration::from_secs(1);
+/// How long ending the turn's leftover processes may take (they are SIGKILLed: it is quick).
+pub const LEFTOVER_GRACE: Duration = Duration::from_secs(3);
 /// How much of stderr is kept.
 pub const STDERR_TAIL: usize = 16 * 1024;
 const TICK: Duration = Duration::from_millis(50);
@@ -40,9 +51,30 @@ pub struct Ended {
     pub stderr_tail: String,
 }
 
+/// The CLIs of the runs under way in this process: a run's cleanup never ends another's.
+static ACTIVE: Mutex<Vec<u32>> = Mutex::new(Vec::new());
+
+fn active() -> std::sync::MutexGuard<'static, Vec<u32>> {
+    ACTIVE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Makes this process the reaper of its orphaned descendants (Linux; once, for good).
+fn become_subreaper() {
+    #[cfg(target_os = "linux")]
+    {
+        static ONCE: std::sync::Once = std::sync::Once::new();
+        ONCE.call_once(|| {
+            let _ = rustix::process::set_child_subreaper(Some(rustix::process::getpid()));
+        });
+    }
+}
+
 /// A spawned CLI.
 pub struct Running {
     child: Child,
+    /// What already ran below this process at spawn time (pid, start): not the turn's.
+    spared: Vec<(u32, String)>,
+    keep_background: bool,
     lines: Receiver<String>,
     stderr: Arc<Mutex<Vec<u8>>>,
     /// Disconnects when the stderr reader is done.
@@ -50,9 +82,16 @@ pub struct Running {
 }
 
 impl Running {
-    /// Spawns `cmd` (stdin, stdout, stderr and the process group are set here).
-    pub fn spawn(mut cmd: Command) -> std::io::Result<Running> {
-        cmd.stdin(Stdio::null())
+    /// Spawns `cmd` (stdin, stdout, stderr and the process group are set here) and writes
+    /// `input` to its stdin from a thread of its own (a prompt of any size cannot block the
+    /// run), then closes it.
+    pub fn spawn(mut cmd: Command, input: Vec<u8>) -> std::io::Result<Running> {
+        become_subreaper();
+        let spared = liveness::descendants(std::process::id())
+            .into_iter()
+            .map(|(pid, s)| (pid, s.start))
+            .collect();
+        cmd.stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         #[cfg(unix)]
@@ -61,6 +100,13 @@ impl Running {
             cmd.process_group(0);
         }
         let mut child = cmd.spawn()?;
+        active().push(child.id());
+        if let Some(mut stdin) = child.stdin.take() {
+            std::thread::spawn(move || {
+                // A CLI that exits before reading it all just closes the pipe: nothing to do.
+                let _ = stdin.write_all(&input);
+            });
+        }
         let (tx, lines) = channel();
         if let Some(out) = child.stdout.take() {
             std::thread::spawn(move || {
@@ -103,6 +149,8 @@ impl Running {
         }
         Ok(Running {
             child,
+            spared,
+            keep_background: false,
             lines,
             stderr,
             stderr_done,
@@ -113,12 +161,19 @@ impl Running {
         self.child.id()
     }
 
+    /// Leaves the turn's background processes running after the run (servers it started); the
+    /// CLI and its process group are stopped all the same.
+    pub fn keep_background(mut self, keep: bool) -> Running {
+        self.keep_background = keep;
+        self
+    }
+
     /// Feeds every stdout line to `on_line` until the CLI has exited (or was stopped at
     /// `deadline` / when `cancel` turns true), then cleans up its group and reaps it.
     pub fn drive(
         mut self,
         deadline: Instant,
-        cancel: &AtomicBool,
+        cancel: &dyn Fn() -> bool,
         on_line: &mut dyn FnMut(&str),
         on_stop: &mut dyn FnMut(Stop, &'static str),
     ) -> Ended {
@@ -144,17 +199,17 @@ impl Running {
                 break;
             }
             let now = Instant::now();
-            if now >= next_watch {
+            if !REPARENTS && now >= next_watch {
                 next_watch = now + WATCH_EVERY;
-                for d in descendants(pid) {
+                for (d, facts) in liveness::descendants(pid) {
                     if !seen.iter().any(|(p, _)| *p == d) {
-                        seen.push((d, crate::liveness::start_time(d)));
+                        seen.push((d, Some(facts.start)));
                     }
                 }
             }
             match (stop, stage) {
                 (None, _) => {
-                    let why = if cancel.load(Ordering::Relaxed) {
+                    let why = if cancel() {
                         Some(Stop::Cancelled)
                     } else if now >= deadline {
                         Some(Stop::Timeout)
@@ -187,8 +242,10 @@ impl Running {
         }
         // The CLI is a zombie now (not reaped): its pid still names the group, so this reaches
         // only what is left of it.
-        kill_group(pid);
-        kill_noted(&seen);
+        end_leftovers(pid, &self.spared, self.keep_background);
+        if !self.keep_background {
+            kill_noted(&seen);
+        }
         let drain_until = Instant::now() + DRAIN_GRACE;
         while stdout_open {
             let left = drain_until.saturating_duration_since(Instant::now());
@@ -203,6 +260,7 @@ impl Running {
         let left = drain_until.saturating_duration_since(Instant::now());
         let _ = self.stderr_done.recv_timeout(left);
         let status = self.child.wait().ok();
+        active().retain(|p| *p != pid);
         let stderr_tail = self
             .stderr
             .lock()
@@ -265,31 +323,10 @@ fn kill_group(pid: u32) {
 #[cfg(not(unix))]
 fn kill_group(_pid: u32) {}
 
-/// Every live descendant of `pid` (children first found through their parent links).
-pub fn descendants(pid: u32) -> Vec<u32> {
-    use sysinfo::{ProcessRefreshKind, ProcessesToUpdate, System};
-    let mut sys = System::new();
-    sys.refresh_processes_specifics(ProcessesToUpdate::All, true, ProcessRefreshKind::nothing());
-    let mut found: Vec<u32> = vec![pid];
-    let mut i = 0;
-    while i < found.len() {
-        let parent = found[i];
-        for (p, proc_) in sys.processes() {
-            if proc_.parent().map(|pp| pp.as_u32()) == Some(parent) && !found.contains(&p.as_u32())
-            {
-                found.push(p.as_u32());
-            }
-        }
-        i += 1;
-    }
-    found.remove(0);
-    found
-}
-
 /// SIGKILL to the noted processes that are still the same processes (pid and start time).
 fn kill_noted(seen: &[(u32, Option<String>)]) {
     for (pid, start) in seen {
-        if start.is_some() && crate::liveness::is_alive(*pid, start.as_deref()) {
+        if start.is_some() && liveness::is_alive(*pid, start.as_deref()) {
             kill_pid(*pid);
         }
     }
@@ -316,12 +353,104 @@ fn kill_pid(pid: u32) {
 
 /// SIGKILL to the group and to every descendant (those in other sessions too).
 fn kill_tree(pid: u32, child: &mut Child) {
-    let others = descendants(pid);
+    let others = liveness::descendants(pid);
     kill_group(pid);
     let _ = child.kill();
-    for d in others {
+    for (d, _) in others {
         kill_pid(d);
     }
+}
+
+/// True where orphans of the turn are re-parented to this process (it is their subreaper).
+const REPARENTS: bool = cfg!(target_os = "linux");
+
+/// The processes in `table` that the turn of `cli` left below `me`: in the CLI's group, below
+/// the CLI, or in a session other than `my_session` (the CLI's Bash commands and whatever they
+/// detached). Not the `spared` ones (pid and start) or the subtrees of `others` (other runs'
+/// CLIs), nor anything below them.
+fn turn_leftovers(
+    table: &[(u32, ProcStat)],
+    me: u32,
+    cli: u32,
+    my_session: Option<u32>,
+    spared: &[(u32, String)],
+    others: &[u32],
+) -> Vec<(u32, ProcStat)> {
+    let below_me = liveness::descendants_in(table, me);
+    let below_cli: Vec<u32> = liveness::descendants_in(table, cli)
+        .iter()
+        .map(|d| d.0)
+        .collect();
+    let mut untouchable: Vec<u32> = Vec::new();
+    for (pid, facts) in &below_me {
+        let is_spared = spared.iter().any(|(p, s)| p == pid && *s == facts.start);
+        if is_spared || (others.contains(pid) && *pid != cli) {
+            untouchable.push(*pid);
+            untouchable.extend(liveness::descendants_in(table, *pid).iter().map(|d| d.0));
+        }
+    }
+    below_me
+        .into_iter()
+        .filter(|(pid, facts)| {
+            *pid != cli
+                && !untouchable.contains(pid)
+                && (facts.pgrp == Some(cli)
+                    || below_cli.contains(pid)
+                    || (facts.session.is_some() && facts.session != my_session))
+        })
+        .collect()
+}
+
+/// Ends and reaps what the turn of `cli` left running below this process, round after round
+/// (a process may fork while the one before is killed), for at most [`LEFTOVER_GRACE`]. What is
+/// left of the CLI's group is always ended; the rest unless `keep_background`.
+fn end_leftovers(cli: u32, spared: &[(u32, String)], keep_background: bool) {
+    if !REPARENTS {
+        kill_group(cli);
+        return;
+    }
+    let me = std::process::id();
+    let my_session = liveness::stat(me).and_then(|s| s.session);
+    let until = Instant::now() + LEFTOVER_GRACE;
+    let mut killed: Vec<u32> = Vec::new();
+    loop {
+        let others = active().clone();
+        let table = liveness::process_table();
+        let mut left = turn_leftovers(&table, me, cli, my_session, spared, &others);
+        if keep_background {
+            left.retain(|(_, facts)| facts.pgrp == Some(cli));
+        }
+        // Members of the group that are not below this process are ended here too.
+        kill_group(cli);
+        for (pid, facts) in &left {
+            if liveness::is_alive(*pid, Some(&facts.start)) {
+                kill_pid(*pid);
+            }
+            if !killed.contains(pid) {
+                killed.push(*pid);
+            }
+        }
+        killed.retain(|pid| !reaped(*pid));
+        if (left.is_empty() && killed.is_empty()) || Instant::now() >= until {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Reaps `pid` if it is an exited child of this process; true once no trace of it is left.
+#[cfg(unix)]
+fn reaped(pid: u32) -> bool {
+    use rustix::process::{Pid, WaitOptions, waitpid};
+    if let Some(p) = Pid::from_raw(pid as i32) {
+        let _ = waitpid(Some(p), WaitOptions::NOHANG);
+    }
+    !liveness::exists(pid)
+}
+
+#[cfg(not(unix))]
+fn reaped(pid: u32) -> bool {
+    !liveness::exists(pid)
 }
 
 #[cfg(all(test, unix))]
@@ -332,6 +461,10 @@ mod tests {
         let mut c = Command::new("sh");
         c.arg("-c").arg(script);
         c
+    }
+
+    fn start(script: &str) -> Running {
+        Running::spawn(sh(script), Vec::new()).unwrap()
     }
 
     /// Signals are delivered asynchronously: allow a moment.
@@ -350,12 +483,11 @@ mod tests {
         r: Running,
         within: Duration,
     ) -> (Vec<String>, Vec<(Stop, &'static str)>, Ended) {
-        let never = AtomicBool::new(false);
         let mut lines = Vec::new();
         let mut stops = Vec::new();
         let end = r.drive(
             Instant::now() + within,
-            &never,
+            &|| false,
             &mut |l| lines.push(l.trim().to_string()),
             &mut |why, sig| stops.push((why, sig)),
         );
@@ -364,7 +496,7 @@ mod tests {
 
     #[test]
     fn lines_are_read_and_the_exit_is_seen() {
-        let r = Running::spawn(sh("echo one; echo two >&2; echo three; exit 3")).unwrap();
+        let r = start("echo one; echo two >&2; echo three; exit 3");
         let (lines, stops, end) = drive_collecting(r, Duration::from_secs(30));
         assert!(stops.is_empty(), "no stop: {stops:?}");
         assert_eq!(lines, vec!["one", "three"]);
@@ -376,7 +508,7 @@ mod tests {
     #[test]
     fn a_deadline_interrupts_the_group_and_nothing_survives() {
         // The shell ignores nothing; its background child shares the group.
-        let r = Running::spawn(sh("sleep 60 & echo $!; wait")).unwrap();
+        let r = start("sleep 60 & echo $!; wait");
         let (lines, stops, end) = drive_collecting(r, Duration::from_millis(300));
         assert_eq!(end.stop, Some(Stop::Timeout));
         assert_eq!(stops, vec![(Stop::Timeout, "SIGINT")]);
@@ -388,16 +520,12 @@ mod tests {
 
     #[test]
     fn a_child_that_ignores_sigint_and_sigterm_is_killed() {
-        let r = Running::spawn(sh(
-            "trap '' INT TERM; echo ready; while :; do sleep 0.1; done",
-        ))
-        .unwrap();
+        let r = start("trap '' INT TERM; echo ready; while :; do sleep 0.1; done");
         let pid = r.pid();
-        let cancel = AtomicBool::new(true);
         let t0 = Instant::now();
         let end = r.drive(
             Instant::now() + Duration::from_secs(60),
-            &cancel,
+            &|| true,
             &mut |_| {},
             &mut |_, _| {},
         );
@@ -410,7 +538,7 @@ mod tests {
     fn descendants_left_behind_by_a_normal_exit_are_killed() {
         // The CLI's Bash commands run in sessions of their own; one still running when the CLI
         // exits is noted while it ran and killed after.
-        let r = Running::spawn(sh("setsid sleep 60 & echo $!; sleep 1.5; exit 0")).unwrap();
+        let r = start("setsid sleep 60 & echo $!; sleep 1.5; exit 0");
         let (lines, stops, end) = drive_collecting(r, Duration::from_secs(30));
         assert!(stops.is_empty(), "no stop: {stops:?}");
         assert_eq!(end.status.unwrap().code(), Some(0));
@@ -422,14 +550,83 @@ mod tests {
     fn descendants_in_other_sessions_are_found_and_killed() {
         // The shell leads its group, so `setsid` execs in place: $! is the sleep, in a session
         // of its own that no group signal reaches.
-        let mut r = Running::spawn(sh("setsid sleep 60 & echo $!; sleep 60")).unwrap();
+        let mut r = start("setsid sleep 60 & echo $!; sleep 60");
         let pid = r.pid();
         let line = r.lines.recv_timeout(Duration::from_secs(10)).unwrap();
         let bg: u32 = line.trim().parse().unwrap();
         std::thread::sleep(Duration::from_millis(200));
-        assert!(descendants(pid).contains(&bg));
+        assert!(liveness::descendants(pid).iter().any(|d| d.0 == bg));
         kill_tree(pid, &mut r.child);
         let _ = r.child.wait();
         assert!(gone_soon(bg), "{bg} survived");
+    }
+
+    fn facts(ppid: u32, pgrp: u32, session: u32) -> ProcStat {
+        ProcStat {
+            start: format!("s{ppid}"),
+            ppid: Some(ppid),
+            pgrp: Some(pgrp),
+            session: Some(session),
+        }
+    }
+
+    #[test]
+    fn leftovers_are_the_turns_and_only_the_turns() {
+        // me = 100 (session 100); cli = 200, a zombie by now (not in the table).
+        let table = vec![
+            (300, facts(100, 200, 100)), // in the CLI's group, re-parented: the turn's
+            (301, facts(100, 301, 301)), // a Bash command's detached child: the turn's
+            (302, facts(301, 301, 301)), // below it: the turn's
+            (400, facts(100, 100, 100)), // the caller's own child, started during the run
+            (500, facts(100, 500, 100)), // another run's CLI
+            (501, facts(500, 501, 501)), // its Bash command (another session): not this turn's
+            (600, facts(100, 600, 600)), // spared: already there at spawn
+            (601, facts(600, 601, 601)), // below a spared one
+            (700, facts(1, 700, 700)),   // not below me at all
+        ];
+        let spared = vec![(600, "s100".to_string())];
+        let left: Vec<u32> = turn_leftovers(&table, 100, 200, Some(100), &spared, &[200, 500])
+            .iter()
+            .map(|d| d.0)
+            .collect();
+        assert_eq!(left, vec![300, 301, 302]);
+        // A spared pid whose start time changed is a new process (pid reuse): not spared.
+        let reused = vec![(600, "other".to_string())];
+        let left = turn_leftovers(&table, 100, 200, Some(100), &reused, &[200, 500]);
+        assert!(left.iter().any(|d| d.0 == 600) && left.iter().any(|d| d.0 == 601));
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn orphans_of_a_quick_turn_are_re_parented_here_and_ended() {
+        // Each escapes differently and the shell exits at once (no poll would see them).
+        let r = start(
+            "(sleep 3021 & echo $! >&2) 2>&1; \
+             nohup sleep 3022 >/dev/null 2>&1 & echo $!; \
+             setsid sh -c 'sleep 3023 & echo $!' </dev/null; exit 0",
+        );
+        let (lines, stops, end) = drive_collecting(r, Duration::from_secs(30));
+        assert!(stops.is_empty(), "no stop: {stops:?}");
+        assert_eq!(end.status.unwrap().code(), Some(0));
+        let pids: Vec<u32> = lines.iter().filter_map(|l| l.parse().ok()).collect();
+        assert_eq!(pids.len(), 3, "{lines:?}");
+        for pid in pids {
+            assert!(
+                !liveness::exists(pid),
+                "{pid} outlived the run (or was left a zombie)"
+            );
+        }
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn keep_background_leaves_a_detached_server_running() {
+        let r =
+            start("setsid sh -c 'sleep 3024 & echo $!' </dev/null; exit 0").keep_background(true);
+        let (lines, _, _) = drive_collecting(r, Duration::from_secs(30));
+        let pid: u32 = lines[0].parse().unwrap();
+        assert!(liveness::is_alive(pid, None), "the server {pid} was kept");
+        kill_pid(pid);
+        assert!(gone_soon(pid));
     }
 }

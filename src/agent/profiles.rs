@@ -189,6 +189,19 @@ impl ProfileError {
     }
 }
 
+/// The key path of `field` under `path` as serde_path_to_error gives it (which may already end
+/// with the field, or with `?` standing for it).
+fn join_key(path: &str, field: &str) -> String {
+    let parent = path.strip_suffix('?').unwrap_or(path).trim_end_matches('.');
+    if parent == field || parent.ends_with(&format!(".{field}")) {
+        parent.to_string()
+    } else if parent.is_empty() {
+        field.to_string()
+    } else {
+        format!("{parent}.{field}")
+    }
+}
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct FileShape {
@@ -268,11 +281,18 @@ pub fn load(path: &Path) -> Result<Vec<Profile>, ProfileError> {
     let mut de = serde_json::Deserializer::from_slice(&bytes);
     let shape: FileShape = serde_path_to_error::deserialize(&mut de).map_err(|e| {
         let inner = e.inner();
-        let at = match e.path().to_string() {
-            p if p.is_empty() || p == "." => {
-                format!("line {} column {}", inner.line(), inner.column())
-            }
-            p => format!("key '{p}'"),
+        // serde names an unknown or missing field (never a value) between backticks.
+        let message = inner.to_string();
+        let field = message.split('`').nth(1).unwrap_or("?");
+        let key = e.path().to_string();
+        let at = if message.starts_with("unknown field") {
+            format!("key '{}' is not known", join_key(&key, field))
+        } else if message.starts_with("missing field") {
+            format!("key '{}' is missing", join_key(&key, field))
+        } else if key.is_empty() || key == "." {
+            format!("line {} column {}", inner.line(), inner.column())
+        } else {
+            format!("key '{key}'")
         };
         ProfileError::Invalid(path.to_path_buf(), at)
     })?;
@@ -456,6 +476,29 @@ mod tests {
         }
         for k in ["PATH", "HOME", "CLAUDE_CONFIG_DIR"] {
             assert!(!replaced_by_profile(k), "{k}");
+        }
+    }
+
+    #[test]
+    fn unknown_and_missing_fields_are_named_with_their_index() {
+        let dir = tempfile::tempdir().unwrap();
+        let cases = [
+            (
+                r#"{"profiles":[{"id":"a","env":{}},{"id":"b","envv":{}}]}"#,
+                "key 'profiles[1].envv' is not known",
+            ),
+            (
+                r#"{"profiles":[{"env":{}}]}"#,
+                "key 'profiles[0].id' is missing",
+            ),
+            (r#"{"profile":[]}"#, "key 'profile' is not known"),
+            (r#"{}"#, "key 'profiles' is missing"),
+        ];
+        for (text, want) in cases {
+            let p = write(dir.path(), text, 0o600);
+            let e = find_in(&p, "a").unwrap_err().to_string();
+            assert!(e.contains(want), "{text}: {e}");
+            assert!(!e.contains(".?"), "{e}");
         }
     }
 }

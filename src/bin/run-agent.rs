@@ -13,18 +13,24 @@ Examples:
   run-agent --cwd ~/proj --prompt 'Review src/' --read-only-scope-root ~/proj/src
   run-agent --cwd ~/game --prompt 'Is the editor playing?' --workspace-unity-state
   echo '{\"cwd\":\"/p\",\"prompt\":\"hi\",\"timeoutMs\":60000}' | run-agent --json --events -
+  run-agent --cwd ~/proj --prompt 'Review the diff' --tab-id review-42 &
+  run-agent list
+  run-agent interrupt review-42
   run-agent doctor
 
 Output: exactly one JSON object on stdout,
-  {\"ok\", \"tabId\", \"sessionId\", \"text\", \"isError\", \"costUsd\"?, \"error\"?}
-(the same on failure, with the reason also on stderr).
+  {\"ok\", \"tabId\", \"sessionId\", \"text\", \"isError\", \"costUsd\"?, \"error\"?, \"errorDetail\"?}
+text is the model's answer to the prompt only; on failure error is a stable code (usage,
+not_found, session_not_found, refused, spawn_failed, api_error, cli_failed, timeout,
+interrupted) and errorDetail the reason, also on stderr.
 
 Exit codes:
   0  ok
   1  the run failed: the CLI could not start, an API error, an exit without an answer, interrupted
   2  bad options: missing cwd or prompt, empty prompt, a malformed value or JSON
   5  timeout (timeoutMs ran out; the CLI was stopped)
-  6  not found: the claude CLI, the cwd, an env profile, a scope root, guard or run-agent
+  6  not found: the claude CLI, the cwd, an env profile, a scope root, guard or run-agent,
+     the session to resume (session_not_found); interrupt: no run with that tabId
   8  refused: an env profile file others can read, a workspace .mcp.json that does not pass
 ";
 
@@ -32,7 +38,7 @@ Exit codes:
 #[command(
     name = "run-agent",
     about = "Run one Claude Code agent turn headless and print its result as JSON.",
-    long_about = "Runs `claude -p --output-format stream-json` in --cwd with stdin closed, collects every main-level assistant text block, and prints one RunAgentResult object. Restricted runs: --read-only-scope-root (read-only review) and --workspace-unity-state (read-only plus the editor-state tool). Options may come as flags or as one RunAgentOptions JSON object on stdin (--json).",
+    long_about = "Runs `claude -p --output-format stream-json` in --cwd with the prompt on its stdin (never in argv), collects every main-level assistant text block, and prints one RunAgentResult object. Restricted runs: --read-only-scope-root (read-only review) and --workspace-unity-state (read-only plus the editor-state tool). Options may come as flags or as one RunAgentOptions JSON object on stdin (--json).",
     after_help = EXAMPLES,
     disable_version_flag = true,
     args_conflicts_with_subcommands = true
@@ -55,6 +61,21 @@ enum Cmd {
         #[arg(long, value_name = "PATH")]
         claude_bin: Option<String>,
     },
+    /// Stop the run with this tab id, from any process of the same user: it ends "interrupted"
+    /// with nothing left running. Waits until it has ended (at most 30 s).
+    Interrupt {
+        /// The run's tabId (as its result and events name it; see `run-agent list`).
+        tab_id: String,
+        /// Print one JSON object: {"ok", "tabId", "error"?}.
+        #[arg(long)]
+        json: bool,
+    },
+    /// List this user's runs under way: tabId, pid, cwd.
+    List {
+        /// Print one JSON array of {tabId, pid, procStart, cliPid, cwd, startedAt}.
+        #[arg(long)]
+        json: bool,
+    },
     /// Serve the workspace editor-state tool as a stdio MCP server (used by the workspace
     /// contract; the url must be loopback http).
     McpProxy {
@@ -63,8 +84,29 @@ enum Cmd {
     },
 }
 
-#[derive(Args, Default)]
+#[derive(Args)]
 struct RunArgs {
+    #[command(flatten)]
+    flags: RunFlags,
+    /// Read the whole RunAgentOptions as one JSON object on stdin (no other run flags).
+    #[arg(long, conflicts_with = "run")]
+    json: bool,
+    /// Stream the run's events as JSON lines to this file (appended), or `-` for stderr.
+    #[arg(long, value_name = "PATH|-")]
+    events: Option<String>,
+    /// The claude executable [default: SESSION_LOCK_CLAUDE_BIN, else claude on PATH, else the
+    /// pinned CLI that scripts/install-claude-cli installs].
+    #[arg(long, value_name = "PATH")]
+    claude_bin: Option<String>,
+    /// The guard executable for restricted runs [default: next to run-agent].
+    #[arg(long, value_name = "PATH")]
+    guard_bin: Option<String>,
+}
+
+/// The options of one run as flags; `--json` takes them all as one object instead.
+#[derive(Args)]
+#[group(id = "run", multiple = true)]
+struct RunFlags {
     /// Working directory of the agent (required).
     #[arg(long, value_name = "DIR")]
     cwd: Option<String>,
@@ -74,7 +116,7 @@ struct RunArgs {
     /// Names the run run:<plugin-id>:<n> when --tab-id is not given [default: external].
     #[arg(long, value_name = "ID")]
     plugin_id: Option<String>,
-    /// Resume this session (ignored by restricted runs).
+    /// Resume this session, a UUID (ignored by restricted runs).
     #[arg(long, value_name = "ID")]
     session_id: Option<String>,
     /// Model alias or id [default: sonnet].
@@ -87,20 +129,20 @@ struct RunArgs {
     #[arg(long, value_name = "MODE")]
     mode: Option<String>,
     /// Comma-separated MCP server names of <cwd>/.mcp.json the run gets (no other loads).
-    #[arg(long, value_name = "NAMES")]
-    attached_plugins: Option<String>,
-    /// The run's id [default: run:<plugin-id>:<n>].
+    #[arg(long, value_name = "NAMES", value_parser = list)]
+    attached_plugins: Option<List>,
+    /// The run's id [default: run:<plugin-id>:<n>]; `run-agent interrupt <id>` stops it.
     #[arg(long, value_name = "ID")]
     tab_id: Option<String>,
-    /// Hard limit in milliseconds [default: 900000].
-    #[arg(long, value_name = "MS")]
+    /// Hard limit in milliseconds, a positive number [default: 900000].
+    #[arg(long, value_name = "MS", allow_negative_numbers = true, value_parser = positive_ms)]
     timeout_ms: Option<u64>,
     /// Comma-separated built-in tool allowlist, passed through ("" = none).
-    #[arg(long, value_name = "TOOLS")]
-    tools: Option<String>,
+    #[arg(long, value_name = "TOOLS", value_parser = list)]
+    tools: Option<List>,
     /// A tool pattern to deny, passed through. Repeatable; commas also separate.
-    #[arg(long, value_name = "PATTERN")]
-    disallowed_tools: Vec<String>,
+    #[arg(long, value_name = "PATTERN", value_parser = list)]
+    disallowed_tools: Vec<List>,
     /// Read-only review contract: a confirmed absolute root. Repeatable.
     #[arg(long = "read-only-scope-root", value_name = "DIR")]
     read_only_scope_roots: Vec<String>,
@@ -113,65 +155,70 @@ struct RunArgs {
     /// Events also carry notify: "plugin:<id>:event".
     #[arg(long, value_name = "ID")]
     notify_plugin_id: Option<String>,
-    /// Read the whole RunAgentOptions as one JSON object on stdin (no other run flags).
-    #[arg(long, conflicts_with_all = [
-        "cwd", "prompt", "plugin_id", "session_id", "model", "system_prompt", "mode",
-        "attached_plugins", "tab_id", "timeout_ms", "tools", "disallowed_tools",
-        "read_only_scope_roots", "workspace_unity_state", "env_profile_id", "notify_plugin_id",
-    ])]
-    json: bool,
-    /// Stream the run's events as JSON lines to this file (appended), or `-` for stderr.
-    #[arg(long, value_name = "PATH|-")]
-    events: Option<String>,
-    /// The claude executable [default: SESSION_LOCK_CLAUDE_BIN, else claude on PATH].
-    #[arg(long, value_name = "PATH")]
-    claude_bin: Option<String>,
-    /// The guard executable for restricted runs [default: next to run-agent].
-    #[arg(long, value_name = "PATH")]
-    guard_bin: Option<String>,
+    /// Leave the processes the turn started in the background (servers) running after it.
+    #[arg(long)]
+    keep_background: bool,
 }
 
-use agent::options::split_list as split;
+/// A comma-separated flag value, split (commas inside parentheses do not split).
+#[derive(Clone)]
+struct List(Vec<String>);
+
+fn list(text: &str) -> Result<List, String> {
+    Ok(List(agent::options::split_list(text)))
+}
+
+fn positive_ms(text: &str) -> Result<u64, String> {
+    match text.trim().parse::<u64>() {
+        Ok(n) if n > 0 => Ok(n),
+        _ => Err(format!(
+            "'{text}' is not a timeout: it must be a positive number of milliseconds"
+        )),
+    }
+}
+
+/// The one conversion of the flags into options (unset flags stay unset).
+impl From<RunFlags> for RunAgentOptions {
+    fn from(f: RunFlags) -> RunAgentOptions {
+        let some = |v: Vec<String>| (!v.is_empty()).then_some(v);
+        RunAgentOptions {
+            cwd: f.cwd,
+            prompt: f.prompt,
+            plugin_id: f.plugin_id,
+            session_id: f.session_id,
+            model: f.model,
+            system_prompt: f.system_prompt,
+            mode: f.mode,
+            attached_plugins: f.attached_plugins.map(|l| l.0),
+            tab_id: f.tab_id,
+            timeout_ms: f.timeout_ms,
+            tools: f.tools.map(|l| l.0),
+            disallowed_tools: some(f.disallowed_tools.into_iter().flat_map(|l| l.0).collect()),
+            read_only_scope_roots: some(f.read_only_scope_roots),
+            workspace_unity_state: f.workspace_unity_state.then_some(true),
+            env_profile_id: f.env_profile_id,
+            notify_plugin_id: f.notify_plugin_id,
+            keep_background: f.keep_background.then_some(true),
+            ..RunAgentOptions::default()
+        }
+    }
+}
 
 impl RunArgs {
-    fn options(&self) -> anyhow::Result<RunAgentOptions> {
+    fn options(self) -> anyhow::Result<RunAgentOptions> {
         let mut o = if self.json {
             let mut text = String::new();
             std::io::stdin().read_to_string(&mut text)?;
-            serde_json::from_str::<RunAgentOptions>(&text)
+            agent::options::from_json(&text)
                 .map_err(|e| exit::fail(Code::Usage, format!("options on stdin: {e}")))?
         } else {
-            RunAgentOptions {
-                cwd: self.cwd.clone(),
-                prompt: self.prompt.clone(),
-                plugin_id: self.plugin_id.clone(),
-                session_id: self.session_id.clone(),
-                model: self.model.clone(),
-                system_prompt: self.system_prompt.clone(),
-                mode: self.mode.clone(),
-                attached_plugins: self.attached_plugins.as_deref().map(split),
-                tab_id: self.tab_id.clone(),
-                timeout_ms: self.timeout_ms,
-                tools: self.tools.as_deref().map(split),
-                disallowed_tools: (!self.disallowed_tools.is_empty()).then(|| {
-                    self.disallowed_tools
-                        .iter()
-                        .flat_map(|d| split(d))
-                        .collect()
-                }),
-                read_only_scope_roots: (!self.read_only_scope_roots.is_empty())
-                    .then(|| self.read_only_scope_roots.clone()),
-                workspace_unity_state: self.workspace_unity_state.then_some(true),
-                env_profile_id: self.env_profile_id.clone(),
-                notify_plugin_id: self.notify_plugin_id.clone(),
-                ..RunAgentOptions::default()
-            }
+            RunAgentOptions::from(self.flags)
         };
         if self.claude_bin.is_some() {
-            o.claude_bin = self.claude_bin.clone();
+            o.claude_bin = self.claude_bin;
         }
         if self.guard_bin.is_some() {
-            o.guard_bin = self.guard_bin.clone();
+            o.guard_bin = self.guard_bin;
         }
         Ok(o)
     }
@@ -182,7 +229,7 @@ fn finish(result: &RunAgentResult) -> std::process::ExitCode {
     if let Err(e) = cli::print_json(result) {
         return cli::finish("run-agent", Err(e));
     }
-    let outcome = match (&result.error, result.exit_code()) {
+    let outcome = match (&result.error_detail, result.exit_code()) {
         (_, Code::Success) => Ok(Code::Success),
         (Some(e), code) => Err(exit::fail(code, e.clone())),
         (None, code) => Err(exit::fail(code, "the run failed")),
@@ -195,14 +242,57 @@ fn usage_result(message: String) -> std::process::ExitCode {
     finish(&RunAgentResult::new(tab).failed(agent::Problem::new(agent::Failure::Usage, message)))
 }
 
+fn interrupt(tab_id: &str, json: bool) -> anyhow::Result<Code> {
+    let outcome = agent::interrupt(tab_id);
+    if json {
+        let error = outcome.as_ref().err().map(|e| e.to_string());
+        cli::print_json(
+            &serde_json::json!({"ok": outcome.is_ok(), "tabId": tab_id, "error": error}),
+        )?;
+    }
+    match outcome {
+        Ok(_) if json => Ok(Code::Success),
+        Ok(e) => {
+            println!("interrupted {} (pid {})", e.tab_id, e.pid);
+            Ok(Code::Success)
+        }
+        Err(e @ agent::RunsError::NotRunning(_)) => Err(exit::fail(Code::NotFound, e.to_string())),
+        Err(e) => Err(exit::fail(Code::Failure, e.to_string())),
+    }
+}
+
+fn list_runs(json: bool) -> anyhow::Result<Code> {
+    let runs = agent::list().map_err(|e| exit::fail(Code::Failure, e.to_string()))?;
+    if json {
+        cli::print_json(&runs)?;
+    } else if runs.is_empty() {
+        println!("no runs under way");
+    } else {
+        for r in runs {
+            println!("{}  pid {}  {}", r.tab_id, r.pid, r.cwd);
+        }
+    }
+    Ok(Code::Success)
+}
+
 fn main() -> std::process::ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) if e.use_stderr() => {
-            let first = e.to_string();
-            let first = first.lines().next().unwrap_or("bad arguments");
-            let first = first.strip_prefix("error: ").unwrap_or(first).to_string();
-            return usage_result(first);
+            // clap's message up to its usage line, on one line.
+            let text = e.to_string();
+            let words: Vec<&str> = text
+                .lines()
+                .take_while(|l| !l.trim().is_empty() && !l.starts_with("Usage:"))
+                .map(str::trim)
+                .collect();
+            let first = words.join(" ");
+            let first = first.strip_prefix("error: ").unwrap_or(&first);
+            return usage_result(if first.is_empty() {
+                "bad arguments".into()
+            } else {
+                first.to_string()
+            });
         }
         Err(e) => {
             let _ = e.print();
@@ -224,6 +314,8 @@ fn main() -> std::process::ExitCode {
             };
             cli::finish("run-agent", Ok(code))
         }
+        Some(Cmd::Interrupt { tab_id, json }) => cli::finish("run-agent", interrupt(&tab_id, json)),
+        Some(Cmd::List { json }) => cli::finish("run-agent", list_runs(json)),
         Some(Cmd::McpProxy { url }) => cli::finish(
             "run-agent",
             agent::mcp_proxy::serve_stdio(&url)
@@ -231,11 +323,12 @@ fn main() -> std::process::ExitCode {
                 .map_err(|p| exit::fail(p.failure.code(), p.message)),
         ),
         None => {
+            let events = cli.run.events.clone();
             let opts = match cli.run.options() {
                 Ok(o) => o,
                 Err(e) => return usage_result(e.to_string()),
             };
-            let mut sink: agent::EventSink = match &cli.run.events {
+            let mut sink: agent::EventSink = match &events {
                 Some(spec) => match agent::event_writer(spec) {
                     Ok(w) => w,
                     Err(e) => return usage_result(format!("--events {spec}: {e}")),

@@ -50,7 +50,7 @@ impl Waker for AgentWaker {
             ..Default::default()
         };
         let r = crate::agent::run_agent(&opts);
-        let error = match (&r.error, r.is_error) {
+        let error = match (&r.error_detail, r.is_error) {
             (Some(e), _) => Some(e.clone()),
             (None, true) => Some(if r.text.is_empty() {
                 "the run ended in an error".into()

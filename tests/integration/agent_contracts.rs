@@ -383,7 +383,8 @@ fn agent_workspace_contract_refuses_a_doubtful_mcp_json_before_spawning() {
             ])
             .run();
         assert_eq!(out.code, Some(8), "{doc}: {}", out.describe("exit 8"));
-        let error = out.result["error"].as_str().unwrap();
+        assert_eq!(out.result["error"], "refused");
+        let error = out.result["errorDetail"].as_str().unwrap();
         assert!(
             error.starts_with("workspace-unity-state refused: ") && error.contains(want),
             "{error}"

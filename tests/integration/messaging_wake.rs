@@ -14,7 +14,7 @@ import json, os, socket, sys, threading, time, uuid
 args = sys.argv[1:]
 def opt(name):
     return args[args.index(name) + 1] if name in args else None
-prompt = args[args.index("--") + 1] if "--" in args else opt("-p")
+prompt = args[args.index("--") + 1] if "--" in args else sys.stdin.read()
 resume, mode = opt("--resume"), opt("--permission-mode")
 home = os.environ["HOME"]
 with open(os.environ["FAKE_CLIENT_LOG"], "a") as f:

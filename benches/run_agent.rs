@@ -1,0 +1,148 @@
+//! What `run-agent` adds over a bare `claude -p`: the same one-turn question to the same fake
+//! model on 127.0.0.1, asked alternately by both (interleaved, so load drifts hit both alike),
+//! medians compared. The bare run is what run-agent itself spawns (`-p --output-format
+//! stream-json --verbose --model sonnet --permission-mode bypassPermissions`, the prompt on
+//! stdin); run-agent adds its own start, option checks, the registry entry, the stream fold and
+//! the end-of-turn process sweep.
+//!
+//! Needs the Claude Code CLI (`SESSION_LOCK_CLAUDE_BIN`, `PATH` or the pinned cache of
+//! `scripts/install-claude-cli`); without it the bench says so and does nothing. Run:
+//! `cargo bench --bench run_agent` (`RUN_AGENT_BENCH_RUNS` sets the pairs, default 12).
+
+// The fake model of the integration tests, reused as it is.
+#[allow(dead_code, unused_imports)]
+#[path = "../tests/integration/support"]
+mod support {
+    pub mod fake_model;
+    pub mod http;
+}
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const RUN_AGENT: &str = env!("CARGO_BIN_EXE_run-agent");
+const PROMPT: &str = "Say done.";
+
+fn median(v: &mut [Duration]) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.1} ms", d.as_secs_f64() * 1000.0)
+}
+
+/// The environment both runs share: a fresh HOME, the fake model, nothing inherited from a
+/// surrounding session.
+fn env(cmd: &mut Command, home: &Path, base_url: &str) {
+    for (key, _) in std::env::vars_os() {
+        let k = key.to_string_lossy();
+        if k.starts_with("CLAUDE") || k.starts_with("ANTHROPIC_") || k == "AI_AGENT" {
+            cmd.env_remove(&key);
+        }
+    }
+    cmd.env("HOME", home)
+        .env("SESSION_LOCK_HOME", home.join("state"))
+        .env("ANTHROPIC_BASE_URL", base_url)
+        .env("ANTHROPIC_API_KEY", "dummy")
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .env("CLAUDE_CODE_MAX_RETRIES", "0")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+}
+
+fn bare(claude: &Path, home: &Path, cwd: &Path, base_url: &str) -> Duration {
+    let mut cmd = Command::new(claude);
+    cmd.args(["-p", "--output-format", "stream-json", "--verbose"])
+        .args([
+            "--model",
+            "sonnet",
+            "--permission-mode",
+            "bypassPermissions",
+        ])
+        .current_dir(cwd)
+        .stdin(Stdio::piped());
+    env(&mut cmd, home, base_url);
+    if session_lock::agent::contract::running_as_root() {
+        cmd.env("IS_SANDBOX", "1");
+    }
+    let t0 = Instant::now();
+    let mut child = cmd.spawn().expect("claude starts");
+    if let Some(mut stdin) = child.stdin.take() {
+        stdin.write_all(PROMPT.as_bytes()).expect("prompt written");
+    }
+    let out = child.wait_with_output().expect("claude ends");
+    let took = t0.elapsed();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && text.contains("\"is_error\":false"),
+        "bare claude -p failed: {text}"
+    );
+    took
+}
+
+fn wrapped(claude: &Path, home: &Path, cwd: &Path, base_url: &str) -> Duration {
+    let mut cmd = Command::new(RUN_AGENT);
+    cmd.arg("--cwd")
+        .arg(cwd)
+        .args(["--prompt", PROMPT])
+        .env("SESSION_LOCK_CLAUDE_BIN", claude)
+        .stdin(Stdio::null());
+    env(&mut cmd, home, base_url);
+    cmd.env("SESSION_LOCK_CLAUDE_BIN", claude);
+    let t0 = Instant::now();
+    let out = cmd.output().expect("run-agent runs");
+    let took = t0.elapsed();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && text.contains("\"ok\":true"),
+        "run-agent failed: {text}"
+    );
+    took
+}
+
+fn main() {
+    let claude = match session_lock::agent::locate::claude_bin(None) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("run_agent bench skipped: {e}");
+            return;
+        }
+    };
+    let runs: usize = std::env::var("RUN_AGENT_BENCH_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or(12);
+    // An empty script: the fake model answers every question with "done".
+    let model = support::fake_model::FakeModel::start(Vec::new());
+    let base_url = model.base_url();
+    let home = tempfile::tempdir().expect("home");
+    let cwd = tempfile::tempdir().expect("cwd");
+    // One of each first, unmeasured: the CLI's first start warms caches.
+    bare(&claude, home.path(), cwd.path(), &base_url);
+    wrapped(&claude, home.path(), cwd.path(), &base_url);
+    let (mut plain, mut ours) = (Vec::new(), Vec::new());
+    for i in 0..runs {
+        // Alternate which goes first, so neither always follows the other.
+        if i % 2 == 0 {
+            plain.push(bare(&claude, home.path(), cwd.path(), &base_url));
+            ours.push(wrapped(&claude, home.path(), cwd.path(), &base_url));
+        } else {
+            ours.push(wrapped(&claude, home.path(), cwd.path(), &base_url));
+            plain.push(bare(&claude, home.path(), cwd.path(), &base_url));
+        }
+    }
+    let (p, o) = (median(&mut plain), median(&mut ours));
+    let overhead = o.as_secs_f64() - p.as_secs_f64();
+    println!("run_agent bench: {runs} interleaved pairs, one turn each, same fake model");
+    println!("  bare claude -p       median {}", ms(p));
+    println!("  run-agent            median {}", ms(o));
+    println!(
+        "  overhead             {:+.1} ms ({:+.1} %)",
+        overhead * 1000.0,
+        overhead / p.as_secs_f64() * 100.0
+    );
+}
