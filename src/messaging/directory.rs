@@ -173,7 +173,51 @@ pub fn transcript_info(path: &Path) -> Option<TranscriptInfo> {
     if cwd.is_some() {
         info.cwd = cwd;
     }
+    if info.permission_mode.is_none() && from > 0 {
+        info.permission_mode = last_mode(&mut f, from);
+    }
     Some(info)
+}
+
+/// The latest `permissionMode` recorded before byte `end`, read back from there in chunks. The
+/// client records the mode on prompt lines only, so one long turn can push it far from the tail;
+/// it never ages out this way (a session's first prompt always has one).
+fn last_mode(f: &mut std::fs::File, end: u64) -> Option<String> {
+    const CHUNK: u64 = 64 * 1024;
+    const NEEDLE: &[u8] = b"\"permissionMode\"";
+    let mut hi = end;
+    // The start of the line that runs into the chunk after this one.
+    let mut carry: Vec<u8> = Vec::new();
+    while hi > 0 {
+        let lo = hi.saturating_sub(CHUNK);
+        f.seek(SeekFrom::Start(lo)).ok()?;
+        let mut buf = vec![0u8; (hi - lo) as usize];
+        f.read_exact(&mut buf).ok()?;
+        buf.extend_from_slice(&carry);
+        // Unless this is the file's start, the first line may begin in an earlier chunk.
+        let whole = if lo == 0 {
+            0
+        } else {
+            match buf.iter().position(|b| *b == b'\n') {
+                Some(i) => i + 1,
+                None => buf.len(),
+            }
+        };
+        for line in buf[whole..].rsplit(|b| *b == b'\n') {
+            if !line.windows(NEEDLE.len()).any(|w| w == NEEDLE) {
+                continue;
+            }
+            let mut info = TranscriptInfo::default();
+            scan_lines(line, &mut info, false);
+            if info.permission_mode.is_some() {
+                return info.permission_mode;
+            }
+        }
+        buf.truncate(whole);
+        carry = buf;
+        hi = lo;
+    }
+    None
 }
 
 /// Transcript facts remembered between runs (`<state home>/messaging/transcripts.json`), each
@@ -584,6 +628,28 @@ mod tests {
         assert_eq!(info.model.as_deref(), Some("claude-opus-5-5"));
         assert!(transcript_mentions(&p, "worker b", 0));
         assert!(!transcript_mentions(&p, "worker b", file_len(&p)));
+    }
+
+    #[test]
+    fn the_mode_is_found_however_far_back_it_was_recorded() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("s.jsonl");
+        let mut text = String::new();
+        text.push_str(r#"{"type":"user","cwd":"/r","permissionMode":"default"}"#);
+        text.push('\n');
+        text.push_str(r#"{"type":"user","permissionMode":"bypassPermissions","message":{}}"#);
+        text.push('\n');
+        // Long lines after it, one larger than a read chunk, none recording a mode.
+        let big = "x".repeat(70 * 1024);
+        for _ in 0..5 {
+            text.push_str(&format!(r#"{{"type":"attachment","content":"{big}"}}"#));
+            text.push('\n');
+        }
+        std::fs::write(&p, &text).unwrap();
+        assert!(text.len() as u64 > TAIL_BYTES + HEAD_BYTES);
+        let info = transcript_info(&p).unwrap();
+        assert_eq!(info.permission_mode.as_deref(), Some("bypassPermissions"));
+        assert_eq!(info.cwd.as_deref(), Some("/r"));
     }
 
     #[test]
