@@ -348,6 +348,7 @@ mod tests {
         let _ = child.wait();
     }
 
+    #[cfg(target_os = "linux")]
     #[test]
     fn the_token_must_be_the_one_the_client_gave_its_child() {
         let me = std::process::id();
@@ -359,6 +360,14 @@ mod tests {
             )
             .spawn()
             .unwrap();
+        // Until it has exec'd, the child still shows this process's environment.
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while !std::fs::read(format!("/proc/{}/cmdline", child.id()))
+            .is_ok_and(|c| c.starts_with(b"sleep"))
+            && std::time::Instant::now() < until
+        {
+            std::thread::yield_now();
+        }
         let token = child_token(child.id(), me);
         assert_eq!(token.as_deref(), Some("0123456789abcdef0123456789abcdef"));
         assert_eq!(
