@@ -200,7 +200,7 @@ fn dispatch(common: &Common, command: Command) -> anyhow::Result<Code> {
             let r = super::send::send(&ctx, &caller, &req).map_err(lib)?;
             let waits = matches!(
                 r.status,
-                SendStatus::Accepted | SendStatus::Queued | SendStatus::Waking
+                SendStatus::Accepted | SendStatus::Queued | SendStatus::Waking | SendStatus::Held
             );
             let Some(secs) = wait.filter(|_| waits) else {
                 render(json, &r, render_send)?;
@@ -220,10 +220,10 @@ fn dispatch(common: &Common, command: Command) -> anyhow::Result<Code> {
                 "send-message: message {} is {} after {secs}s",
                 r.message_id, v.state
             );
-            Ok(if v.state == "queued" || v.state == "accepted" {
-                Code::Timeout
-            } else {
+            Ok(if matches!(v.state.as_str(), "expired" | "refused") {
                 Code::Refused
+            } else {
+                Code::Timeout
             })
         }
         Command::Review { accept, refuse } => {

@@ -331,7 +331,8 @@ pub fn wait_delivered(
     loop {
         let v = status(ctx, caller, id)?
             .ok_or_else(|| Error::Usage(format!("no message {id} in your ledgers")))?;
-        let done = !matches!(v.state.as_str(), "queued" | "accepted");
+        // A held message can still move on (a review, a client taking it late).
+        let done = matches!(v.state.as_str(), "delivered" | "expired" | "refused");
         if v.state != last {
             last = v.state.clone();
             if !done {

@@ -411,3 +411,56 @@ fn create_starts_a_session_with_the_first_message() {
         "{v}"
     );
 }
+
+#[test]
+fn issue13_kill_9_at_every_step_of_a_detached_wake_loses_and_duplicates_nothing() {
+    if !python_ok() {
+        return;
+    }
+    let mut bed = Bed::new();
+    let c = client(&bed);
+    let cwd = bed.repo.path().to_path_buf();
+    let (_, transcript) = bed.cold("sleeper", &cwd);
+    let mut ids = Vec::new();
+    // Killed before the wake started, before the resume ran, and after it ran unrecorded.
+    for (step, text) in [
+        ("before-wake", "one"),
+        ("wake-before-run", "two"),
+        ("wake-after-run", "three"),
+    ] {
+        let out = cmd(&bed, &c, None)
+            .env("SESSION_LOCK_MESSAGING_CRASH_AT", step)
+            .args(["--json", "send", "--to", "sleeper", text])
+            .output()
+            .unwrap();
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+        let id = match v["message_id"].as_str() {
+            Some(id) => id.to_string(),
+            // The send itself died: its message is in the outbox all the same.
+            None => bed
+                .outbox("terminal")
+                .iter()
+                .filter(|l| l["op"] == "queued" && l["text"] == text)
+                .map(|l| l["messageId"].as_str().unwrap().to_string())
+                .next()
+                .expect("recorded before the crash"),
+        };
+        // Each crashed wake leaves its lock free again.
+        let lock = bed.state.join("messaging/wake");
+        assert!(eventually(Duration::from_secs(20), || {
+            std::fs::read_dir(&lock).map_or(true, |d| {
+                d.flatten().all(|e| {
+                    session_lock::filelock::FileLock::try_exclusive(&e.path())
+                        .is_ok_and(|l| l.is_some())
+                })
+            })
+        }));
+        ids.push(id);
+    }
+    // The next commands (no crash) move every one on: each delivered, given to the model once.
+    for id in &ids {
+        let s = status_until(&bed, &c, id, |s| s["state"] == "delivered");
+        assert_eq!(s["state"], "delivered", "{s}");
+        assert_eq!(prompts_with(&transcript, id), 1, "{id} given once");
+    }
+}
