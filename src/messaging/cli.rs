@@ -231,7 +231,7 @@ fn dispatch(common: &Common, command: Command) -> anyhow::Result<Code> {
             let r = super::review::review(&ctx, &caller()?, action).map_err(lib)?;
             render(json, &r, render_review)?;
             Ok(match &r.action {
-                Some(a) if a.status == "not_found" => Code::NotFound,
+                Some(a) if a.status == super::review::ActionStatus::NotFound => Code::NotFound,
                 _ => Code::Success,
             })
         }
@@ -256,11 +256,7 @@ fn dispatch(common: &Common, command: Command) -> anyhow::Result<Code> {
             let req = super::create::CreateRequest { cwd, text, summary };
             let r = super::create::create(&ctx, &caller, &req).map_err(lib)?;
             render(json, &r, render_create)?;
-            Ok(match r.status.as_str() {
-                "delivered" => Code::Success,
-                "refused" => Code::Refused,
-                _ => Code::Failure,
-            })
+            Ok(r.status.code())
         }
     }
 }
@@ -316,7 +312,7 @@ fn render_send(r: &super::SendResult) -> anyhow::Result<()> {
 
 fn render_review(r: &super::review::ReviewResult) -> anyhow::Result<()> {
     if let Some(a) = &r.action {
-        println!("{}: {}", a.status, a.detail);
+        println!("{}: {}", a.status.as_str(), a.detail);
         if let Some(m) = &a.message {
             println!("{m}");
         }
@@ -356,7 +352,7 @@ fn render_status(v: &super::review::StatusView) -> anyhow::Result<()> {
 }
 
 fn render_create(r: &super::create::CreateResult) -> anyhow::Result<()> {
-    println!("{}: {}", r.status, r.detail);
+    println!("{}: {}", r.status.as_str(), r.detail);
     if let Some(s) = &r.session_id {
         println!("session id: {s}");
     }

@@ -25,10 +25,39 @@ pub struct CreateRequest {
     pub summary: Option<String>,
 }
 
+/// Where a `create` ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CreateStatus {
+    /// The first turn reached the model and it answered.
+    Delivered,
+    /// No session, or its first turn did not reach the model.
+    Failed,
+    Refused,
+}
+
+impl CreateStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CreateStatus::Delivered => "delivered",
+            CreateStatus::Failed => "failed",
+            CreateStatus::Refused => "refused",
+        }
+    }
+
+    /// The exit code of `send-message create`.
+    pub fn code(self) -> crate::exit::Code {
+        match self {
+            CreateStatus::Delivered => crate::exit::Code::Success,
+            CreateStatus::Failed => crate::exit::Code::Failure,
+            CreateStatus::Refused => crate::exit::Code::Refused,
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct CreateResult {
-    /// delivered | failed | refused
-    pub status: String,
+    pub status: CreateStatus,
     pub message_id: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
@@ -38,7 +67,7 @@ pub struct CreateResult {
 impl CreateResult {
     fn refused(id: &str, detail: impl Into<String>) -> CreateResult {
         CreateResult {
-            status: "refused".into(),
+            status: CreateStatus::Refused,
             message_id: id.into(),
             session_id: None,
             detail: detail.into(),
@@ -148,7 +177,11 @@ pub fn create(ctx: &Ctx, caller: &Caller, req: &CreateRequest) -> Result<CreateR
     outbox.append(&[end.clone()]).map_err(io("outbox"))?;
     let where_ = Path::new(&cwd).display().to_string();
     Ok(CreateResult {
-        status: if landed { "delivered" } else { "failed" }.into(),
+        status: if landed {
+            CreateStatus::Delivered
+        } else {
+            CreateStatus::Failed
+        },
         message_id: id,
         session_id: result.session_id.clone(),
         detail: if landed {

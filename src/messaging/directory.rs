@@ -30,6 +30,23 @@ pub enum Status {
     Offline,
 }
 
+string_enum! {
+    /// Where the name a session is listed by comes from.
+    NameSource {
+        /// The client's name, set by the person (`-n`, `/rename`).
+        User = "user",
+        /// The client's name, made up by it.
+        Generated = "generated",
+        /// The transcript's title.
+        Title = "title",
+        /// A stream the session claimed in this repo.
+        Stream = "stream",
+        Subagent = "subagent",
+        /// `session-<id8>`: it answers only to its id.
+        Fallback = "fallback",
+    }
+}
+
 /// A running client process.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Live {
@@ -46,8 +63,7 @@ pub struct Target {
     /// What lists show: the client's name, else the transcript's title, else a claimed
     /// stream, else `session-<id8>`.
     pub name: String,
-    /// user | generated | title | stream | fallback
-    pub name_source: String,
+    pub name_source: NameSource,
     /// Every name it answers to (case-insensitive); the fallback name is not one of them.
     pub names: Vec<String>,
     pub cwd: String,
@@ -393,7 +409,7 @@ pub fn snapshot(opts: &Options) -> Vec<Target> {
     for t in &mut out {
         if t.name.is_empty() {
             t.name = fallback_name(&t.id);
-            t.name_source = "fallback".into();
+            t.name_source = NameSource::Fallback;
         }
         t.workspace = workspace_of(&t.cwd);
     }
@@ -428,7 +444,10 @@ fn add_client_registry(by_id: &mut BTreeMap<String, Target>) {
         if let Some(n) = e.name.as_deref().filter(|n| !n.trim().is_empty()) {
             add_name(&mut t, n);
             t.name = n.to_string();
-            t.name_source = e.name_source.clone().unwrap_or_else(|| "user".into());
+            t.name_source = e
+                .name_source
+                .as_deref()
+                .map_or(NameSource::User, NameSource::parse);
         }
         by_id.insert(e.session_id, t);
     }
@@ -526,7 +545,7 @@ fn add_transcript(
         add_name(t, n);
         if t.name.is_empty() {
             t.name = n.clone();
-            t.name_source = "title".into();
+            t.name_source = NameSource::Title;
         }
     }
 }
@@ -539,7 +558,7 @@ fn add_stream_names(by_id: &mut BTreeMap<String, Target>, root: &Path) {
             add_name(t, &held.record.stream);
             if t.name.is_empty() {
                 t.name = held.record.stream.clone();
-                t.name_source = "stream".into();
+                t.name_source = NameSource::Stream;
             }
         }
     }
@@ -566,7 +585,7 @@ fn add_subagents(
             id.clone(),
             Target {
                 name: stem.to_string(),
-                name_source: "subagent".into(),
+                name_source: NameSource::Subagent,
                 id,
                 cwd: info.cwd.or(parent_cwd.clone()).unwrap_or_default(),
                 kind: Kind::Subagent,

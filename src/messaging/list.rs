@@ -60,8 +60,7 @@ pub struct AgentView {
     pub kind: Kind,
     /// running | idle | offline
     pub status: Status,
-    /// user | generated | title | stream | subagent | fallback
-    pub name_source: String,
+    pub name_source: directory::NameSource,
     /// False for subagents (not reachable through this tool).
     pub sendable: bool,
 }

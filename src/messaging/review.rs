@@ -29,11 +29,31 @@ pub struct HeldView {
     pub expires_at: String,
 }
 
+/// What became of a reviewed message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ActionStatus {
+    /// Accepted: shown in the answer, so it is in the reviewer's context.
+    Delivered,
+    Refused,
+    /// No such held message (unknown, or already decided).
+    NotFound,
+}
+
+impl ActionStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ActionStatus::Delivered => "delivered",
+            ActionStatus::Refused => "refused",
+            ActionStatus::NotFound => "not_found",
+        }
+    }
+}
+
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct ActionResult {
     pub message_id: String,
-    /// delivered | refused | not_found
-    pub status: String,
+    pub status: ActionStatus,
     pub detail: String,
     /// The accepted message, framed: it is delivered by being shown here.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -101,7 +121,7 @@ pub fn review(ctx: &Ctx, caller: &Caller, action: Option<Action>) -> Result<Revi
         result = Some(match (found, &action) {
             (None, _) => ActionResult {
                 message_id: id.clone(),
-                status: "not_found".into(),
+                status: ActionStatus::NotFound,
                 detail: format!("no held message {id} (it may have expired or been decided)"),
                 message: None,
             },
@@ -128,7 +148,7 @@ pub fn review(ctx: &Ctx, caller: &Caller, action: Option<Action>) -> Result<Revi
                     }
                     ActionResult {
                         message_id: id.clone(),
-                        status: "delivered".into(),
+                        status: ActionStatus::Delivered,
                         detail: "accepted; the message follows".into(),
                         message: content_of(&start),
                     }
@@ -140,7 +160,7 @@ pub fn review(ctx: &Ctx, caller: &Caller, action: Option<Action>) -> Result<Revi
                     }
                     ActionResult {
                         message_id: id.clone(),
-                        status: "refused".into(),
+                        status: ActionStatus::Refused,
                         detail: "the sender may no longer message this session; refused".into(),
                         message: None,
                     }
@@ -154,7 +174,7 @@ pub fn review(ctx: &Ctx, caller: &Caller, action: Option<Action>) -> Result<Revi
                 }
                 ActionResult {
                     message_id: id.clone(),
-                    status: "refused".into(),
+                    status: ActionStatus::Refused,
                     detail: "refused; its text is deleted".into(),
                     message: None,
                 }
