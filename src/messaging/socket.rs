@@ -7,7 +7,7 @@ use super::directory::{Live, Target};
 use super::frame;
 use super::ledger::{Ledger, Op, Record, Via};
 use super::progress::{Seen, Tracker};
-use super::send::{append, content_of, crash_point, mark};
+use super::send::{append, content_of, crash_point, mark, mark_line};
 use super::{Error, directory};
 use crate::time;
 use std::path::Path;
@@ -140,15 +140,4 @@ pub fn attempt(
             Ok(Attempt::Delivered)
         }
     }
-}
-
-/// Appends one line about a message to both its ledgers.
-pub fn mark_line(home: &Path, start: &Record, r: Record) -> Result<(), Error> {
-    if let Some(s) = start.sender_id.as_deref() {
-        append(Ledger::outbox(home, s), std::slice::from_ref(&r))?;
-    }
-    if let Some(t) = start.target_id.as_deref() {
-        append(Ledger::inbound(home, t), &[r])?;
-    }
-    Ok(())
 }
