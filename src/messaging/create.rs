@@ -9,7 +9,7 @@ use super::auth;
 use super::directory::{self, workspace_of};
 use super::frame;
 use super::identity::Caller;
-use super::ledger::{self, Ledger, Record};
+use super::ledger::{Ledger, Op, Record, Via};
 use super::wake::WakeRequest;
 use super::{Ctx, Error, io, limits};
 use crate::time;
@@ -25,10 +25,39 @@ pub struct CreateRequest {
     pub summary: Option<String>,
 }
 
+/// Where a `create` ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CreateStatus {
+    /// The first turn reached the model and it answered.
+    Delivered,
+    /// No session, or its first turn did not reach the model.
+    Failed,
+    Refused,
+}
+
+impl CreateStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CreateStatus::Delivered => "delivered",
+            CreateStatus::Failed => "failed",
+            CreateStatus::Refused => "refused",
+        }
+    }
+
+    /// The exit code of `send-message create`.
+    pub fn code(self) -> crate::exit::Code {
+        match self {
+            CreateStatus::Delivered => crate::exit::Code::Success,
+            CreateStatus::Failed => crate::exit::Code::Failure,
+            CreateStatus::Refused => crate::exit::Code::Refused,
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct CreateResult {
-    /// delivered | failed | refused
-    pub status: String,
+    pub status: CreateStatus,
     pub message_id: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
@@ -38,7 +67,7 @@ pub struct CreateResult {
 impl CreateResult {
     fn refused(id: &str, detail: impl Into<String>) -> CreateResult {
         CreateResult {
-            status: "refused".into(),
+            status: CreateStatus::Refused,
             message_id: id.into(),
             session_id: None,
             detail: detail.into(),
@@ -81,7 +110,7 @@ pub fn create(ctx: &Ctx, caller: &Caller, req: &CreateRequest) -> Result<CreateR
         ));
     }
     let outbox = Ledger::outbox(&ctx.home, &caller.id).map_err(io("outbox"))?;
-    let mut start = Record::new(ledger::QUEUED, &id, time::now_ms());
+    let mut start = Record::new(Op::Queued, &id, time::now_ms());
     {
         let lock = outbox.lock().map_err(io("outbox lock"))?;
         let entries = outbox
@@ -99,7 +128,7 @@ pub fn create(ctx: &Ctx, caller: &Caller, req: &CreateRequest) -> Result<CreateR
         start.sender_id = Some(caller.id.clone());
         start.sender_name = Some(caller.name.clone());
         start.sender_cwd = Some(caller.cwd.clone());
-        start.sender_mode = Some(caller.mode().as_str().into());
+        start.sender_mode = Some(caller.mode());
         start.sender_address = Some(caller.address.clone());
         start.target_id = Some(NEW_SESSION.into());
         start.target_name = Some(cwd.clone());
@@ -126,19 +155,15 @@ pub fn create(ctx: &Ctx, caller: &Caller, req: &CreateRequest) -> Result<CreateR
         .session_id
         .as_deref()
         .and_then(|s| directory::find_transcript(s, &cwd));
-    let landed = transcript
-        .as_deref()
-        .is_some_and(|t| directory::transcript_mentions(t, &id, 0));
+    // Delivered only if the first turn reached the model and it answered.
+    let landed = super::progress::seen_all(transcript.as_deref(), std::slice::from_ref(&id))[0]
+        == super::progress::Seen::Consumed;
     let mut end = Record::new(
-        if landed {
-            ledger::DELIVERED
-        } else {
-            ledger::REFUSED
-        },
+        if landed { Op::Delivered } else { Op::Refused },
         &id,
         time::now_ms(),
     );
-    end.via = Some("create".into());
+    end.via = Some(Via::Create);
     end.reason = (!landed).then(|| {
         format!(
             "the new session's first turn failed: {}",
@@ -152,7 +177,11 @@ pub fn create(ctx: &Ctx, caller: &Caller, req: &CreateRequest) -> Result<CreateR
     outbox.append(&[end.clone()]).map_err(io("outbox"))?;
     let where_ = Path::new(&cwd).display().to_string();
     Ok(CreateResult {
-        status: if landed { "delivered" } else { "failed" }.into(),
+        status: if landed {
+            CreateStatus::Delivered
+        } else {
+            CreateStatus::Failed
+        },
         message_id: id,
         session_id: result.session_id.clone(),
         detail: if landed {

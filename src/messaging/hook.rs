@@ -5,16 +5,17 @@
 //! its review. Messages its client would hold (a prompting sender, this session in bypass mode)
 //! are not handed over this way: the hook does not talk past the client.
 //!
-//! A handed-over message becomes `delivered` once its id shows in the transcript (checked at the
-//! next call), like every other route.
+//! A handed-over message is `accepted` (the context goes into the client's next request) and
+//! becomes `delivered` once the transcript shows the model answered that request (checked at the
+//! next call, or by any later command), like every other route. One accepted by a process of
+//! the session that stopped before that is handed over again by the next process.
 
 use super::directory;
 use super::frame::{self, Mode};
-use super::ledger::{self, Ledger, Record, State};
+use super::ledger::{self, Entry, Ledger, Op, Record, State, Via};
+use super::progress::{Seen, seen_all};
 use super::send::{content_of, needs_write, start_of};
 use crate::config::Config;
-use crate::hook::Payload;
-use crate::hook::lifecycle::Env;
 use crate::time;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -51,30 +52,50 @@ fn notice_due(home: &Path, session: &str, held: &[String]) -> bool {
     !held.is_empty()
 }
 
+/// What the hook route needs to know of one hook call; the guard fills it in from its payload
+/// and environment (messaging never reads the hook's own types).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct HookInput<'a> {
+    /// `hook_event_name`.
+    pub event: &'a str,
+    pub session_id: &'a str,
+    /// Set for a subagent's call: messages are for the session, not its subagents.
+    pub agent_id: Option<&'a str>,
+    pub transcript: Option<&'a Path>,
+    /// The payload's `permission_mode` (SessionStart payloads carry none).
+    pub mode: Option<&'a str>,
+    /// The suite's state folder.
+    pub home: Option<&'a Path>,
+    /// The client process (`CLAUDE_PID`), when the hook's environment names it.
+    pub client_pid: Option<u32>,
+}
+
 /// The context to add for this hook call, if any. Called by the guard on every event but
 /// PreToolUse; cheap when the session has no inbound ledger.
-pub fn hook_context(p: &Payload, env: &Env, config: &Config) -> Option<String> {
-    if !EVENTS.contains(&p.event.as_str()) || p.agent_id.is_some() || p.session_id.is_empty() {
+pub fn hook_context(p: &HookInput, config: &Config) -> Option<String> {
+    if !EVENTS.contains(&p.event) || p.agent_id.is_some() || p.session_id.is_empty() {
         return None;
     }
-    let home = env.state_home.as_deref()?;
-    let inbound = Ledger::existing_inbound(home, &p.session_id)?;
+    let home = p.home?;
+    let inbound = Ledger::existing_inbound(home, p.session_id)?;
     let cfg = &config.messaging;
     let lock = inbound.lock_within(Duration::from_secs(2)).ok()??;
     let mut updates = super::hold::sweep_locked(&inbound, &lock, cfg, 0).unwrap_or_default();
     let entries = inbound.entries_since(u64::MAX).ok()?;
-    let transcript = (!p.transcript_path.is_empty()).then(|| PathBuf::from(&p.transcript_path));
+    let transcript = p.transcript.map(Path::to_path_buf);
     let now = time::now_ms();
-    let live = env.client_pid.map(|pid| directory::Live {
+    let live = p.client_pid.map(|pid| directory::Live {
         pid,
         proc_start: crate::liveness::start_time(pid),
         socket: None,
     });
     // This session's mode: the payload's, else the last one recorded (SessionStart payloads
     // carry none). Unknown, a prompting sender's message is not handed over here.
-    let recorded = (p.permission_mode.is_empty())
+    let recorded = p
+        .mode
+        .is_none()
         .then(|| {
-            crate::sessions::registry::read(home, &p.session_id)
+            crate::sessions::registry::read(home, p.session_id)
                 .and_then(|e| e.permission_mode)
                 .or_else(|| {
                     transcript
@@ -84,36 +105,49 @@ pub fn hook_context(p: &Payload, env: &Env, config: &Config) -> Option<String> {
                 })
         })
         .flatten();
-    let my_mode = if p.permission_mode.is_empty() {
-        recorded.as_deref()
-    } else {
-        Some(p.permission_mode.as_str())
-    };
+    let my_mode = p.mode.or(recorded.as_deref());
     let mut parts = Vec::new();
     let mut lines: Vec<Record> = Vec::new();
     let mut by_sender: BTreeMap<String, Vec<Record>> = BTreeMap::new();
-    let mut seen: Option<String> = None;
-    for e in entries.iter().filter(|e| e.state == State::Queued) {
+    let open: Vec<&Entry> = entries.iter().filter(|e| e.state.is_open()).collect();
+    // One read of the transcript, and only when something waits.
+    let ids: Vec<String> = open.iter().map(|e| e.id.clone()).collect();
+    let seen = if ids.is_empty() {
+        Vec::new()
+    } else {
+        seen_all(transcript.as_deref(), &ids)
+    };
+    for (e, seen) in open.into_iter().zip(seen) {
         let Some(sender) = e.sender_id().map(str::to_string) else {
             continue;
         };
-        // One read of the transcript, and only when something waits.
-        let seen = seen.get_or_insert_with(|| {
-            transcript
-                .as_deref()
-                .and_then(|t| std::fs::read(t).ok())
-                .map(|b| String::from_utf8_lossy(&b).into_owned())
-                .unwrap_or_default()
-        });
-        if seen.contains(&e.id) {
-            let mut r = Record::new(ledger::DELIVERED, &e.id, now);
-            r.via = Some("confirmed".into());
+        let mut note = |r: Record, lines: &mut Vec<Record>| {
             lines.push(r.clone());
-            by_sender.entry(sender).or_default().push(r);
+            by_sender.entry(sender.clone()).or_default().push(r);
+        };
+        if seen == Seen::Consumed {
+            let mut r = Record::new(Op::Delivered, &e.id, now);
+            r.via = Some(Via::Confirmed);
+            note(r, &mut lines);
             continue;
         }
+        if e.state == State::Accepted {
+            let alive = e.taken.as_ref().is_some_and(|t| {
+                t.pid == live.as_ref().map(|l| l.pid)
+                    && t.proc_start == live.as_ref().and_then(|l| l.proc_start.clone())
+            });
+            if alive {
+                continue;
+            }
+            let mut r = Record::new(Op::Returned, &e.id, now);
+            r.reason = Some("the process that took it stopped before its model saw it".into());
+            note(r, &mut lines);
+        }
         let due = match &live {
-            Some(l) => needs_write(e, l, now, cfg.resend_after_seconds * 1000),
+            Some(l) => {
+                e.state == State::Accepted
+                    || needs_write(e, l, now, cfg.resend_after_seconds * 1000)
+            }
             None => e.attempts.is_empty(),
         };
         if !due {
@@ -122,7 +156,7 @@ pub fn hook_context(p: &Payload, env: &Env, config: &Config) -> Option<String> {
         let Some(start) = start_of(home, &sender, &e.id) else {
             continue;
         };
-        let sender_mode = Mode::parse(start.sender_mode.as_deref().unwrap_or("prompting"));
+        let sender_mode = start.sender_mode.unwrap_or(Mode::Prompting);
         if frame::receiver_holds(sender_mode, my_mode)
             || (my_mode.is_none() && sender_mode == Mode::Prompting)
         {
@@ -132,12 +166,14 @@ pub fn hook_context(p: &Payload, env: &Env, config: &Config) -> Option<String> {
             continue;
         };
         parts.push(content);
-        let mut r = Record::new(ledger::SENT, &e.id, now);
-        r.via = Some("hook".into());
+        let mut r = Record::new(Op::Sent, &e.id, now);
+        r.via = Some(Via::Hook);
         r.pid = live.as_ref().map(|l| l.pid);
         r.proc_start = live.as_ref().and_then(|l| l.proc_start.clone());
-        lines.push(r.clone());
-        by_sender.entry(sender).or_default().push(r);
+        note(r.clone(), &mut lines);
+        // The hook's context goes into the client's next request: taken.
+        r.op = Op::Taken;
+        note(r, &mut lines);
     }
     if !lines.is_empty() {
         let _ = inbound.append_locked(&lock, &lines);
@@ -161,7 +197,7 @@ pub fn hook_context(p: &Payload, env: &Env, config: &Config) -> Option<String> {
         );
         text.push_str(&parts.join("\n\n"));
     }
-    if notice_due(home, &p.session_id, &held) {
+    if notice_due(home, p.session_id, &held) {
         if !text.is_empty() {
             text.push_str("\n\n");
         }

@@ -7,7 +7,20 @@ use super::directory::{self, Kind, Status, Target};
 use super::identity::Caller;
 use super::{Ctx, TargetRef};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, clap::ValueEnum, serde::Serialize)]
+/// The most rows one `list` returns (the command line and the bus share it).
+pub const MAX_LIMIT: u16 = 200;
+
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Default,
+    clap::ValueEnum,
+    serde::Serialize,
+    serde::Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Scope {
     /// Sessions of the caller's workspace (repo).
@@ -47,8 +60,7 @@ pub struct AgentView {
     pub kind: Kind,
     /// running | idle | offline
     pub status: Status,
-    /// user | generated | title | stream | subagent | fallback
-    pub name_source: String,
+    pub name_source: directory::NameSource,
     /// False for subagents (not reachable through this tool).
     pub sendable: bool,
 }
@@ -151,6 +163,9 @@ pub fn list(ctx: &Ctx, caller: &Caller, req: &ListRequest) -> ListResult {
         subagents: true,
         repo_root: ctx.repo_root.clone(),
     });
+    let look = super::recover::Look { no_wake_for: None };
+    super::recover::outbox(ctx, caller, &targets, look);
+    super::recover::waiting_anywhere(ctx, &targets, look);
     select(ctx, caller, &targets, req)
 }
 

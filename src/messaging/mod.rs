@@ -10,7 +10,10 @@
 //! limits     size, summary, duplicates, rate, pending
 //! ledger     outbox/<sender>.jsonl and inbound/<target>.jsonl: the durable record
 //! frame      the framed text and the client's socket line
-//! send       send: resolve → authorize → limits → ledger → deliver (socket, hook, wake)
+//! send       send: resolve → authorize → limits → ledger → route, one function per stage
+//! socket     the socket route: the framed line on the client's socket, the transcript watched
+//! progress   how far a message got, from the target's transcript: taken, consumed
+//! recover    moving messages on later: confirm, return, write again, wake
 //! hold       inbound policy: accept, hold (expiry, capacity), refuse
 //! review     review held messages; status of a message
 //! list       the sessions the caller may message
@@ -19,6 +22,61 @@
 //! bus        `serve`: the local bus for programs in any language
 //! create     start a new session with a message as its first prompt
 //! ```
+
+/// Declares a string-valued enum with an `Other(String)` variant for values this build does not
+/// know: serde reads and writes the exact strings, so a line keeps its bytes.
+macro_rules! string_enum {
+    ($(#[$m:meta])* $name:ident { $($(#[$vm:meta])* $v:ident = $s:literal,)* }) => {
+        $(#[$m])*
+        #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+        pub enum $name {
+            $($(#[$vm])* $v,)*
+            /// A value of another build, kept as it is.
+            Other(String),
+        }
+
+        impl Default for $name {
+            fn default() -> $name {
+                $name::Other(String::new())
+            }
+        }
+
+        impl $name {
+            pub fn as_str(&self) -> &str {
+                match self {
+                    $($name::$v => $s,)*
+                    $name::Other(s) => s,
+                }
+            }
+
+            pub fn parse(s: &str) -> $name {
+                match s {
+                    $($s => $name::$v,)*
+                    other => $name::Other(other.to_string()),
+                }
+            }
+        }
+
+        impl serde::Serialize for $name {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(self.as_str())
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<$name, D::Error> {
+                let s = <std::borrow::Cow<'de, str> as serde::Deserialize>::deserialize(d)?;
+                Ok($name::parse(&s))
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    };
+}
 
 pub mod address;
 pub mod auth;
@@ -34,11 +92,14 @@ pub mod identity;
 pub mod ledger;
 pub mod limits;
 pub mod list;
+pub mod progress;
+pub mod recover;
 pub mod review;
 pub mod send;
+pub mod socket;
 pub mod wake;
 
-pub use hook::hook_context;
+pub use hook::{HookInput, hook_context};
 pub use identity::Caller;
 
 use crate::config::Config;
@@ -164,13 +225,15 @@ impl TargetRef {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SendStatus {
-    /// Seen in the target's transcript.
+    /// In a model request's input: the target's model has it.
     Delivered,
-    /// Recorded; the target's client has no socket, so the suite's hook hands it over at its
-    /// next tool call.
+    /// The target's client took it; its model sees it at its next request.
     Accepted,
-    /// Recorded, not yet confirmed; retried and confirmed later.
+    /// Recorded, not yet taken: retried, handed over at the target's next tool call (its hook),
+    /// or at its next run.
     Queued,
+    /// Recorded; the target is not running and a detached wake resumes it with the message.
+    Waking,
     /// Held: by the target's inbound review, or by its client (permission-mode mismatch).
     Held,
     /// The same message was sent within the dedupe window; `message_id` is the original's.
@@ -188,6 +251,7 @@ impl SendStatus {
             SendStatus::Delivered => "delivered",
             SendStatus::Accepted => "accepted",
             SendStatus::Queued => "queued",
+            SendStatus::Waking => "waking",
             SendStatus::Held => "held",
             SendStatus::Duplicate => "duplicate",
             SendStatus::Refused => "refused",
@@ -203,6 +267,7 @@ impl SendStatus {
             SendStatus::Delivered
             | SendStatus::Accepted
             | SendStatus::Queued
+            | SendStatus::Waking
             | SendStatus::Held
             | SendStatus::Duplicate => Code::Success,
             SendStatus::Refused | SendStatus::SelfTarget => Code::Refused,
@@ -259,6 +324,7 @@ mod tests {
             SendStatus::Delivered,
             SendStatus::Accepted,
             SendStatus::Queued,
+            SendStatus::Waking,
             SendStatus::Held,
             SendStatus::Duplicate,
             SendStatus::Refused,

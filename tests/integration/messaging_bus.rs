@@ -124,7 +124,7 @@ fn python_lists_and_sends_with_its_token() {
         ),
     );
     assert_eq!(sent["ok"], true, "{sent}");
-    assert_eq!(sent["result"]["status"], "delivered", "{sent}");
+    assert_eq!(sent["result"]["status"], "accepted", "{sent}");
     let got = b.wait_received(1);
     let content = got[0]["message"]["content"].as_str().unwrap();
     assert!(
@@ -150,7 +150,7 @@ fn python_lists_and_sends_with_its_token() {
             a.token, b.id
         ),
     );
-    assert_eq!(forged["result"]["status"], "delivered", "{forged}");
+    assert_eq!(forged["result"]["status"], "accepted", "{forged}");
     let line = &b.wait_received(2)[1];
     assert!(
         line["message"]["content"].as_str().unwrap().contains(&a.id),
@@ -187,6 +187,23 @@ fn bad_token_bad_request_oversized_and_idle() {
     assert_eq!(v["error"]["code"], "bad_request", "{v}");
     let v = ask(&srv.sock, "not json\n");
     assert_eq!(v["error"]["code"], "bad_request");
+    // The error names the forms a request may take.
+    let msg = v["error"]["message"].as_str().unwrap();
+    assert!(msg.contains(r#"{"type":"auth","token":…}"#), "{msg}");
+    // The client's own socket form: an auth line, then the request.
+    let v = ask(
+        &srv.sock,
+        &format!(
+            "{{\"type\":\"auth\",\"token\":\"{}\"}}\n{{\"op\":\"list\"}}\n",
+            a.token
+        ),
+    );
+    assert_eq!(v["ok"], true, "{v}");
+    let v = ask(
+        &srv.sock,
+        "{\"type\":\"auth\",\"token\":\"0000\"}\n{\"op\":\"list\"}\n",
+    );
+    assert_eq!(v["error"]["code"], "unauthenticated", "{v}");
     // Over 1 MiB (counted in UTF-8 bytes: 'é' is two).
     let big = format!(
         r#"{{"token":"{}","op":"send","to":"a","message":"{}"}}"#,

@@ -1,11 +1,13 @@
 //! `send-message send|list|status` through the real binary, against fake live sessions.
 
+use crate::lifecycle_support::eventually;
 use crate::messaging_common::{Bed, Spec, ops};
 use serde_json::json;
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 #[test]
-fn live_target_gets_the_framed_line_and_the_ledger_says_delivered() {
+fn live_target_gets_the_framed_line_accepted_then_delivered() {
     let mut bed = Bed::new();
     let a = bed.live(Spec::named("alpha").mode("bypassPermissions"));
     let b = bed.live(Spec::named("worker-b"));
@@ -21,7 +23,7 @@ fn live_target_gets_the_framed_line_and_the_ledger_says_delivered() {
         ],
     );
     assert_eq!(code, 0, "{v} {err}");
-    assert_eq!(v["status"], "delivered", "{v}");
+    assert_eq!(v["status"], "accepted", "{v}");
     assert_eq!(v["target"]["id"], b.id.as_str());
     let id = v["message_id"].as_str().unwrap().to_string();
     let got = b.wait_received(1);
@@ -36,15 +38,15 @@ fn live_target_gets_the_framed_line_and_the_ledger_says_delivered() {
     assert_eq!(got[0]["msg_id"], id.as_str());
     assert_eq!(
         ops(&bed.outbox(&a.id), &id),
-        vec!["queued", "sent", "delivered"]
+        vec!["queued", "sent", "taken"]
     );
     assert_eq!(
         ops(&bed.inbound(&b.id), &id),
-        vec!["queued", "sent", "delivered"]
+        vec!["queued", "sent", "taken"]
     );
     // The sender's mode is the one its record says: a default-mode sender is "prompting".
     let (_, v, _) = bed.run(Some(&b), &["send", "--to", "alpha", "back at you"]);
-    assert_eq!(v["status"], "delivered", "{v}");
+    assert_eq!(v["status"], "accepted", "{v}");
     let line = &a.wait_received(1)[0];
     assert!(
         line["message"]["content"]
@@ -55,7 +57,15 @@ fn live_target_gets_the_framed_line_and_the_ledger_says_delivered() {
     );
     // status answers from the ledgers
     let (code, s, _) = bed.run(Some(&a), &["status", &id]);
+    assert_eq!((code, s["state"].as_str()), (0, Some("accepted")), "{s}");
+    // Once its model answered a request holding it, it is delivered.
+    b.answer(&id);
+    let (code, s, _) = bed.run(Some(&a), &["status", &id]);
     assert_eq!((code, s["state"].as_str()), (0, Some("delivered")), "{s}");
+    assert_eq!(
+        ops(&bed.outbox(&a.id), &id),
+        vec!["queued", "sent", "taken", "delivered"]
+    );
     let (code, _, _) = bed.run(Some(&a), &["status", "no-such-id"]);
     assert_eq!(code, 6);
 }
@@ -85,6 +95,9 @@ fn without_transcript_confirmation_it_stays_queued_until_seen() {
     assert_eq!(b.received().len(), 2);
     // ... and once the client shows it, it is delivered.
     b.confirm(&id);
+    let (_, s, _) = bed.run(None, &["status", &id]);
+    assert_eq!(s["state"], "accepted", "{s}");
+    b.answer(&id);
     let (_, s, _) = bed.run(None, &["status", &id]);
     assert_eq!(s["state"], "delivered", "{s}");
 }
@@ -124,7 +137,7 @@ fn unauthorized_and_missing_targets_answer_alike() {
     // Config opens it.
     bed.config(json!({"allowlist": [elsewhere.path()]}));
     let (_, v5, _) = bed.run(Some(&near), &["send", "--to", "far-away", "psst"]);
-    assert_eq!(v5["status"], "delivered", "{v5}");
+    assert_eq!(v5["status"], "accepted", "{v5}");
 }
 
 #[test]
@@ -145,7 +158,7 @@ fn addressing_self_ambiguous_quoted_and_bad_credentials() {
         .collect();
     assert!(ids.contains(&d1.id.as_str()) && ids.contains(&d2.id.as_str()));
     let (code, v, _) = bed.run(None, &["send", "--to", "\"api worker\"", "from a terminal"]);
-    assert_eq!((code, v["status"].as_str()), (0, Some("delivered")), "{v}");
+    assert_eq!((code, v["status"].as_str()), (0, Some("accepted")), "{v}");
     // A forged token is refused before anything is sent.
     let mut bad = bed.cmd(None);
     bad.env("CLAUDE_CODE_SESSION_ID", &a.id)
@@ -168,7 +181,7 @@ fn limits_duplicates_rate_and_size() {
     assert_eq!(v2["status"], "duplicate");
     assert_eq!(v2["message_id"], v1["message_id"]);
     let (_, v3, _) = bed.run(None, &["send", "--to", "b", "--no-dedupe", "same"]);
-    assert_eq!(v3["status"], "delivered");
+    assert_eq!(v3["status"], "accepted");
     // Too large / summary too long: refused before any quota is spent.
     let (code, big, _) = bed.run(None, &["send", "--to", "b", &"x".repeat(101)]);
     assert_eq!((code, big["status"].as_str()), (8, Some("refused")));
@@ -182,7 +195,7 @@ fn limits_duplicates_rate_and_size() {
     );
     assert_eq!(s["status"], "refused");
     let (_, v4, _) = bed.run(None, &["send", "--to", "b", "third"]);
-    assert_eq!(v4["status"], "delivered", "{v4}");
+    assert_eq!(v4["status"], "accepted", "{v4}");
     let (code, v5, _) = bed.run(None, &["send", "--to", "b", "fourth"]);
     assert_eq!((code, v5["status"].as_str()), (8, Some("refused")), "{v5}");
     assert!(v5["detail"].as_str().unwrap().contains("ratePerMinute"));
@@ -227,7 +240,7 @@ fn message_from_stdin_and_list_text() {
         .unwrap();
     let out = child.wait_with_output().unwrap();
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v["status"], "delivered", "{v}");
+    assert_eq!(v["status"], "accepted", "{v}");
     assert!(
         b.received()[0]["message"]["content"]
             .as_str()
@@ -254,4 +267,97 @@ fn message_from_stdin_and_list_text() {
         text.contains("reader") && text.contains("offline"),
         "{text}"
     );
+}
+
+/// Stands in for a session's client: once `$GO` exists it runs `$RUN` in a shell of its own, the
+/// way the client runs a Bash call (that shell starts with the client's child token), then idles.
+const CLIENT_SH: &str =
+    r#"while [ ! -e "$GO" ]; do sleep 0.02; done; sh -c "$RUN; true"; sleep 60"#;
+
+/// Runs `run` (a shell command writing its answer to `$OUT`) inside a fake session's process
+/// tree; returns what it wrote.
+fn inside_a_session(bed: &mut Bed, name: &str, run: &str) -> String {
+    let n = bed.dir.path().join(format!("{name}.out"));
+    let go = bed.dir.path().join(format!("{name}.go"));
+    let _s = bed.live_as(Spec::named(name), |_, _| {
+        let mut c = Command::new("sh");
+        c.args(["-c", CLIENT_SH])
+            .env("GO", &go)
+            .env("RUN", run)
+            .env("OUT", &n)
+            .env("BIN", crate::messaging_common::BIN);
+        c
+    });
+    std::fs::write(&go, "").unwrap();
+    assert!(
+        eventually(Duration::from_secs(20), || n.exists()),
+        "the command inside the session never finished"
+    );
+    std::fs::read_to_string(&n).unwrap()
+}
+
+#[test]
+fn issue13_a_wrong_token_is_unauthenticated_even_inside_the_session() {
+    let mut bed = Bed::new();
+    let target = bed.live(Spec::named("target"));
+    let send = |token: &str| {
+        format!(
+            r#"CLAUDE_CODE_MESSAGING_TOKEN={token} "$BIN" --json send --to target hi > "$OUT.tmp" 2>&1; echo "exit $?" >> "$OUT.tmp"; mv "$OUT.tmp" "$OUT""#
+        )
+    };
+    let wrong = inside_a_session(&mut bed, "wrong", &send("0123456789abcdef0123456789abcdef"));
+    assert!(wrong.contains("exit 8"), "{wrong}");
+    assert!(wrong.contains("does not match"), "{wrong}");
+    assert!(
+        target.received().is_empty(),
+        "nothing sent with a wrong token"
+    );
+    // The token the client gave the session's shell is accepted.
+    let right = inside_a_session(&mut bed, "right", &send("\"$CLAUDE_CODE_MESSAGING_TOKEN\""));
+    assert!(right.contains("exit 0"), "{right}");
+    assert_eq!(target.wait_received(1).len(), 1);
+}
+
+#[test]
+fn issue13_small_input_rules() {
+    let mut bed = Bed::new();
+    let a = bed.live(Spec::named("reader"));
+    // Over the limit on stdin, in characters of three bytes: refused for its size.
+    let mut c = bed.cmd(None);
+    c.args(["--json", "send", "--to", "reader", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    let big = "€".repeat(100_000);
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        use std::io::Write;
+        let _ = stdin.write_all(big.as_bytes());
+    });
+    let (code, v, _) = crate::messaging_common::parse(child.wait_with_output().unwrap());
+    let _ = writer.join();
+    assert_eq!((code, v["status"].as_str()), (8, Some("refused")), "{v}");
+    let detail = v["detail"].as_str().unwrap();
+    assert!(detail.contains("over 65536 bytes"), "{detail}");
+    // --repo that does not exist, --to that is empty: usage errors, one JSON object each.
+    for args in [
+        &["--repo", "/nonexistent/repo", "send", "--to", "reader", "x"][..],
+        &["send", "--to", "", "x"],
+        &["send", "--to", "@", "x"],
+    ] {
+        let (code, v, err) = bed.run(None, args);
+        assert_eq!(code, 2, "{args:?}: {v} {err}");
+        assert_eq!(v["status"], "error", "{args:?}: {v}");
+        assert!(!v["error"].as_str().unwrap().is_empty());
+    }
+    let (_, v, _) = bed.run(None, &["--repo", "/nonexistent/repo", "list"]);
+    assert!(
+        v["error"].as_str().unwrap().contains("/nonexistent/repo"),
+        "{v}"
+    );
+    // Any failure under --json is one JSON object: here an unknown message id.
+    let (code, v, _) = bed.run(None, &["status", "no-such-id"]);
+    assert_eq!((code, v["status"].as_str()), (6, Some("error")), "{v}");
+    assert!(a.received().is_empty());
 }
