@@ -11,6 +11,8 @@ const AFTER: &str = "Examples:
   send-message status 0f3c9a1b-…
   send-message review --accept <message id>
   send-message serve &      # programs in any language: one JSON request per connection
+  send-message mcp          # the MCP server a session's client starts (see guard install):
+                            # tools list_session_agents and send_session_message
 
 Send statuses: delivered (in the target's transcript), accepted (the target's hook hands it over
 at its next tool call), queued (kept; confirmed or retried later), held (the target reviews it,

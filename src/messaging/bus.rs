@@ -17,7 +17,7 @@
 //! open connection is closed and the socket file removed.
 
 use super::identity;
-use super::list::{ListRequest, Scope};
+use super::list::ListRequest;
 use super::send::SendRequest;
 use super::{Ctx, Error, io};
 use serde_json::{Value, json};
@@ -122,22 +122,6 @@ fn read_request(conn: &mut UnixStream, opts: &BusOptions) -> Result<Vec<u8>, Val
     ))
 }
 
-fn opt_bool(v: &Value, key: &str) -> Result<Option<bool>, Value> {
-    match v.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::Bool(b)) => Ok(Some(*b)),
-        Some(_) => Err(error("bad_request", format!("'{key}' must be a boolean"))),
-    }
-}
-
-fn opt_str<'a>(v: &'a Value, key: &str) -> Result<Option<&'a str>, Value> {
-    match v.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s)),
-        Some(_) => Err(error("bad_request", format!("'{key}' must be a string"))),
-    }
-}
-
 /// What a parsed request asks.
 #[derive(Debug)]
 pub enum Op {
@@ -151,59 +135,17 @@ pub fn parse_request(bytes: &[u8]) -> Result<(String, Op), Value> {
         std::str::from_utf8(bytes).map_err(|_| error("bad_request", "the request is not UTF-8"))?;
     let v: Value = serde_json::from_str(text.trim())
         .map_err(|e| error("bad_request", format!("the request is not JSON: {e}")))?;
-    if !v.is_object() {
+    let Some(fields) = v.as_object() else {
         return Err(error("bad_request", "the request must be a JSON object"));
-    }
+    };
     let token = match v.get("token") {
         Some(Value::String(t)) if !t.is_empty() => t.clone(),
         _ => return Err(error("unauthenticated", "no token")),
     };
-    let op = match opt_str(&v, "op")? {
-        Some("list") => {
-            let mut req = ListRequest::default();
-            if let Some(b) = opt_bool(&v, "include_subagents")? {
-                req.include_subagents = b;
-            }
-            match v.get("limit") {
-                None | Some(Value::Null) => {}
-                Some(n) => match n.as_u64().filter(|n| (1..=200).contains(n)) {
-                    Some(n) => req.limit = n as usize,
-                    None => {
-                        return Err(error(
-                            "bad_request",
-                            "'limit' must be an integer from 1 to 200",
-                        ));
-                    }
-                },
-            }
-            req.scope = match opt_str(&v, "scope")? {
-                None | Some("workspace") => Scope::Workspace,
-                Some("machine") => Scope::Machine,
-                Some("session") => Scope::Session,
-                Some(_) => {
-                    return Err(error(
-                        "bad_request",
-                        "'scope' must be workspace, machine or session",
-                    ));
-                }
-            };
-            Op::List(req)
-        }
-        Some("send") => {
-            let to = opt_str(&v, "to")?.unwrap_or_default();
-            if to.trim().is_empty() {
-                return Err(error("bad_request", "'to' is required"));
-            }
-            let Some(message) = opt_str(&v, "message")? else {
-                return Err(error("bad_request", "'message' is required"));
-            };
-            Op::Send(SendRequest {
-                to: to.to_string(),
-                text: message.to_string(),
-                summary: opt_str(&v, "summary")?.map(str::to_string),
-                dedupe: opt_bool(&v, "dedupe")?.unwrap_or(true),
-            })
-        }
+    let bad = |e: super::request::BadRequest| error("bad_request", e.0);
+    let op = match super::request::opt_str(fields, "op").map_err(bad)? {
+        Some("list") => Op::List(super::request::list_request(fields).map_err(bad)?),
+        Some("send") => Op::Send(super::request::send_request(fields).map_err(bad)?),
         _ => return Err(error("bad_request", "'op' must be list or send")),
     };
     Ok((token, op))

@@ -64,6 +64,9 @@ pub enum Command {
         #[arg(long, hide = true, default_value_t = 25_000)]
         processing_ms: u64,
     },
+    /// Serve list_session_agents and send_session_message as MCP tools on stdin/stdout, for the
+    /// Claude Code session that starts this (guard install wires it in .mcp.json).
+    Mcp,
     /// Start a new session in a folder with the message as its first prompt.
     Create {
         /// The new session's folder (absolute; your workspace unless config opens others).
@@ -102,6 +105,12 @@ pub fn default_waker() -> Arc<dyn wake::Waker> {
 /// Runs one `send-message` command.
 pub fn run(common: &Common, command: Command) -> anyhow::Result<Code> {
     let cwd = std::env::current_dir()?;
+    if let Command::Mcp = command {
+        // Each call loads its own context; the caller is the process that started the server.
+        super::mcp::run(cwd, default_waker())
+            .map_err(|e| fail(Code::Failure, format!("mcp: {e}")))?;
+        return Ok(Code::Success);
+    }
     let ctx = Ctx::load(common.repo.as_deref(), &cwd, default_waker()).map_err(lib)?;
     if let Command::Serve {
         socket,
@@ -295,6 +304,6 @@ pub fn run(common: &Common, command: Command) -> anyhow::Result<Code> {
                 _ => Code::Failure,
             })
         }
-        Command::Serve { .. } => Ok(Code::Success),
+        Command::Serve { .. } | Command::Mcp => Ok(Code::Success),
     }
 }

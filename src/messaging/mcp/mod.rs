@@ -1,0 +1,286 @@
+//! `send-message mcp`: the two messaging tools as a stdio MCP server that a session's client
+//! starts — `list_session_agents` and `send_session_message` (the spec's §4 and §5).
+//!
+//! The model calls them as `mcp__session-lock__list_session_agents` and
+//! `mcp__session-lock__send_session_message`: no shell quoting, and they work where Bash is
+//! restricted. Each call runs the very functions `send-message list` / `send` run
+//! ([`super::list::list`], [`super::send::send`]) after the bus's field rules
+//! ([`super::request`]), and its text is the same JSON the command line prints with `--json`
+//! and the bus returns as `result`.
+//!
+//! **Who calls.** The client spawns this server as its child, so the caller is the session whose
+//! client is this process's parent: the kernel's parent pid plus that process's start time,
+//! looked up in the client's registry of running sessions, on every call (the registry entry
+//! may appear after the server starts). No argument names the sender — unknown arguments are a
+//! `bad_request` — and a server whose parent is not a live client session refuses every call.
+//!
+//! **Results.** Every answer of `list`/`send` is a tool result (`isError: false`), `ambiguous`,
+//! `held` and `refused` included, so the model can act on them; its JSON is both the text
+//! content and `structuredContent`. A malformed call (`bad_request`), a server outside a
+//! session (`unauthenticated`) and an operation that could not run (`failed`) are tool results
+//! with `isError: true` and `{"error": {"code", "message"}}`.
+//!
+//! Transport: newline-delimited JSON-RPC 2.0 on stdin/stdout, ending when stdin closes. The
+//! protocol version is the client's when it is one of [`PROTOCOL_VERSIONS`] (Claude Code 2.1.328
+//! asks for `2025-11-25`, after a `server/discover` probe that gets "method not found"), else
+//! the newest of them.
+
+pub mod tools;
+pub mod wire;
+
+use super::identity::{self, Caller};
+use super::request::{self, BadRequest};
+use super::{Ctx, wake};
+use serde_json::{Map, Value, json};
+use std::io::{BufRead, Write};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// The server's name in `.mcp.json`: the model sees `mcp__session-lock__<tool>`.
+pub const SERVER_NAME: &str = "session-lock";
+
+/// The protocol versions this server speaks, newest first.
+pub const PROTOCOL_VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+
+/// The name the model calls a tool by.
+pub fn model_tool_name(tool: &str) -> String {
+    format!("mcp__{SERVER_NAME}__{tool}")
+}
+
+/// The process that started the server, as the kernel names it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Client {
+    pub pid: u32,
+    pub start: Option<String>,
+}
+
+impl Client {
+    /// This process's parent, now.
+    pub fn parent() -> Option<Client> {
+        let pid = identity::parent_of(std::process::id())?;
+        Some(Client {
+            pid,
+            start: crate::liveness::start_time(pid),
+        })
+    }
+}
+
+/// Who the calls come from: a parent to look up, or a fixed caller (tests of the rendering).
+pub enum Who {
+    Parent(Option<Client>),
+    Fixed(Caller),
+}
+
+/// A tool call's failure that is not an answer of list/send.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallError {
+    pub code: &'static str,
+    pub message: String,
+}
+
+impl From<BadRequest> for CallError {
+    fn from(e: BadRequest) -> CallError {
+        CallError {
+            code: "bad_request",
+            message: e.0,
+        }
+    }
+}
+
+/// The server's state: who it serves and how each call gets its context.
+pub struct Server {
+    pub who: Who,
+    /// The folder the server runs in (the session's project folder).
+    pub cwd: PathBuf,
+    pub waker: Arc<dyn wake::Waker>,
+}
+
+impl Server {
+    /// The caller of every call: the live session whose client is this server's parent.
+    fn caller(&self) -> Result<Caller, CallError> {
+        let refuse = |why: String| CallError {
+            code: "unauthenticated",
+            message: format!(
+                "{why}; this server answers only the Claude Code session that started it, so it refuses every call (start it through the session's .mcp.json, not by hand)"
+            ),
+        };
+        match &self.who {
+            Who::Fixed(c) => Ok(c.clone()),
+            Who::Parent(None) => Err(refuse("this server's parent process is unknown".into())),
+            Who::Parent(Some(client)) => {
+                // The parent now must still be the process that started us.
+                let now = Client::parent();
+                if now.as_ref() != Some(client) {
+                    return Err(refuse(format!(
+                        "the process that started this server (pid {}) is gone",
+                        client.pid
+                    )));
+                }
+                identity::of_client(client.pid, client.start.as_deref()).ok_or_else(|| {
+                    refuse(format!(
+                        "this server's parent (pid {}) is not a running session in the client's registry",
+                        client.pid
+                    ))
+                })
+            }
+        }
+    }
+
+    /// The context a call runs in: loaded per call, as each command line run loads it.
+    fn ctx(&self, caller: &Caller) -> Result<Ctx, CallError> {
+        let cwd = if caller.terminal || caller.cwd.is_empty() {
+            self.cwd.clone()
+        } else {
+            PathBuf::from(&caller.cwd)
+        };
+        Ctx::load(None, &cwd, self.waker.clone()).map_err(|e| CallError {
+            code: "failed",
+            message: e.to_string(),
+        })
+    }
+
+    /// One tool call: the JSON text of its answer, or why it did not run.
+    pub fn call(&self, tool: &str, args: Option<&Value>) -> Result<String, CallError> {
+        let empty = Map::new();
+        let args = match args {
+            None | Some(Value::Null) => &empty,
+            Some(Value::Object(m)) => m,
+            Some(_) => return Err(BadRequest("the arguments must be a JSON object".into()).into()),
+        };
+        let Some(def) = tools::find(tool) else {
+            return Err(CallError {
+                code: "bad_request",
+                message: format!(
+                    "no tool named '{tool}'; this server has {} and {}",
+                    tools::LIST,
+                    tools::SEND
+                ),
+            });
+        };
+        tools::check_fields(def, args)?;
+        match tool {
+            tools::LIST => {
+                let req = request::list_request(args)?;
+                let caller = self.caller()?;
+                let ctx = self.ctx(&caller)?;
+                Ok(render(&super::list::list(&ctx, &caller, &req)))
+            }
+            _ => {
+                let req = request::send_request(args)?;
+                let caller = self.caller()?;
+                let ctx = self.ctx(&caller)?;
+                super::send::send(&ctx, &caller, &req)
+                    .map(|r| render(&r))
+                    .map_err(|e| CallError {
+                        code: "failed",
+                        message: e.to_string(),
+                    })
+            }
+        }
+    }
+
+    /// Answers one JSON-RPC message; `None` for notifications.
+    pub fn handle(&self, msg: &Value) -> Option<Value> {
+        let id = msg.get("id").cloned().filter(|v| !v.is_null())?;
+        let method = msg.get("method").and_then(Value::as_str).unwrap_or("");
+        let reply = |result: Value| json!({"jsonrpc": "2.0", "id": id, "result": result});
+        Some(match method {
+            "initialize" => {
+                let asked = msg
+                    .pointer("/params/protocolVersion")
+                    .and_then(Value::as_str);
+                let version = asked
+                    .filter(|v| PROTOCOL_VERSIONS.contains(v))
+                    .unwrap_or(PROTOCOL_VERSIONS[0]);
+                reply(json!({
+                    "protocolVersion": version,
+                    "capabilities": {"tools": {"listChanged": false}},
+                    "serverInfo": {"name": SERVER_NAME, "title": "session-lock messaging", "version": env!("CARGO_PKG_VERSION")},
+                    "instructions": tools::INSTRUCTIONS,
+                }))
+            }
+            "ping" => reply(json!({})),
+            "tools/list" => reply(json!({"tools": tools::definitions(&self.limits())})),
+            "tools/call" => {
+                let name = msg
+                    .pointer("/params/name")
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
+                reply(tool_result(
+                    self.call(name, msg.pointer("/params/arguments")),
+                ))
+            }
+            other => {
+                json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": format!("method not found: {other}")}})
+            }
+        })
+    }
+
+    /// The limits the schemas state: the config of the folder the server runs in.
+    fn limits(&self) -> crate::config::MessagingConfig {
+        Ctx::load(None, &self.cwd, self.waker.clone())
+            .map(|c| c.config.messaging)
+            .unwrap_or_default()
+    }
+}
+
+/// The JSON every channel answers with: what `send-message --json` prints and the bus returns.
+pub fn render<T: serde::Serialize>(value: &T) -> String {
+    serde_json::to_string(value).unwrap_or_else(|e| {
+        json!({"error": {"code": "failed", "message": format!("cannot render the answer: {e}")}})
+            .to_string()
+    })
+}
+
+/// A `tools/call` result: the answer's JSON as text and as structured content.
+pub fn tool_result(answer: Result<String, CallError>) -> Value {
+    let (text, is_error) = match answer {
+        Ok(text) => (text, false),
+        Err(e) => (
+            json!({"error": {"code": e.code, "message": e.message}}).to_string(),
+            true,
+        ),
+    };
+    // Structured content only for answers: the output schemas describe those, not errors.
+    let structured = (!is_error)
+        .then(|| serde_json::from_str::<Value>(&text).ok())
+        .flatten()
+        .filter(Value::is_object);
+    let mut r = json!({"content": [{"type": "text", "text": text}], "isError": is_error});
+    if let Some(s) = structured {
+        r["structuredContent"] = s;
+    }
+    r
+}
+
+/// Serves `input` → `output` until `input` ends.
+pub fn serve(server: &Server, input: impl BufRead, mut output: impl Write) -> std::io::Result<()> {
+    for line in input.lines() {
+        let line = line?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let answer = match serde_json::from_str::<Value>(&line) {
+            Ok(msg) if msg.is_object() => server.handle(&msg),
+            _ => Some(
+                json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": "parse error: one JSON-RPC object per line"}}),
+            ),
+        };
+        if let Some(a) = answer {
+            writeln!(output, "{a}")?;
+            output.flush()?;
+        }
+    }
+    Ok(())
+}
+
+/// `send-message mcp` on this process's stdin/stdout, serving the session that started it.
+pub fn run(cwd: PathBuf, waker: Arc<dyn wake::Waker>) -> std::io::Result<()> {
+    let server = Server {
+        who: Who::Parent(Client::parent()),
+        cwd,
+        waker,
+    };
+    serve(&server, std::io::stdin().lock(), std::io::stdout().lock())
+}
+
