@@ -284,3 +284,207 @@ pub fn run(cwd: PathBuf, waker: Arc<dyn wake::Waker>) -> std::io::Result<()> {
     serve(&server, std::io::stdin().lock(), std::io::stdout().lock())
 }
 
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::messaging::directory::{Status, Target};
+    use crate::messaging::list::{ListRequest, select};
+    use crate::messaging::{SendResult, SendStatus};
+
+    fn server(who: Who) -> Server {
+        Server {
+            who,
+            cwd: std::env::temp_dir(),
+            waker: Arc::new(wake::AgentWaker),
+        }
+    }
+
+    fn rpc(s: &Server, lines: &[Value]) -> Vec<Value> {
+        let input: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        let mut out = Vec::new();
+        serve(s, input.as_bytes(), &mut out).unwrap();
+        String::from_utf8(out)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+
+    fn sample_list() -> crate::messaging::list::ListResult {
+        let ctx = Ctx {
+            home: std::env::temp_dir(),
+            config: crate::config::Config::default(),
+            repo_root: None,
+            waker: Arc::new(wake::AgentWaker),
+        };
+        let me = Caller {
+            id: "me".into(),
+            workspace: "/r".into(),
+            cwd: "/r".into(),
+            ..Caller::default()
+        };
+        let t = |id: &str, status| Target {
+            id: id.into(),
+            name: format!("{id} \"quoted\" ünïcode"),
+            cwd: "/r".into(),
+            workspace: "/r".into(),
+            status,
+            ..Target::default()
+        };
+        let targets = [
+            t("me", Status::Running),
+            t("b", Status::Idle),
+            t("c", Status::Offline),
+        ];
+        select(&ctx, &me, &targets, &ListRequest::default())
+    }
+
+    fn sample_send() -> SendResult {
+        let mut r = SendResult::new(SendStatus::Ambiguous, "m-1", "two sessions are named 'w'");
+        r.candidates = Some(vec![crate::messaging::TargetRef {
+            name: "w".into(),
+            id: "a1".into(),
+            cwd: Some("/r".into()),
+        }]);
+        r
+    }
+
+    /// The command line prints `serde_json::to_string` (cli::print_json), the bus answers
+    /// `{"ok":true,"result":…}`, the tool's text is `render`: the same bytes for the same answer.
+    #[test]
+    fn bus_cli_and_mcp_answers_are_the_same_bytes() {
+        fn same<T: serde::Serialize>(r: &T) {
+            let text = render(r);
+            assert_eq!(text, serde_json::to_string(r).unwrap(), "the CLI's --json");
+            let bus = json!({"ok": true, "result": r}).to_string();
+            assert_eq!(bus, format!("{{\"ok\":true,\"result\":{text}}}"), "the bus");
+            let tool = tool_result(Ok(text.clone()));
+            assert_eq!(tool["content"][0]["text"], json!(text), "the tool's text");
+            assert_eq!(tool["structuredContent"], serde_json::to_value(r).unwrap());
+            assert_eq!(tool["isError"], false);
+        }
+        let list = sample_list();
+        assert_eq!(list.agents.len(), 2);
+        same(&list);
+        same(&sample_send());
+        // The answers carry what the output schemas require.
+        let defs = tools::definitions(&crate::config::MessagingConfig::default());
+        for (def, answer) in [
+            (&defs[0], serde_json::to_value(&list).unwrap()),
+            (&defs[1], serde_json::to_value(sample_send()).unwrap()),
+        ] {
+            for k in def["outputSchema"]["required"].as_array().unwrap() {
+                assert!(answer.get(k.as_str().unwrap()).is_some(), "{k} in {answer}");
+            }
+        }
+        for k in def_required_agent_fields() {
+            assert!(
+                serde_json::to_value(&list.agents[0])
+                    .unwrap()
+                    .get(&k)
+                    .is_some(),
+                "{k}"
+            );
+        }
+    }
+
+    fn def_required_agent_fields() -> Vec<String> {
+        let defs = tools::definitions(&crate::config::MessagingConfig::default());
+        defs[0]["outputSchema"]["properties"]["agents"]["items"]["required"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap().to_string())
+            .collect()
+    }
+
+    #[test]
+    fn protocol_versions_tools_and_methods() {
+        let s = server(Who::Parent(None));
+        let out = rpc(
+            &s,
+            &[
+                json!({"jsonrpc":"2.0","id":"probe","method":"server/discover","params":{}}),
+                json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{}}}),
+                json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
+                json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2024-11-05"}}),
+                json!({"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":"1999-01-01"}}),
+                json!({"jsonrpc":"2.0","id":3,"method":"tools/list"}),
+                json!({"jsonrpc":"2.0","id":4,"method":"ping"}),
+            ],
+        );
+        assert_eq!(out.len(), 6, "the notification gets no answer: {out:?}");
+        assert_eq!(out[0]["error"]["code"], -32601);
+        assert_eq!(out[1]["result"]["protocolVersion"], "2025-11-25");
+        assert_eq!(out[1]["result"]["serverInfo"]["name"], SERVER_NAME);
+        assert_eq!(out[2]["result"]["protocolVersion"], "2024-11-05");
+        assert_eq!(out[3]["result"]["protocolVersion"], PROTOCOL_VERSIONS[0]);
+        let names: Vec<&Value> = out[4]["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| &t["name"])
+            .collect();
+        assert_eq!(names, [tools::LIST, tools::SEND]);
+        assert_eq!(out[5]["result"], json!({}));
+        let garbage = rpc(&s, &[json!("not an object")]);
+        assert_eq!(garbage[0]["error"]["code"], -32700);
+    }
+
+    fn call(s: &Server, name: &str, args: Value) -> Value {
+        let msg = json!({"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":name,"arguments":args}});
+        s.handle(&msg).unwrap()["result"].clone()
+    }
+
+    fn error_code(result: &Value) -> String {
+        assert_eq!(result["isError"], true, "{result}");
+        assert!(result.get("structuredContent").is_none());
+        let text = result["content"][0]["text"].as_str().unwrap();
+        let v: Value = serde_json::from_str(text).unwrap();
+        v["error"]["code"].as_str().unwrap().to_string()
+    }
+
+    #[test]
+    fn outside_a_session_every_call_is_refused() {
+        // This test's parent is not a client session; nor is an unknown parent.
+        for who in [Who::Parent(Client::parent()), Who::Parent(None)] {
+            let s = server(who);
+            let r = call(&s, tools::LIST, json!({}));
+            assert_eq!(error_code(&r), "unauthenticated");
+            assert!(
+                r["content"][0]["text"]
+                    .as_str()
+                    .unwrap()
+                    .contains("refuses every call")
+            );
+            let r = call(&s, tools::SEND, json!({"to": "b", "message": "hi"}));
+            assert_eq!(error_code(&r), "unauthenticated");
+        }
+    }
+
+    #[test]
+    fn malformed_calls_are_bad_requests() {
+        let s = server(Who::Parent(None));
+        for (tool, args) in [
+            (tools::LIST, json!({"limit": 0})),
+            (tools::LIST, json!({"limit": "5"})),
+            (tools::LIST, json!({"scope": "galaxy"})),
+            (tools::LIST, json!({"include_subagents": 1})),
+            (tools::LIST, json!([1])),
+            (tools::SEND, json!({"message": "no target"})),
+            (tools::SEND, json!({"to": "b"})),
+            (tools::SEND, json!({"to": "b", "message": 7})),
+            (
+                tools::SEND,
+                json!({"to": "b", "message": "m", "from": "someone-else"}),
+            ),
+            ("send_message", json!({})),
+        ] {
+            assert_eq!(
+                error_code(&call(&s, tool, args.clone())),
+                "bad_request",
+                "{tool} {args}"
+            );
+        }
+    }
+}

@@ -159,3 +159,159 @@ fn send_definition(limits: &MessagingConfig) -> Value {
 pub fn definitions(limits: &MessagingConfig) -> Vec<Value> {
     vec![list_definition(), send_definition(limits)]
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::messaging::request;
+
+    fn def(name: &str) -> Value {
+        definitions(&MessagingConfig::default())
+            .into_iter()
+            .find(|d| d["name"] == name)
+            .unwrap()
+    }
+
+    fn keys(v: &Value) -> Vec<&str> {
+        v.as_object().unwrap().keys().map(String::as_str).collect()
+    }
+
+    #[test]
+    fn exactly_the_two_tools_of_the_spec() {
+        let names: Vec<Value> = definitions(&MessagingConfig::default())
+            .iter()
+            .map(|d| d["name"].clone())
+            .collect();
+        assert_eq!(names, vec![json!(LIST), json!(SEND)]);
+        for d in definitions(&MessagingConfig::default()) {
+            let name = d["name"].as_str().unwrap();
+            let tool = find(name).unwrap();
+            // What the server accepts is what the schema offers, and nothing else.
+            assert_eq!(keys(&d["inputSchema"]["properties"]), tool.fields, "{name}");
+            assert_eq!(d["inputSchema"]["additionalProperties"], false, "{name}");
+            assert!(d["description"].as_str().unwrap().len() > 80, "{name}");
+            for (field, schema) in d["inputSchema"]["properties"].as_object().unwrap() {
+                assert!(
+                    schema["description"]
+                        .as_str()
+                        .is_some_and(|s| !s.is_empty()),
+                    "{name}.{field} has no description"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn list_schema_is_section_4() {
+        let s = &def(LIST)["inputSchema"];
+        let p = &s["properties"];
+        assert_eq!(p["scope"]["type"], "string");
+        assert_eq!(
+            p["scope"]["enum"],
+            json!(["workspace", "machine", "session"])
+        );
+        assert_eq!(p["scope"]["default"], "workspace");
+        assert_eq!(p["include_subagents"]["type"], "boolean");
+        assert_eq!(p["include_subagents"]["default"], false);
+        assert_eq!(p["limit"]["type"], "integer");
+        assert_eq!(
+            (&p["limit"]["minimum"], &p["limit"]["maximum"]),
+            (&json!(1), &json!(200))
+        );
+        assert!(s.get("required").is_none(), "every list field is optional");
+        // The schema's range is the one the server enforces.
+        for n in [0u64, 1, 50, 200, 201] {
+            let args = json!({"limit": n}).as_object().cloned().unwrap();
+            let in_schema = (1..=200).contains(&n);
+            assert_eq!(request::list_request(&args).is_ok(), in_schema, "limit {n}");
+        }
+        for scope in p["scope"]["enum"].as_array().unwrap() {
+            let args = json!({"scope": scope}).as_object().cloned().unwrap();
+            assert!(request::list_request(&args).is_ok(), "{scope}");
+        }
+        let out = &def(LIST)["outputSchema"];
+        assert_eq!(
+            keys(&out["properties"]["agents"]["items"]["properties"]),
+            [
+                "name",
+                "id",
+                "short_id",
+                "cwd",
+                "kind",
+                "status",
+                "name_source",
+                "sendable"
+            ]
+        );
+        for k in ["agents", "omitted", "note"] {
+            assert!(out["properties"].get(k).is_some(), "{k}");
+        }
+    }
+
+    #[test]
+    fn send_schema_is_section_5() {
+        let mut limits = MessagingConfig::default();
+        let s = &def(SEND)["inputSchema"];
+        let p = &s["properties"];
+        assert_eq!(s["required"], json!(["to", "message"]));
+        for f in ["to", "message", "summary"] {
+            assert_eq!(p[f]["type"], "string", "{f}");
+        }
+        assert_eq!(p["to"]["minLength"], 1);
+        assert_eq!(p["message"]["minLength"], 1);
+        assert_eq!(p["summary"]["maxLength"], 200, "≤200 characters");
+        // The summary's limit is the repo's.
+        limits.max_summary_chars = 80;
+        let d = definitions(&limits);
+        assert_eq!(
+            d[1]["inputSchema"]["properties"]["summary"]["maxLength"],
+            80
+        );
+        let out = &def(SEND)["outputSchema"];
+        assert_eq!(
+            keys(&out["properties"]),
+            ["status", "message_id", "detail", "target", "candidates"]
+        );
+        assert_eq!(out["required"], json!(["status", "message_id", "detail"]));
+        // Every status the send can end in is named to the model.
+        let desc = def(SEND)["description"].as_str().unwrap().to_string();
+        for s in [
+            "delivered",
+            "accepted",
+            "queued",
+            "held",
+            "duplicate",
+            "refused",
+            "not_found",
+            "ambiguous",
+            "self",
+        ] {
+            assert!(desc.contains(s), "{s}");
+            assert!(
+                out["properties"]["status"]["description"]
+                    .as_str()
+                    .unwrap()
+                    .contains(s)
+            );
+        }
+    }
+
+    #[test]
+    fn no_argument_names_the_sender() {
+        let send = find(SEND).unwrap();
+        for k in ["from", "sender", "sender_id", "token", "dedupe"] {
+            let args = json!({"to": "a", "message": "m", k: "x"})
+                .as_object()
+                .cloned()
+                .unwrap();
+            let e = check_fields(send, &args).unwrap_err();
+            assert_eq!(e.code, "bad_request");
+            assert!(e.message.contains(&format!("'{k}'")), "{}", e.message);
+        }
+        let ok = json!({"to": "a", "message": "m", "summary": "s"})
+            .as_object()
+            .cloned()
+            .unwrap();
+        assert!(check_fields(send, &ok).is_ok());
+    }
+}

@@ -314,3 +314,102 @@ fn tool_names(msg: &Value) -> Result<Vec<String>, String> {
         )),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(p: &Path) -> Value {
+        serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn install_keeps_others_is_idempotent_and_uninstall_undoes_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path();
+        std::fs::write(
+            mcp_json(repo),
+            r#"{"mcpServers": {"other": {"command": "x"}}}"#,
+        )
+        .unwrap();
+        let bin = Path::new("/opt/sl/send-message");
+        let first = install_entry(repo, bin).unwrap();
+        assert_eq!(first.changed, [mcp_json(repo), local_settings(repo)]);
+        let m = read(&mcp_json(repo));
+        assert_eq!(m["mcpServers"]["other"]["command"], "x");
+        assert_eq!(m["mcpServers"][SERVER_NAME], entry(bin));
+        assert_eq!(
+            read(&local_settings(repo))["enabledMcpjsonServers"],
+            json!([SERVER_NAME])
+        );
+        let again = install_entry(repo, bin).unwrap();
+        assert!(again.changed.is_empty(), "{again:?}");
+        // A new place replaces the entry.
+        install_entry(repo, Path::new("/usr/bin/send-message")).unwrap();
+        assert_eq!(
+            read(&mcp_json(repo))["mcpServers"][SERVER_NAME]["command"],
+            "/usr/bin/send-message"
+        );
+        let gone = uninstall_entry(repo).unwrap();
+        assert_eq!(gone.changed.len(), 2);
+        assert_eq!(
+            read(&mcp_json(repo)),
+            json!({"mcpServers": {"other": {"command": "x"}}})
+        );
+        assert!(
+            !local_settings(repo).exists(),
+            "a file left empty is removed"
+        );
+        assert!(uninstall_entry(repo).unwrap().changed.is_empty());
+    }
+
+    #[test]
+    fn bad_files_change_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path();
+        for (file, bad) in [
+            (mcp_json(repo), "{\"mcpServers\": "),
+            (mcp_json(repo), "[1]"),
+            (mcp_json(repo), "{\"mcpServers\": []}"),
+            (local_settings(repo), "{\"enabledMcpjsonServers\": \"x\"}"),
+        ] {
+            let _ = std::fs::remove_file(mcp_json(repo));
+            let _ = std::fs::remove_dir_all(repo.join(".claude"));
+            std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+            std::fs::write(&file, bad).unwrap();
+            let e = install_entry(repo, Path::new("/b/send-message")).unwrap_err();
+            assert!(e.contains(&file.display().to_string()), "{e}");
+            assert_eq!(std::fs::read_to_string(&file).unwrap(), bad);
+            let other = if file == mcp_json(repo) {
+                local_settings(repo)
+            } else {
+                mcp_json(repo)
+            };
+            assert!(!other.exists(), "{bad}: the other file was written");
+        }
+    }
+
+    #[test]
+    fn self_check_says_what_is_missing() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = self_check(dir.path()).unwrap_err();
+        assert!(e.contains("no \"session-lock\" server"), "{e}");
+        std::fs::write(
+            mcp_json(dir.path()),
+            json!({"mcpServers": {SERVER_NAME: entry(Path::new("/nowhere/send-message"))}})
+                .to_string(),
+        )
+        .unwrap();
+        assert!(
+            self_check(dir.path())
+                .unwrap_err()
+                .contains("enabledMcpjsonServers")
+        );
+        with_approval(Map::new())
+            .map(|d| store(&local_settings(dir.path()), &d))
+            .unwrap()
+            .unwrap();
+        let e = self_check(dir.path()).unwrap_err();
+        assert!(e.contains("cannot start /nowhere/send-message"), "{e}");
+    }
+}
