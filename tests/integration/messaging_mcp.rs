@@ -467,3 +467,48 @@ fn the_read_only_contract_does_not_offer_the_messaging_tools() {
         assert!(!text.contains("list_session_agents"));
     }
 }
+
+/// What `guard doctor` and `guard uninstall` call: the installed entry starts and lists both
+/// tools; a server that never answers is reported, not waited for; uninstall takes it all out.
+#[test]
+fn the_installed_entry_lists_both_tools_and_uninstall_removes_it() {
+    use session_lock::messaging::mcp::wire;
+    let w = wired();
+    let repo = w.repo.path();
+    assert_eq!(
+        wire::self_check(repo).unwrap(),
+        ["list_session_agents", "send_session_message"]
+    );
+    let started = std::time::Instant::now();
+    let e = wire::list_tools(
+        Path::new("sleep"),
+        &["30".to_string()],
+        repo,
+        Duration::from_secs(1),
+    )
+    .unwrap_err();
+    assert!(e.contains("did not list its tools within 1s"), "{e}");
+    assert!(started.elapsed() < Duration::from_secs(5), "it waited");
+    let e = wire::list_tools(Path::new("cat"), &[], repo, Duration::from_secs(5)).unwrap_err();
+    assert!(
+        e.contains("does not offer list_session_agents"),
+        "an echo is no server: {e}"
+    );
+
+    let gone = wire::uninstall_entry(repo).unwrap();
+    assert_eq!(gone.changed.len(), 2, "{gone:?}");
+    assert!(!repo.join(".mcp.json").exists());
+    assert!(!repo.join(".claude/settings.local.json").exists());
+    assert!(
+        w.repo
+            .read(".claude/settings.json")
+            .unwrap()
+            .contains("guard"),
+        "the hooks stay"
+    );
+    assert!(
+        wire::self_check(repo)
+            .unwrap_err()
+            .contains("run guard install")
+    );
+}

@@ -233,11 +233,17 @@ pub fn self_check(repo: &Path) -> Result<Vec<String>, String> {
                 .collect()
         })
         .unwrap_or_default();
-    list_tools(Path::new(command), &args, repo)
+    list_tools(Path::new(command), &args, repo, CHECK_TIMEOUT)
 }
 
-/// Runs `command args` in `cwd` as an MCP server: initialize, then tools/list.
-pub fn list_tools(command: &Path, args: &[String], cwd: &Path) -> Result<Vec<String>, String> {
+/// Runs `command args` in `cwd` as an MCP server: initialize, then tools/list, waiting at most
+/// `timeout` for the answer (then the server is killed).
+pub fn list_tools(
+    command: &Path,
+    args: &[String],
+    cwd: &Path,
+    timeout: Duration,
+) -> Result<Vec<String>, String> {
     let mut child = Command::new(command)
         .args(args)
         .current_dir(cwd)
@@ -265,11 +271,11 @@ pub fn list_tools(command: &Path, args: &[String], cwd: &Path) -> Result<Vec<Str
         let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
         input.write_all(text.as_bytes())
     });
-    let deadline = std::time::Instant::now() + CHECK_TIMEOUT;
+    let deadline = std::time::Instant::now() + timeout;
     let mut answer = Err(format!(
         "{} did not list its tools within {}s",
         command.display(),
-        CHECK_TIMEOUT.as_secs()
+        timeout.as_secs_f32()
     ));
     if let Some(Err(e)) = asked {
         answer = Err(format!("cannot talk to {}: {e}", command.display()));
