@@ -512,3 +512,150 @@ fn the_installed_entry_lists_both_tools_and_uninstall_removes_it() {
             .contains("run guard install")
     );
 }
+
+/// A private tmux server (its own socket name) running one interactive CLI; killed on drop.
+struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    /// `None` (with the reason on stderr) when tmux is not installed.
+    fn start(w: &World, claude: &std::path::Path, model: &FakeModel, n: usize) -> Option<Tmux> {
+        if Command::new("tmux").arg("-V").output().is_err() {
+            eprintln!("skipped: the interactive check needs tmux, which is not installed");
+            return None;
+        }
+        let socket = format!("sl-mcp-{}-{n}", std::process::id());
+        let path = std::env::var("PATH").unwrap_or_default();
+        let status = Command::new("tmux")
+            .args([
+                "-L",
+                &socket,
+                "new-session",
+                "-d",
+                "-x",
+                "200",
+                "-y",
+                "50",
+                "-c",
+            ])
+            .arg(w.repo.path())
+            .arg("env")
+            .arg("-i")
+            .arg(format!("PATH={path}"))
+            .arg("TERM=xterm-256color")
+            .arg(format!("HOME={}", w.home.path().display()))
+            .arg(format!("SESSION_LOCK_HOME={}", w.state().display()))
+            .arg(format!("ANTHROPIC_BASE_URL={}", model.base_url()))
+            .arg("ANTHROPIC_API_KEY=dummy")
+            .arg("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1")
+            .arg("CLAUDE_CODE_MAX_RETRIES=0")
+            .arg(claude)
+            .args(["--permission-mode", "default", "--allowedTools", LIST])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        Some(Tmux { socket })
+    }
+
+    fn screen(&self) -> String {
+        let out = Command::new("tmux")
+            .args(["-L", &self.socket, "capture-pane", "-p"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).to_string()
+    }
+
+    /// Waits for `text` on the screen; every screen seen so far, joined.
+    fn wait_screen(&self, text: &str) -> String {
+        let mut seen = String::new();
+        wait_for(
+            &format!("'{text}' on the screen"),
+            Duration::from_secs(40),
+            || {
+                let s = self.screen();
+                seen.push_str(&s);
+                s.contains(text)
+            },
+        );
+        seen
+    }
+
+    fn keys(&self, keys: &str) {
+        let ok = Command::new("tmux")
+            .args(["-L", &self.socket, "send-keys", keys])
+            .status()
+            .unwrap();
+        assert!(ok.success());
+    }
+
+    /// Types `line`, waits until the input shows it, then presses Enter.
+    fn type_line(&self, line: &str) {
+        self.keys(line);
+        self.wait_screen(line);
+        self.keys("Enter");
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .args(["-L", &self.socket, "kill-server"])
+            .status();
+    }
+}
+
+/// The interactive client asks before loading an unapproved project server; after
+/// `guard install` it loads ours without asking, and the model's call is answered for it.
+#[test]
+fn an_interactive_session_loads_the_installed_server_without_asking() {
+    let claude = require_claude!();
+    let w = wired();
+    // What a person did once: trusted the folder and the API key in the environment.
+    std::fs::write(
+        w.home.path().join(".claude.json"),
+        json!({
+            "hasCompletedOnboarding": true,
+            "theme": "dark",
+            "customApiKeyResponses": {"approved": ["dummy"], "rejected": []},
+            "projects": {w.repo.path().to_string_lossy(): {"hasTrustDialogAccepted": true, "hasCompletedProjectOnboarding": true}},
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let model = FakeModel::start(vec![
+        tool(LIST, json!({}), "MCP-PROMPT"),
+        Turn::text("Listed.").when("MCP-PROMPT").repeat(3),
+    ]);
+    // Without the approval the client asks.
+    let local = w.repo.join(".claude/settings.local.json");
+    let approval = std::fs::read_to_string(&local).unwrap();
+    std::fs::remove_file(&local).unwrap();
+    let Some(asking) = Tmux::start(&w, claude.bin(), &model, 1) else {
+        return;
+    };
+    asking.wait_screen("New MCP server found in this project: session-lock");
+    drop(asking);
+    let out = Command::new(GUARD)
+        .arg("install")
+        .arg(w.repo.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert_eq!(std::fs::read_to_string(&local).unwrap(), approval);
+
+    let Some(tui) = Tmux::start(&w, claude.bin(), &model, 2) else {
+        return;
+    };
+    let seen = tui.wait_screen("for shortcuts");
+    assert!(!seen.contains("New MCP server found"), "{seen}");
+    tui.type_line("MCP-PROMPT list the sessions");
+    let r = results(&model, "MCP-PROMPT", 1);
+    tui.wait_screen("Listed.");
+    let list = answer(&r[0]);
+    assert!(list["agents"].is_array(), "{list}");
+    assert!(
+        list["me"]["id"].as_str().is_some_and(|id| !id.is_empty()),
+        "the interactive session is the caller: {list}"
+    );
+}
