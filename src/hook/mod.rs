@@ -82,7 +82,18 @@ pub fn run(bytes: &[u8], env: &Env) -> Outcome {
 
 /// Messages from other sessions waiting for this one (send-message's hook route).
 fn messages(p: &Payload, env: &Env, config: &Config) -> Outcome {
-    match crate::messaging::hook_context(p, env, config) {
+    let input = crate::messaging::hook::HookInput {
+        event: &p.event,
+        session_id: &p.session_id,
+        agent_id: p.agent_id.as_deref(),
+        transcript: Some(p.transcript_path.as_str())
+            .filter(|t| !t.is_empty())
+            .map(std::path::Path::new),
+        mode: Some(p.permission_mode.as_str()).filter(|m| !m.is_empty()),
+        home: env.state_home.as_deref(),
+        client_pid: env.client_pid,
+    };
+    match crate::messaging::hook_context(&input, config) {
         Some(text) => Outcome::context(&p.event, &text),
         None => Outcome::allow(),
     }

@@ -1,8 +1,9 @@
 //! `send-message serve`: the local bus (§6.3) for programs in any language.
 //!
 //! One JSON request per connection, ended by a newline or EOF, at most 1 MiB of UTF-8; the
-//! caller's messaging token (`CLAUDE_CODE_MESSAGING_TOKEN`) inside it names the sender — there is
-//! no separate auth frame, and nothing in the request can claim another identity:
+//! caller's messaging token (`CLAUDE_CODE_MESSAGING_TOKEN`) inside it names the sender, or an
+//! auth line before it (`{"type":"auth","token":"…"}`, the form the client's own socket takes)
+//! does. Nothing in the request can claim another identity:
 //!
 //! ```text
 //! {"token":"…","op":"list","scope":"workspace","include_subagents":false,"limit":20}
@@ -17,8 +18,6 @@
 //! open connection is closed and the socket file removed.
 
 use super::identity;
-use super::list::ListRequest;
-use super::send::SendRequest;
 use super::{Ctx, Error, io};
 use serde_json::{Value, json};
 use std::io::{Read, Write};
@@ -74,12 +73,27 @@ fn error(code: &str, message: impl Into<String>) -> Value {
     json!({"ok": false, "error": {"code": code, "message": message.into()}})
 }
 
-/// Reads one request: bytes up to the first newline or EOF. `Err` is the answer to send.
-fn read_request(conn: &mut UnixStream, opts: &BusOptions) -> Result<Vec<u8>, Value> {
-    let deadline = Instant::now() + opts.idle;
-    let mut buf: Vec<u8> = Vec::new();
+/// Reads the next line (up to a newline or EOF) into `line`, keeping what follows in `rest`.
+/// `Err` is the answer to send.
+fn read_line(
+    conn: &mut UnixStream,
+    opts: &BusOptions,
+    deadline: Instant,
+    rest: &mut Vec<u8>,
+) -> Result<Vec<u8>, Value> {
     let mut chunk = [0u8; 16 * 1024];
     loop {
+        if let Some(i) = rest.iter().position(|b| *b == b'\n') {
+            let line = rest[..i].to_vec();
+            rest.drain(..=i);
+            return Ok(line);
+        }
+        if rest.len() > opts.max_request {
+            return Err(error(
+                "too_large",
+                format!("the request is over {} bytes", opts.max_request),
+            ));
+        }
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
             return Err(error(
@@ -89,65 +103,75 @@ fn read_request(conn: &mut UnixStream, opts: &BusOptions) -> Result<Vec<u8>, Val
         }
         let _ = conn.set_read_timeout(Some(left));
         match conn.read(&mut chunk) {
-            Ok(0) => return Ok(buf),
-            Ok(n) => {
-                let got = &chunk[..n];
-                if let Some(i) = got.iter().position(|b| *b == b'\n') {
-                    buf.extend_from_slice(&got[..i]);
-                    if buf.len() > opts.max_request {
-                        break;
-                    }
-                    return Ok(buf);
-                }
-                buf.extend_from_slice(got);
-                if buf.len() > opts.max_request {
-                    break;
-                }
-            }
+            Ok(0) => return Ok(std::mem::take(rest)),
+            Ok(n) => rest.extend_from_slice(&chunk[..n]),
             Err(e)
                 if matches!(
                     e.kind(),
-                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                ) =>
-            {
-                continue;
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                    std::io::ErrorKind::WouldBlock
+                        | std::io::ErrorKind::TimedOut
+                        | std::io::ErrorKind::Interrupted
+                ) => {}
             Err(e) => return Err(error("bad_request", format!("read failed: {e}"))),
         }
     }
-    Err(error(
-        "too_large",
-        format!("the request is over {} bytes", opts.max_request),
-    ))
 }
 
-/// What a parsed request asks.
-#[derive(Debug)]
-pub enum Op {
-    List(ListRequest),
-    Send(SendRequest),
+/// The auth line the client's own socket takes, allowed here before the request.
+#[derive(serde::Deserialize)]
+struct AuthLine {
+    #[serde(rename = "type")]
+    kind: String,
+    token: String,
 }
 
-/// Checks a request's shape (same rules as the command line). `Err` is the answer.
-pub fn parse_request(bytes: &[u8]) -> Result<(String, Op), Value> {
-    let text =
-        std::str::from_utf8(bytes).map_err(|_| error("bad_request", "the request is not UTF-8"))?;
-    let v: Value = serde_json::from_str(text.trim())
-        .map_err(|e| error("bad_request", format!("the request is not JSON: {e}")))?;
-    let Some(fields) = v.as_object() else {
-        return Err(error("bad_request", "the request must be a JSON object"));
+/// Reads one request: a line (or everything up to EOF), or an auth line
+/// `{"type":"auth","token":"…"}` followed by the request line. Returns the request bytes and the
+/// auth line's token, if one came. `Err` is the answer to send.
+fn read_request(
+    conn: &mut UnixStream,
+    opts: &BusOptions,
+) -> Result<(Vec<u8>, Option<String>), Value> {
+    let deadline = Instant::now() + opts.idle;
+    let mut rest = Vec::new();
+    let first = read_line(conn, opts, deadline, &mut rest)?;
+    match serde_json::from_slice::<AuthLine>(&first) {
+        Ok(auth) if auth.kind == "auth" => Ok((
+            read_line(conn, opts, deadline, &mut rest)?,
+            Some(auth.token),
+        )),
+        _ => Ok((first, None)),
+    }
+}
+
+/// The two request forms, named in every shape error.
+const FORMS: &str = "send one JSON line {\"token\":…,\"op\":\"list\"|\"send\",…}, or an auth line {\"type\":\"auth\",\"token\":…} and then the request line";
+
+pub use super::request::Op;
+
+fn bad(message: impl std::fmt::Display) -> Value {
+    error("bad_request", format!("{message}; {FORMS}"))
+}
+
+/// Checks a request's shape (same rules as the command line). `auth` is the token of an auth
+/// line sent before it. `Err` is the answer.
+pub fn parse_request(bytes: &[u8], auth: Option<String>) -> Result<(String, Op), Value> {
+    let text = std::str::from_utf8(bytes).map_err(|_| bad("the request is not UTF-8"))?;
+    let mut v: Value = serde_json::from_str(text.trim())
+        .map_err(|e| bad(format_args!("the request is not JSON: {e}")))?;
+    let Some(obj) = v.as_object_mut() else {
+        return Err(bad("the request must be a JSON object"));
     };
-    let token = match v.get("token") {
-        Some(Value::String(t)) if !t.is_empty() => t.clone(),
-        _ => return Err(error("unauthenticated", "no token")),
+    let inline = match obj.remove("token") {
+        Some(Value::String(t)) => Some(t),
+        None | Some(Value::Null) => None,
+        Some(_) => return Err(bad("'token' must be a string")),
     };
-    let bad = |e: super::request::BadRequest| error("bad_request", e.0);
-    let op = match super::request::opt_str(fields, "op").map_err(bad)? {
-        Some("list") => Op::List(super::request::list_request(fields).map_err(bad)?),
-        Some("send") => Op::Send(super::request::send_request(fields).map_err(bad)?),
-        _ => return Err(error("bad_request", "'op' must be list or send")),
+    let token = inline.or(auth).filter(|t| !t.is_empty());
+    let Some(token) = token else {
+        return Err(error("unauthenticated", format!("no token; {FORMS}")));
     };
+    let op = super::request::parse(v).map_err(bad)?;
     Ok((token, op))
 }
 
@@ -197,7 +221,7 @@ fn peer_pid(conn: &UnixStream) -> Option<u32> {
 fn handle(ctx: &Ctx, mut conn: UnixStream, opts: &BusOptions, seen: &Tokens) {
     let _ = conn.set_nonblocking(false);
     let peer = peer_pid(&conn);
-    let reply = match read_request(&mut conn, opts).and_then(|b| parse_request(&b)) {
+    let reply = match read_request(&mut conn, opts).and_then(|(b, auth)| parse_request(&b, auth)) {
         Err(v) => v,
         Ok((token, op)) => {
             let (tx, rx) = std::sync::mpsc::channel();
@@ -326,6 +350,8 @@ pub fn serve(ctx: Ctx, opts: BusOptions, stop: Arc<AtomicBool>) -> Result<(), Er
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::messaging::list::ListRequest;
+    use crate::messaging::send::SendRequest;
 
     fn code(v: &Value) -> &str {
         v["error"]["code"].as_str().unwrap_or("")
@@ -334,12 +360,16 @@ mod tests {
     #[test]
     fn request_shapes() {
         assert!(matches!(
-            parse_request(br#"{"token":"t","op":"list","limit":20}"#),
+            parse_request(br#"{"token":"t","op":"list","limit":20}"#, None),
             Ok((_, Op::List(ListRequest { limit: 20, .. })))
         ));
-        let (_, op) =
-            parse_request(br#"{"token":"t","op":"send","to":"a","message":"m","dedupe":false}"#)
-                .unwrap();
+        let (_, op) = parse_request(
+            br#"{"token":"t","op":"send","to":"a","message":"m","dedupe":false}"#,
+            None,
+        )
+        .unwrap();
+        let (token, _) = parse_request(br#"{"op":"list"}"#, Some("from-auth".into())).unwrap();
+        assert_eq!(token, "from-auth", "the auth line's token");
         assert!(matches!(op, Op::Send(SendRequest { dedupe: false, .. })));
         for (bad, want) in [
             (&br#"{"op":"list"}"#[..], "unauthenticated"),
@@ -359,7 +389,7 @@ mod tests {
             (b"[1]", "bad_request"),
             (b"\xff\xfe", "bad_request"),
         ] {
-            let v = parse_request(bad).unwrap_err();
+            let v = parse_request(bad, None).unwrap_err();
             assert_eq!(code(&v), want, "{}", String::from_utf8_lossy(bad));
         }
     }

@@ -23,7 +23,7 @@ pub enum Command {
         #[arg(long)]
         include_subagents: bool,
         /// At most this many rows (1..200).
-        #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u16).range(1..=200))]
+        #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u16).range(1..=super::list::MAX_LIMIT as i64))]
         limit: u16,
     },
     /// Send a message to one session, by name or id.
@@ -79,18 +79,36 @@ pub enum Command {
     },
 }
 
+/// The message: the argument, or stdin when it is `-` or absent. Stdin is read up to a few
+/// bytes past `limit` and cut on a character boundary, so an over-long message is refused by
+/// size (never as "not UTF-8"), and nothing past that is read.
 fn read_message(arg: Option<String>, limit: usize) -> anyhow::Result<String> {
+    use std::io::IsTerminal;
     match arg {
         Some(m) if m != "-" => Ok(m),
         _ => {
+            if std::io::stdin().is_terminal() {
+                eprintln!("send-message: reading the message from stdin; end with Ctrl-D");
+            }
             let mut buf = Vec::new();
             std::io::stdin()
-                .take(limit as u64 + 1)
+                .take(limit as u64 + 4)
                 .read_to_end(&mut buf)?;
-            String::from_utf8(buf)
-                .map_err(|_| fail(Code::Usage, "the message on stdin is not UTF-8"))
+            text_within(buf, limit)
         }
     }
+}
+
+/// Bytes read from stdin as text. Past `limit`, a character cut by the read is dropped (what is
+/// left is still over the limit, and is refused for its size).
+fn text_within(mut buf: Vec<u8>, limit: usize) -> anyhow::Result<String> {
+    if buf.len() > limit
+        && let Err(e) = std::str::from_utf8(&buf)
+        && e.error_len().is_none()
+    {
+        buf.truncate(e.valid_up_to());
+    }
+    String::from_utf8(buf).map_err(|_| fail(Code::Usage, "the message on stdin is not UTF-8"))
 }
 
 fn lib(e: Error) -> anyhow::Error {
@@ -102,9 +120,33 @@ pub fn default_waker() -> Arc<dyn wake::Waker> {
     Arc::new(wake::AgentWaker)
 }
 
-/// Runs one `send-message` command.
+/// Runs one `send-message` command. With `--json`, a failure is one JSON object on stdout too
+/// (`{"status":"error","error":"…"}`), besides the usual line on stderr.
 pub fn run(common: &Common, command: Command) -> anyhow::Result<Code> {
+    let r = dispatch(common, command);
+    if common.json
+        && let Err(e) = &r
+    {
+        let text = e
+            .chain()
+            .map(|c| c.to_string())
+            .collect::<Vec<_>>()
+            .join(": ");
+        print_json(&serde_json::json!({"status": "error", "error": text}))?;
+    }
+    r
+}
+
+fn dispatch(common: &Common, command: Command) -> anyhow::Result<Code> {
     let cwd = std::env::current_dir()?;
+    if let Some(repo) = &common.repo
+        && !repo.is_dir()
+    {
+        return Err(fail(
+            Code::Usage,
+            format!("--repo {}: no such folder", repo.display()),
+        ));
+    }
     if let Command::Mcp = command {
         // Each call loads its own context; the caller is the process that started the server.
         super::mcp::run(cwd, default_waker())
@@ -112,82 +154,27 @@ pub fn run(common: &Common, command: Command) -> anyhow::Result<Code> {
         return Ok(Code::Success);
     }
     let ctx = Ctx::load(common.repo.as_deref(), &cwd, default_waker()).map_err(lib)?;
-    if let Command::Serve {
-        socket,
-        idle_ms,
-        processing_ms,
-    } = &command
-    {
-        #[cfg(unix)]
-        {
-            let path = socket.clone().unwrap_or_else(super::bus::default_socket);
-            let mut opts = super::bus::BusOptions::new(path.clone());
-            opts.idle = std::time::Duration::from_millis(*idle_ms);
-            opts.processing = std::time::Duration::from_millis(*processing_ms);
-            let stop = Arc::new(AtomicBool::new(false));
-            for sig in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
-                signal_hook::flag::register(sig, stop.clone())?;
-            }
-            eprintln!("send-message: serving {}", path.display());
-            super::bus::serve(ctx, opts, stop).map_err(lib)?;
-            return Ok(Code::Success);
-        }
-        #[cfg(not(unix))]
-        {
-            let _ = (ctx, socket, idle_ms, processing_ms);
-            return Err(crate::exit::fail(
-                Code::Refused,
-                "serve listens on a Unix domain socket; this platform has none",
-            ));
-        }
-    }
-    let caller = identity::from_env(&cwd).map_err(|e| lib(Error::Identity(e)))?;
+    let json = common.json;
+    let caller = || identity::from_env(&cwd).map_err(|e| lib(Error::Identity(e)));
     match command {
+        Command::Mcp => Ok(Code::Success), // served above, before any context is loaded
+        Command::Serve {
+            socket,
+            idle_ms,
+            processing_ms,
+        } => serve(ctx, socket, idle_ms, processing_ms),
         Command::List {
             scope,
             include_subagents,
             limit,
         } => {
-            let r = super::list::list(
-                &ctx,
-                &caller,
-                &ListRequest {
-                    scope,
-                    include_subagents,
-                    limit: limit as usize,
-                },
-            );
-            if common.json {
-                print_json(&r)?;
-            } else {
-                if let Some(me) = &r.me {
-                    println!(
-                        "this session: {} [{}]",
-                        me.name,
-                        crate::state::short_id(&me.id)
-                    );
-                }
-                if r.agents.is_empty() {
-                    println!("no sessions you can message");
-                }
-                for a in &r.agents {
-                    println!(
-                        "{}  [{}]  {}  {}{}  {}",
-                        a.name,
-                        a.short_id,
-                        serde_json::to_value(a.status)?.as_str().unwrap_or(""),
-                        serde_json::to_value(a.kind)?.as_str().unwrap_or(""),
-                        if a.sendable { "" } else { " (not sendable)" },
-                        a.cwd
-                    );
-                }
-                if r.more > 0 {
-                    println!("… and {} more (--limit)", r.more);
-                }
-                if r.omitted > 0 {
-                    println!("{} sessions omitted (not reachable from here)", r.omitted);
-                }
-            }
+            let req = ListRequest {
+                scope,
+                include_subagents,
+                limit: limit as usize,
+            };
+            let r = super::list::list(&ctx, &caller()?, &req);
+            render(json, &r, render_list)?;
             Ok(Code::Success)
         }
         Command::Send {
@@ -196,114 +183,204 @@ pub fn run(common: &Common, command: Command) -> anyhow::Result<Code> {
             no_dedupe,
             message,
         } => {
+            let caller = caller()?;
             let text = read_message(message, ctx.m().max_message_bytes)?;
-            let r = super::send::send(
-                &ctx,
-                &caller,
-                &SendRequest {
-                    to,
-                    text,
-                    summary,
-                    dedupe: !no_dedupe,
-                },
-            )
-            .map_err(lib)?;
-            if common.json {
-                print_json(&r)?;
-            } else {
-                println!("{}: {}", r.status.as_str(), r.detail);
-                println!("message id: {}", r.message_id);
-                for c in r.candidates.iter().flatten() {
-                    println!("  {}  {}  {}", c.name, c.id, c.cwd.as_deref().unwrap_or(""));
-                }
-            }
+            let req = SendRequest {
+                to,
+                text,
+                summary,
+                dedupe: !no_dedupe,
+            };
+            let r = super::send::send(&ctx, &caller, &req).map_err(lib)?;
+            render(json, &r, render_send)?;
             Ok(r.status.code())
         }
         Command::Review { accept, refuse } => {
             let action = accept.map(Action::Accept).or(refuse.map(Action::Refuse));
-            let r = super::review::review(&ctx, &caller, action).map_err(lib)?;
-            let code = match &r.action {
+            let r = super::review::review(&ctx, &caller()?, action).map_err(lib)?;
+            render(json, &r, render_review)?;
+            Ok(match &r.action {
                 Some(a) if a.status == "not_found" => Code::NotFound,
                 _ => Code::Success,
-            };
-            if common.json {
-                print_json(&r)?;
-            } else {
-                if let Some(a) = &r.action {
-                    println!("{}: {}", a.status, a.detail);
-                    if let Some(m) = &a.message {
-                        println!("{m}");
-                    }
-                }
-                if r.held.is_empty() {
-                    println!("no held messages");
-                }
-                for h in &r.held {
-                    println!(
-                        "{}  from {} ({})  {} bytes  expires {}{}",
-                        h.message_id,
-                        h.from.name,
-                        h.from.id,
-                        h.bytes,
-                        h.expires_at,
-                        h.summary
-                            .as_deref()
-                            .map(|s| format!("  summary: {s}"))
-                            .unwrap_or_default()
-                    );
-                }
-            }
-            Ok(code)
+            })
         }
         Command::Status { message_id } => {
-            let r = super::review::status(&ctx, &caller, &message_id).map_err(lib)?;
-            match r {
-                None => Err(fail(
+            let r = super::review::status(&ctx, &caller()?, &message_id).map_err(lib)?;
+            let Some(v) = r else {
+                return Err(fail(
                     Code::NotFound,
                     format!("no message {message_id} in your ledgers"),
-                )),
-                Some(v) => {
-                    if common.json {
-                        print_json(&v)?;
-                    } else {
-                        println!("{}: {} ({})", v.message_id, v.state, v.detail);
-                        if let Some(t) = &v.target {
-                            println!("to {} ({})", t.name, t.id);
-                        }
-                        if let Some(f) = &v.from {
-                            println!("from {} ({})", f.name, f.id);
-                        }
-                    }
-                    Ok(Code::Success)
-                }
-            }
+                ));
+            };
+            render(json, &v, render_status)?;
+            Ok(Code::Success)
         }
         Command::Create {
             cwd,
             summary,
             message,
         } => {
+            let caller = caller()?;
             let text = read_message(message, ctx.m().max_message_bytes)?;
-            let r = super::create::create(
-                &ctx,
-                &caller,
-                &super::create::CreateRequest { cwd, text, summary },
-            )
-            .map_err(lib)?;
-            if common.json {
-                print_json(&r)?;
-            } else {
-                println!("{}: {}", r.status, r.detail);
-                if let Some(s) = &r.session_id {
-                    println!("session id: {s}");
-                }
-            }
+            let req = super::create::CreateRequest { cwd, text, summary };
+            let r = super::create::create(&ctx, &caller, &req).map_err(lib)?;
+            render(json, &r, render_create)?;
             Ok(match r.status.as_str() {
                 "delivered" => Code::Success,
                 "refused" => Code::Refused,
                 _ => Code::Failure,
             })
         }
-        Command::Serve { .. } | Command::Mcp => Ok(Code::Success),
+    }
+}
+
+/// One answer: its JSON, or its text.
+fn render<T: serde::Serialize>(
+    json: bool,
+    r: &T,
+    text: fn(&T) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    if json { print_json(r) } else { text(r) }
+}
+
+fn render_list(r: &super::list::ListResult) -> anyhow::Result<()> {
+    if let Some(me) = &r.me {
+        println!(
+            "this session: {} [{}]",
+            me.name,
+            crate::state::short_id(&me.id)
+        );
+    }
+    if r.agents.is_empty() {
+        println!("no sessions you can message");
+    }
+    for a in &r.agents {
+        println!(
+            "{}  [{}]  {}  {}{}  {}",
+            a.name,
+            a.short_id,
+            serde_json::to_value(a.status)?.as_str().unwrap_or(""),
+            serde_json::to_value(a.kind)?.as_str().unwrap_or(""),
+            if a.sendable { "" } else { " (not sendable)" },
+            a.cwd
+        );
+    }
+    if r.more > 0 {
+        println!("… and {} more (--limit)", r.more);
+    }
+    if r.omitted > 0 {
+        println!("{} sessions omitted (not reachable from here)", r.omitted);
+    }
+    Ok(())
+}
+
+fn render_send(r: &super::SendResult) -> anyhow::Result<()> {
+    println!("{}: {}", r.status.as_str(), r.detail);
+    println!("message id: {}", r.message_id);
+    for c in r.candidates.iter().flatten() {
+        println!("  {}  {}  {}", c.name, c.id, c.cwd.as_deref().unwrap_or(""));
+    }
+    Ok(())
+}
+
+fn render_review(r: &super::review::ReviewResult) -> anyhow::Result<()> {
+    if let Some(a) = &r.action {
+        println!("{}: {}", a.status, a.detail);
+        if let Some(m) = &a.message {
+            println!("{m}");
+        }
+    }
+    if r.held.is_empty() {
+        println!("no held messages");
+    }
+    for h in &r.held {
+        println!(
+            "{}  from {} ({})  {} bytes  expires {}{}",
+            h.message_id,
+            h.from.name,
+            h.from.id,
+            h.bytes,
+            h.expires_at,
+            h.summary
+                .as_deref()
+                .map(|s| format!("  summary: {s}"))
+                .unwrap_or_default()
+        );
+    }
+    Ok(())
+}
+
+fn render_status(v: &super::review::StatusView) -> anyhow::Result<()> {
+    println!(
+        "{}: {} since {} ({})",
+        v.message_id, v.state, v.updated_at, v.detail
+    );
+    if let Some(t) = &v.target {
+        println!("to {} ({})", t.name, t.id);
+    }
+    if let Some(f) = &v.from {
+        println!("from {} ({})", f.name, f.id);
+    }
+    Ok(())
+}
+
+fn render_create(r: &super::create::CreateResult) -> anyhow::Result<()> {
+    println!("{}: {}", r.status, r.detail);
+    if let Some(s) = &r.session_id {
+        println!("session id: {s}");
+    }
+    Ok(())
+}
+
+#[cfg(unix)]
+fn serve(
+    ctx: Ctx,
+    socket: Option<PathBuf>,
+    idle_ms: u64,
+    processing_ms: u64,
+) -> anyhow::Result<Code> {
+    let path = socket.unwrap_or_else(super::bus::default_socket);
+    let mut opts = super::bus::BusOptions::new(path.clone());
+    opts.idle = std::time::Duration::from_millis(idle_ms);
+    opts.processing = std::time::Duration::from_millis(processing_ms);
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
+        signal_hook::flag::register(sig, stop.clone())?;
+    }
+    eprintln!("send-message: serving {}", path.display());
+    super::bus::serve(ctx, opts, stop).map_err(lib)?;
+    Ok(Code::Success)
+}
+
+#[cfg(not(unix))]
+fn serve(
+    _ctx: Ctx,
+    _socket: Option<PathBuf>,
+    _idle_ms: u64,
+    _processing_ms: u64,
+) -> anyhow::Result<Code> {
+    Err(fail(
+        Code::Refused,
+        "serve listens on a Unix domain socket; this platform has none",
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::text_within;
+
+    #[test]
+    fn stdin_past_the_limit_is_cut_on_a_character_boundary() {
+        // 65536 + 4 bytes read of a longer text of 3-byte characters: the cut one is dropped.
+        let bytes = "€".repeat(30_000).into_bytes()[..65_540].to_vec();
+        let t = text_within(bytes, 65_536).unwrap();
+        assert!(t.len() > 65_536 && t.len() <= 65_540, "{}", t.len());
+        assert!(t.chars().all(|c| c == '€'));
+        // Within the limit a broken character is an error, not cut away.
+        assert!(text_within(vec![b'a', 0xe2, 0x82], 65_536).is_err());
+        assert!(
+            text_within(vec![0xff, b'a'], 1).is_err(),
+            "invalid, not cut"
+        );
     }
 }

@@ -173,7 +173,51 @@ pub fn transcript_info(path: &Path) -> Option<TranscriptInfo> {
     if cwd.is_some() {
         info.cwd = cwd;
     }
+    if info.permission_mode.is_none() && from > 0 {
+        info.permission_mode = last_mode(&mut f, from);
+    }
     Some(info)
+}
+
+/// The latest `permissionMode` recorded before byte `end`, read back from there in chunks. The
+/// client records the mode on prompt lines only, so one long turn can push it far from the tail;
+/// it never ages out this way (a session's first prompt always has one).
+fn last_mode(f: &mut std::fs::File, end: u64) -> Option<String> {
+    const CHUNK: u64 = 64 * 1024;
+    const NEEDLE: &[u8] = b"\"permissionMode\"";
+    let mut hi = end;
+    // The start of the line that runs into the chunk after this one.
+    let mut carry: Vec<u8> = Vec::new();
+    while hi > 0 {
+        let lo = hi.saturating_sub(CHUNK);
+        f.seek(SeekFrom::Start(lo)).ok()?;
+        let mut buf = vec![0u8; (hi - lo) as usize];
+        f.read_exact(&mut buf).ok()?;
+        buf.extend_from_slice(&carry);
+        // Unless this is the file's start, the first line may begin in an earlier chunk.
+        let whole = if lo == 0 {
+            0
+        } else {
+            match buf.iter().position(|b| *b == b'\n') {
+                Some(i) => i + 1,
+                None => buf.len(),
+            }
+        };
+        for line in buf[whole..].rsplit(|b| *b == b'\n') {
+            if !line.windows(NEEDLE.len()).any(|w| w == NEEDLE) {
+                continue;
+            }
+            let mut info = TranscriptInfo::default();
+            scan_lines(line, &mut info, false);
+            if info.permission_mode.is_some() {
+                return info.permission_mode;
+            }
+        }
+        buf.truncate(whole);
+        carry = buf;
+        hi = lo;
+    }
+    None
 }
 
 /// Transcript facts remembered between runs (`<state home>/messaging/transcripts.json`), each
@@ -337,8 +381,28 @@ fn add_name(t: &mut Target, name: &str) {
 /// Every session there is, live first as the registries say, then cold ones from transcripts.
 pub fn snapshot(opts: &Options) -> Vec<Target> {
     let mut by_id: BTreeMap<String, Target> = BTreeMap::new();
-    // The client's registry: several files may name one session (a resume after a crash);
-    // only a live one counts, the newest wins.
+    add_client_registry(&mut by_id);
+    if let Some(home) = sessions::state_home() {
+        add_suite_registry(&mut by_id, &home);
+    }
+    add_transcripts(&mut by_id, opts);
+    if let Some(root) = opts.repo_root.as_deref() {
+        add_stream_names(&mut by_id, root);
+    }
+    let mut out: Vec<Target> = by_id.into_values().collect();
+    for t in &mut out {
+        if t.name.is_empty() {
+            t.name = fallback_name(&t.id);
+            t.name_source = "fallback".into();
+        }
+        t.workspace = workspace_of(&t.cwd);
+    }
+    out
+}
+
+/// The client's registry: several files may name one session (a resume after a crash); only a
+/// live one counts, the newest wins.
+fn add_client_registry(by_id: &mut BTreeMap<String, Target>) {
     let mut entries = claude::entries();
     entries.sort_by_key(|e| std::cmp::Reverse(e.started_at.unwrap_or(0)));
     for e in entries {
@@ -368,124 +432,117 @@ pub fn snapshot(opts: &Options) -> Vec<Target> {
         }
         by_id.insert(e.session_id, t);
     }
-    // The suite's registry: a live client the client's registry does not list (no socket).
-    let home = sessions::state_home();
-    if let Some(home) = home.as_deref()
-        && let Ok(list) = std::fs::read_dir(home.join("sessions"))
-    {
-        for f in list.flatten() {
-            let Some(stem) = f
-                .file_name()
-                .to_str()
-                .and_then(|n| n.strip_suffix(".json"))
-                .map(str::to_string)
-            else {
-                continue;
-            };
-            let Some(e) = registry::read(home, &stem) else {
-                continue;
-            };
-            if let Some(t) = by_id.get_mut(&e.session_id) {
-                t.permission_mode = e.permission_mode.clone();
-                t.transcript = e.transcript_path.as_ref().map(PathBuf::from);
-                continue;
-            }
-            let Some(pid) = e.pid else { continue };
-            if !crate::liveness::is_alive(pid, e.proc_start.as_deref()) {
-                continue;
-            }
-            let t = Target {
-                id: e.session_id.clone(),
-                cwd: e.cwd.clone(),
-                status: Status::Running,
-                live: Some(Live {
-                    pid,
-                    proc_start: e.proc_start.clone(),
-                    socket: None,
-                }),
-                last_activity_ms: crate::time::parse_iso(&e.updated_at).unwrap_or(0),
-                transcript: e.transcript_path.as_ref().map(PathBuf::from),
-                permission_mode: e.permission_mode.clone(),
-                ..Target::default()
-            };
-            by_id.insert(e.session_id, t);
+}
+
+/// The suite's registry: the mode and transcript the guard recorded for live sessions, and a
+/// live client the client's registry does not list (one without a socket).
+fn add_suite_registry(by_id: &mut BTreeMap<String, Target>, home: &Path) {
+    for e in registry::entries(home) {
+        if let Some(t) = by_id.get_mut(&e.session_id) {
+            t.permission_mode = e.permission_mode.clone();
+            t.transcript = e.transcript_path.as_ref().map(PathBuf::from);
+            continue;
         }
+        if !e.alive() {
+            continue;
+        }
+        let Some(pid) = e.pid else { continue };
+        let t = Target {
+            id: e.session_id.clone(),
+            cwd: e.cwd.clone(),
+            status: Status::Running,
+            live: Some(Live {
+                pid,
+                proc_start: e.proc_start.clone(),
+                socket: None,
+            }),
+            last_activity_ms: crate::time::parse_iso(&e.updated_at).unwrap_or(0),
+            transcript: e.transcript_path.as_ref().map(PathBuf::from),
+            permission_mode: e.permission_mode.clone(),
+            ..Target::default()
+        };
+        by_id.insert(e.session_id, t);
     }
-    // Transcripts: cold sessions, and titles/modes of live ones.
+}
+
+/// Transcripts: cold sessions, and titles and modes of live ones.
+fn add_transcripts(by_id: &mut BTreeMap<String, Target>, opts: &Options) {
     let mut reader = InfoReader::load();
-    if let Some(projects) = claude::config_dir().map(|d| d.join("projects"))
-        && let Ok(dirs) = std::fs::read_dir(&projects)
-    {
-        for d in dirs.flatten() {
-            let Ok(files) = std::fs::read_dir(d.path()) else {
+    let Some(projects) = claude::config_dir().map(|d| d.join("projects")) else {
+        return;
+    };
+    let Ok(dirs) = std::fs::read_dir(&projects) else {
+        return;
+    };
+    for d in dirs.flatten() {
+        let Ok(files) = std::fs::read_dir(d.path()) else {
+            continue;
+        };
+        for f in files.flatten() {
+            let path = f.path();
+            let name = f.file_name().to_string_lossy().to_string();
+            if path.is_dir() {
+                if opts.subagents {
+                    add_subagents(by_id, &path, &name, &mut reader);
+                }
                 continue;
-            };
-            for f in files.flatten() {
-                let path = f.path();
-                let name = f.file_name().to_string_lossy().to_string();
-                if path.is_dir() {
-                    if opts.subagents {
-                        add_subagents(&mut by_id, &path, &name, &mut reader);
-                    }
-                    continue;
-                }
-                let Some(id) = name.strip_suffix(".jsonl") else {
-                    continue;
-                };
-                if crate::messaging::ledger::safe_name(id).is_none() {
-                    continue;
-                }
-                let live = by_id.contains_key(id);
-                if !live && !opts.cold {
-                    continue;
-                }
-                let info = reader.info(&path);
-                let t = by_id.entry(id.to_string()).or_insert_with(|| Target {
-                    id: id.to_string(),
-                    cwd: info.cwd.clone().unwrap_or_default(),
-                    status: Status::Offline,
-                    ..Target::default()
-                });
-                t.last_activity_ms = t.last_activity_ms.max(mtime_ms(&path));
-                if t.transcript.is_none() {
-                    t.transcript = Some(path.clone());
-                }
-                if t.permission_mode.is_none() {
-                    t.permission_mode = info.permission_mode.clone();
-                }
-                for n in [&info.title, &info.agent_name].into_iter().flatten() {
-                    add_name(t, n);
-                    if t.name.is_empty() {
-                        t.name = n.clone();
-                        t.name_source = "title".into();
-                    }
-                }
+            }
+            if let Some(id) = name.strip_suffix(".jsonl") {
+                add_transcript(by_id, opts, id, &path, &mut reader);
             }
         }
     }
     reader.save(opts.cold);
-    // Stream claims in this repo.
-    if let Some(root) = opts.repo_root.as_deref() {
-        let (locks, _) = crate::state::Layout::new(root).read_locks();
-        for held in locks.iter().filter(|h| !h.done) {
-            if let Some(t) = by_id.get_mut(&held.record.session_id) {
-                add_name(t, &held.record.stream);
-                if t.name.is_empty() {
-                    t.name = held.record.stream.clone();
-                    t.name_source = "stream".into();
-                }
+}
+
+fn add_transcript(
+    by_id: &mut BTreeMap<String, Target>,
+    opts: &Options,
+    id: &str,
+    path: &Path,
+    reader: &mut InfoReader,
+) {
+    if crate::messaging::ledger::safe_name(id).is_none() {
+        return;
+    }
+    if !by_id.contains_key(id) && !opts.cold {
+        return;
+    }
+    let info = reader.info(path);
+    let t = by_id.entry(id.to_string()).or_insert_with(|| Target {
+        id: id.to_string(),
+        cwd: info.cwd.clone().unwrap_or_default(),
+        status: Status::Offline,
+        ..Target::default()
+    });
+    t.last_activity_ms = t.last_activity_ms.max(mtime_ms(path));
+    if t.transcript.is_none() {
+        t.transcript = Some(path.to_path_buf());
+    }
+    if t.permission_mode.is_none() {
+        t.permission_mode = info.permission_mode.clone();
+    }
+    for n in [&info.title, &info.agent_name].into_iter().flatten() {
+        add_name(t, n);
+        if t.name.is_empty() {
+            t.name = n.clone();
+            t.name_source = "title".into();
+        }
+    }
+}
+
+/// Names from the streams sessions hold in this repo.
+fn add_stream_names(by_id: &mut BTreeMap<String, Target>, root: &Path) {
+    let (locks, _) = crate::state::Layout::new(root).read_locks();
+    for held in locks.iter().filter(|h| !h.done) {
+        if let Some(t) = by_id.get_mut(&held.record.session_id) {
+            add_name(t, &held.record.stream);
+            if t.name.is_empty() {
+                t.name = held.record.stream.clone();
+                t.name_source = "stream".into();
             }
         }
     }
-    let mut out: Vec<Target> = by_id.into_values().collect();
-    for t in &mut out {
-        if t.name.is_empty() {
-            t.name = fallback_name(&t.id);
-            t.name_source = "fallback".into();
-        }
-        t.workspace = workspace_of(&t.cwd);
-    }
-    out
 }
 
 fn add_subagents(
@@ -584,6 +641,28 @@ mod tests {
         assert_eq!(info.model.as_deref(), Some("claude-opus-5-5"));
         assert!(transcript_mentions(&p, "worker b", 0));
         assert!(!transcript_mentions(&p, "worker b", file_len(&p)));
+    }
+
+    #[test]
+    fn the_mode_is_found_however_far_back_it_was_recorded() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("s.jsonl");
+        let mut text = String::new();
+        text.push_str(r#"{"type":"user","cwd":"/r","permissionMode":"default"}"#);
+        text.push('\n');
+        text.push_str(r#"{"type":"user","permissionMode":"bypassPermissions","message":{}}"#);
+        text.push('\n');
+        // Long lines after it, one larger than a read chunk, none recording a mode.
+        let big = "x".repeat(70 * 1024);
+        for _ in 0..5 {
+            text.push_str(&format!(r#"{{"type":"attachment","content":"{big}"}}"#));
+            text.push('\n');
+        }
+        std::fs::write(&p, &text).unwrap();
+        assert!(text.len() as u64 > TAIL_BYTES + HEAD_BYTES);
+        let info = transcript_info(&p).unwrap();
+        assert_eq!(info.permission_mode.as_deref(), Some("bypassPermissions"));
+        assert_eq!(info.cwd.as_deref(), Some("/r"));
     }
 
     #[test]

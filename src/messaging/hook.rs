@@ -13,8 +13,6 @@ use super::frame::{self, Mode};
 use super::ledger::{self, Ledger, Record, State};
 use super::send::{content_of, needs_write, start_of};
 use crate::config::Config;
-use crate::hook::Payload;
-use crate::hook::lifecycle::Env;
 use crate::time;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -51,30 +49,50 @@ fn notice_due(home: &Path, session: &str, held: &[String]) -> bool {
     !held.is_empty()
 }
 
+/// What the hook route needs to know of one hook call; the guard fills it in from its payload
+/// and environment (messaging never reads the hook's own types).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct HookInput<'a> {
+    /// `hook_event_name`.
+    pub event: &'a str,
+    pub session_id: &'a str,
+    /// Set for a subagent's call: messages are for the session, not its subagents.
+    pub agent_id: Option<&'a str>,
+    pub transcript: Option<&'a Path>,
+    /// The payload's `permission_mode` (SessionStart payloads carry none).
+    pub mode: Option<&'a str>,
+    /// The suite's state folder.
+    pub home: Option<&'a Path>,
+    /// The client process (`CLAUDE_PID`), when the hook's environment names it.
+    pub client_pid: Option<u32>,
+}
+
 /// The context to add for this hook call, if any. Called by the guard on every event but
 /// PreToolUse; cheap when the session has no inbound ledger.
-pub fn hook_context(p: &Payload, env: &Env, config: &Config) -> Option<String> {
-    if !EVENTS.contains(&p.event.as_str()) || p.agent_id.is_some() || p.session_id.is_empty() {
+pub fn hook_context(p: &HookInput, config: &Config) -> Option<String> {
+    if !EVENTS.contains(&p.event) || p.agent_id.is_some() || p.session_id.is_empty() {
         return None;
     }
-    let home = env.state_home.as_deref()?;
-    let inbound = Ledger::existing_inbound(home, &p.session_id)?;
+    let home = p.home?;
+    let inbound = Ledger::existing_inbound(home, p.session_id)?;
     let cfg = &config.messaging;
     let lock = inbound.lock_within(Duration::from_secs(2)).ok()??;
     let mut updates = super::hold::sweep_locked(&inbound, &lock, cfg, 0).unwrap_or_default();
     let entries = inbound.entries_since(u64::MAX).ok()?;
-    let transcript = (!p.transcript_path.is_empty()).then(|| PathBuf::from(&p.transcript_path));
+    let transcript = p.transcript.map(Path::to_path_buf);
     let now = time::now_ms();
-    let live = env.client_pid.map(|pid| directory::Live {
+    let live = p.client_pid.map(|pid| directory::Live {
         pid,
         proc_start: crate::liveness::start_time(pid),
         socket: None,
     });
     // This session's mode: the payload's, else the last one recorded (SessionStart payloads
     // carry none). Unknown, a prompting sender's message is not handed over here.
-    let recorded = (p.permission_mode.is_empty())
+    let recorded = p
+        .mode
+        .is_none()
         .then(|| {
-            crate::sessions::registry::read(home, &p.session_id)
+            crate::sessions::registry::read(home, p.session_id)
                 .and_then(|e| e.permission_mode)
                 .or_else(|| {
                     transcript
@@ -84,11 +102,7 @@ pub fn hook_context(p: &Payload, env: &Env, config: &Config) -> Option<String> {
                 })
         })
         .flatten();
-    let my_mode = if p.permission_mode.is_empty() {
-        recorded.as_deref()
-    } else {
-        Some(p.permission_mode.as_str())
-    };
+    let my_mode = p.mode.or(recorded.as_deref());
     let mut parts = Vec::new();
     let mut lines: Vec<Record> = Vec::new();
     let mut by_sender: BTreeMap<String, Vec<Record>> = BTreeMap::new();
@@ -161,7 +175,7 @@ pub fn hook_context(p: &Payload, env: &Env, config: &Config) -> Option<String> {
         );
         text.push_str(&parts.join("\n\n"));
     }
-    if notice_due(home, &p.session_id, &held) {
+    if notice_due(home, p.session_id, &held) {
         if !text.is_empty() {
             text.push_str("\n\n");
         }

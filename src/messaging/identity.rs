@@ -6,8 +6,9 @@
 //! session id) and, beside it, `<pid>.<sha256 of socket path>.key` with the session's
 //! `peerToken`. So a claim to be session S is accepted when S's record is live and either
 //!
-//! - the claiming process descends from S's client process (the client's own test for its
-//!   children: the process tree, read from the kernel), or
+//! - the claiming process descends from S's client process (the process tree, read from the
+//!   kernel) and the token presented is the one the client gave that tree (the environment
+//!   the client started its child with, read from the kernel), or
 //! - the token presented is S's `peerToken` (constant-time compare).
 //!
 //! A person at a terminal, outside any session, sends as `terminal`, authorized by the folder
@@ -192,6 +193,62 @@ pub fn descends_from(pid: u32, ancestor: u32) -> bool {
     false
 }
 
+/// One variable of a process's environment as it was started (`/proc/<pid>/environ`).
+fn environ_var(pid: u32, name: &str) -> Option<String> {
+    #[cfg(target_os = "linux")]
+    {
+        let bytes = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
+        let prefix = format!("{name}=");
+        bytes
+            .split(|b| *b == 0)
+            .find_map(|kv| kv.strip_prefix(prefix.as_bytes()))
+            .map(|v| String::from_utf8_lossy(v).into_owned())
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        use sysinfo::{Pid, ProcessRefreshKind, ProcessesToUpdate, System, UpdateKind};
+        let mut sys = System::new();
+        let p = Pid::from_u32(pid);
+        sys.refresh_processes_specifics(
+            ProcessesToUpdate::Some(&[p]),
+            true,
+            ProcessRefreshKind::nothing().with_environ(UpdateKind::Always),
+        );
+        let prefix = format!("{name}=");
+        sys.process(p)?.environ().iter().find_map(|kv| {
+            kv.to_str()
+                .and_then(|s| s.strip_prefix(&prefix))
+                .map(str::to_string)
+        })
+    }
+}
+
+/// The messaging token the client handed its own children: the one in the environment of the
+/// process right below `client` on the way up from `pid`. `None` when `pid` does not run under
+/// `client` (or is the client itself).
+fn child_token(pid: u32, client: u32) -> Option<String> {
+    let mut below = None;
+    let mut cur = pid;
+    for _ in 0..64 {
+        if cur == client {
+            return environ_var(below?, "CLAUDE_CODE_MESSAGING_TOKEN");
+        }
+        if cur <= 1 {
+            return None;
+        }
+        below = Some(cur);
+        cur = parent_of(cur)?;
+    }
+    None
+}
+
+/// True when `token` is the one session `e`'s client gave the process tree `claimant` runs in.
+fn child_token_ok(e: &claude::ClaudeSession, token: &str, claimant: u32) -> bool {
+    !token.is_empty()
+        && child_token(claimant, e.pid)
+            .is_some_and(|t| frame::ct_eq(t.as_bytes(), token.as_bytes()))
+}
+
 fn peer_token_ok(dir: &Path, e: &claude::ClaudeSession, token: &str) -> bool {
     !token.is_empty()
         && key_tokens(dir, e.pid, e.proc_start.as_deref())
@@ -208,7 +265,7 @@ pub fn verify(session_id: &str, token: &str, claimant: u32) -> Result<Caller, Id
             continue;
         }
         seen = true;
-        if descends_from(claimant, e.pid) || peer_token_ok(&dir, &e, token) {
+        if child_token_ok(&e, token, claimant) || peer_token_ok(&dir, &e, token) {
             return Ok(from_entry(&e));
         }
     }
@@ -220,7 +277,7 @@ pub fn verify(session_id: &str, token: &str, claimant: u32) -> Result<Caller, Id
 }
 
 /// The live session a bus request comes from: the one whose `peerToken` this is, else the one
-/// whose client process the connecting process `peer` runs under.
+/// whose client process the connecting process `peer` runs under *and* gave it this token.
 pub fn by_token(token: &str, peer: Option<u32>) -> Option<Caller> {
     if token.is_empty() {
         return None;
@@ -235,7 +292,7 @@ pub fn by_token(token: &str, peer: Option<u32>) -> Option<Caller> {
     }
     let peer = peer?;
     live.iter()
-        .filter(|e| descends_from(peer, e.pid))
+        .filter(|e| child_token_ok(e, token, peer))
         .max_by_key(|e| e.started_at.unwrap_or(0))
         .map(from_entry)
 }
@@ -301,6 +358,38 @@ mod tests {
             .unwrap();
         assert!(descends_from(child.id(), me));
         assert!(!descends_from(me, child.id()));
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_token_must_be_the_one_the_client_gave_its_child() {
+        let me = std::process::id();
+        let mut child = std::process::Command::new("sleep")
+            .arg("5")
+            .env(
+                "CLAUDE_CODE_MESSAGING_TOKEN",
+                "0123456789abcdef0123456789abcdef",
+            )
+            .spawn()
+            .unwrap();
+        // Until it has exec'd, the child still shows this process's environment.
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while !std::fs::read(format!("/proc/{}/cmdline", child.id()))
+            .is_ok_and(|c| c.starts_with(b"sleep"))
+            && std::time::Instant::now() < until
+        {
+            std::thread::yield_now();
+        }
+        let token = child_token(child.id(), me);
+        assert_eq!(token.as_deref(), Some("0123456789abcdef0123456789abcdef"));
+        assert_eq!(
+            child_token(me, me),
+            None,
+            "the client itself has no child token"
+        );
+        assert_eq!(child_token(me, child.id()), None, "not below it");
         let _ = child.kill();
         let _ = child.wait();
     }

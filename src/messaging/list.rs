@@ -7,7 +7,20 @@ use super::directory::{self, Kind, Status, Target};
 use super::identity::Caller;
 use super::{Ctx, TargetRef};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, clap::ValueEnum, serde::Serialize)]
+/// The most rows one `list` returns (the command line and the bus share it).
+pub const MAX_LIMIT: u16 = 200;
+
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Default,
+    clap::ValueEnum,
+    serde::Serialize,
+    serde::Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Scope {
     /// Sessions of the caller's workspace (repo).

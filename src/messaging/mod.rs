@@ -42,7 +42,7 @@ pub mod review;
 pub mod send;
 pub mod wake;
 
-pub use hook::hook_context;
+pub use hook::{HookInput, hook_context};
 pub use identity::Caller;
 
 use crate::config::Config;

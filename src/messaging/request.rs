@@ -1,11 +1,12 @@
-//! The fields of a `list` or `send` request given as a JSON object — the bus's requests and the
-//! MCP tools' arguments alike — checked by one set of rules, the command line's: `limit` an
-//! integer 1..=200, `scope` one of three words, booleans booleans, `to` and `message` required
-//! strings. A wrong field is a [`BadRequest`] naming it; nothing is sent.
+//! The fields of a `list` or `send` request given as JSON — a bus request and an MCP tool's
+//! arguments alike — read by one set of rules, the command line's: `limit` an integer
+//! 1..=[`MAX_LIMIT`](super::list::MAX_LIMIT), `scope` one of three words, booleans booleans,
+//! `to` and `message` required strings. A wrong field is a [`BadRequest`] naming it; nothing is
+//! sent.
 
-use super::list::{ListRequest, Scope};
+use super::list::{ListRequest, MAX_LIMIT, Scope};
 use super::send::SendRequest;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 /// Why a request's fields were not accepted (the `bad_request` message).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -17,72 +18,101 @@ impl std::fmt::Display for BadRequest {
     }
 }
 
-/// The most rows a list returns, and the least.
-pub const LIMIT_RANGE: std::ops::RangeInclusive<u64> = 1..=200;
-
-fn opt_bool(v: &Map<String, Value>, key: &str) -> Result<Option<bool>, BadRequest> {
-    match v.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::Bool(b)) => Ok(Some(*b)),
-        Some(_) => Err(BadRequest(format!("'{key}' must be a boolean"))),
-    }
+/// The fields of a list (as on the command line).
+#[derive(serde::Deserialize)]
+struct ListFields {
+    #[serde(default)]
+    scope: Option<Scope>,
+    #[serde(default)]
+    include_subagents: Option<bool>,
+    #[serde(default)]
+    limit: Option<u16>,
 }
 
-/// A string field, or none when absent or null.
-pub fn opt_str<'a>(v: &'a Map<String, Value>, key: &str) -> Result<Option<&'a str>, BadRequest> {
-    match v.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s)),
-        Some(_) => Err(BadRequest(format!("'{key}' must be a string"))),
-    }
+/// The fields of a send (as on the command line).
+#[derive(serde::Deserialize)]
+struct SendFields {
+    #[serde(default)]
+    to: Option<String>,
+    #[serde(default)]
+    message: Option<String>,
+    #[serde(default)]
+    summary: Option<String>,
+    #[serde(default)]
+    dedupe: Option<bool>,
 }
 
-/// `scope`, `include_subagents`, `limit`; absent fields take the command line's defaults.
-pub fn list_request(v: &Map<String, Value>) -> Result<ListRequest, BadRequest> {
-    let mut req = ListRequest::default();
-    if let Some(b) = opt_bool(v, "include_subagents")? {
-        req.include_subagents = b;
-    }
-    match v.get("limit") {
-        None | Some(Value::Null) => {}
-        Some(n) => match n.as_u64().filter(|n| LIMIT_RANGE.contains(n)) {
-            Some(n) => req.limit = n as usize,
-            None => {
-                return Err(BadRequest(format!(
-                    "'limit' must be an integer from {} to {}",
-                    LIMIT_RANGE.start(),
-                    LIMIT_RANGE.end()
-                )));
-            }
-        },
-    }
-    req.scope = match opt_str(v, "scope")? {
-        None | Some("workspace") => Scope::Workspace,
-        Some("machine") => Scope::Machine,
-        Some("session") => Scope::Session,
-        Some(_) => {
-            return Err(BadRequest(
-                "'scope' must be workspace, machine or session".into(),
-            ));
+/// What a parsed request asks.
+#[derive(Debug)]
+pub enum Op {
+    List(ListRequest),
+    Send(SendRequest),
+}
+
+/// The fields of `v` as `T`; a wrong one is named.
+fn fields<T: serde::de::DeserializeOwned>(v: Value) -> Result<T, BadRequest> {
+    serde_path_to_error::deserialize(v).map_err(|e| {
+        let at = e.path().to_string();
+        BadRequest(if at == "." {
+            e.inner().to_string()
+        } else {
+            format!("'{at}': {}", e.inner())
+        })
+    })
+}
+
+/// Reads the request in `v`: an object whose `op` is `list` or `send`, with that operation's
+/// fields (absent ones take the command line's defaults).
+pub fn parse(mut v: Value) -> Result<Op, BadRequest> {
+    let Some(obj) = v.as_object_mut() else {
+        return Err(BadRequest("the request must be a JSON object".into()));
+    };
+    let op = match obj.remove("op") {
+        Some(Value::String(op)) => op,
+        None | Some(Value::Null) => {
+            return Err(BadRequest("'op' is required: list or send".into()));
+        }
+        Some(other) => {
+            return Err(BadRequest(format!(
+                "'op' must be list or send, not {other}"
+            )));
         }
     };
-    Ok(req)
-}
-
-/// `to`, `message`, `summary`, `dedupe` (default true).
-pub fn send_request(v: &Map<String, Value>) -> Result<SendRequest, BadRequest> {
-    let to = opt_str(v, "to")?.unwrap_or_default();
-    if to.trim().is_empty() {
-        return Err(BadRequest("'to' is required".into()));
-    }
-    let Some(message) = opt_str(v, "message")? else {
-        return Err(BadRequest("'message' is required".into()));
-    };
-    Ok(SendRequest {
-        to: to.to_string(),
-        text: message.to_string(),
-        summary: opt_str(v, "summary")?.map(str::to_string),
-        dedupe: opt_bool(v, "dedupe")?.unwrap_or(true),
+    Ok(match op.as_str() {
+        "list" => {
+            let f: ListFields = fields(v)?;
+            let limit = f.limit.unwrap_or(50);
+            if !(1..=MAX_LIMIT).contains(&limit) {
+                return Err(BadRequest(format!(
+                    "'limit' must be an integer from 1 to {MAX_LIMIT}"
+                )));
+            }
+            Op::List(ListRequest {
+                scope: f.scope.unwrap_or_default(),
+                include_subagents: f.include_subagents.unwrap_or(false),
+                limit: limit as usize,
+            })
+        }
+        "send" => {
+            let f: SendFields = fields(v)?;
+            let Some(to) = f.to.filter(|t| !t.trim().is_empty()) else {
+                return Err(BadRequest("'to' is required".into()));
+            };
+            let Some(text) = f.message else {
+                return Err(BadRequest("'message' is required".into()));
+            };
+            Op::Send(SendRequest {
+                to,
+                text,
+                summary: f.summary,
+                dedupe: f.dedupe.unwrap_or(true),
+            })
+        }
+        other => {
+            return Err(BadRequest(format!(
+                "'op' must be list or send, not '{other}'"
+            )));
+        }
     })
 }
 
@@ -91,39 +121,52 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn obj(v: Value) -> Map<String, Value> {
-        v.as_object().cloned().unwrap()
-    }
-
     #[test]
     fn defaults_ranges_and_types() {
-        let r = list_request(&obj(json!({}))).unwrap();
+        let Ok(Op::List(r)) = parse(json!({"op": "list"})) else {
+            panic!()
+        };
         assert_eq!(
             (r.scope, r.include_subagents, r.limit),
             (Scope::Workspace, false, 50)
         );
-        let r = list_request(&obj(json!({"scope": "machine", "limit": 200}))).unwrap();
+        let Ok(Op::List(r)) = parse(json!({"op": "list", "scope": "machine", "limit": 200})) else {
+            panic!()
+        };
         assert_eq!((r.scope, r.limit), (Scope::Machine, 200));
         for bad in [
-            json!({"limit": 0}),
-            json!({"limit": 201}),
-            json!({"limit": 2.5}),
-            json!({"limit": "5"}),
-            json!({"scope": "galaxy"}),
-            json!({"include_subagents": "yes"}),
+            json!({"op": "list", "limit": 0}),
+            json!({"op": "list", "limit": 201}),
+            json!({"op": "list", "limit": 2.5}),
+            json!({"op": "list", "limit": "5"}),
+            json!({"op": "list", "scope": "galaxy"}),
+            json!({"op": "list", "include_subagents": "yes"}),
+            json!({"op": "dance"}),
+            json!({"op": "send", "message": "m"}),
+            json!({"op": "send", "to": " ", "message": "m"}),
+            json!({"op": "send", "to": "a"}),
+            json!({"op": "send", "to": "a", "message": 5}),
+            json!({"op": "send", "to": "a", "message": "m", "summary": ["x"]}),
         ] {
-            assert!(list_request(&obj(bad.clone())).is_err(), "{bad}");
+            assert!(parse(bad.clone()).is_err(), "{bad}");
         }
-        let s = send_request(&obj(json!({"to": "a", "message": "m"}))).unwrap();
+        // Each wrong field is named.
+        for (bad, field) in [
+            (json!({"op": "list", "limit": "5"}), "'limit'"),
+            (json!({"op": "list", "scope": 3}), "'scope'"),
+            (json!({"op": "send", "to": "a", "message": 5}), "'message'"),
+            (
+                json!({"op": "send", "to": "a", "message": "m", "dedupe": "no"}),
+                "'dedupe'",
+            ),
+            (json!({"op": "dance"}), "'op'"),
+        ] {
+            let e = parse(bad.clone()).unwrap_err();
+            assert!(e.0.starts_with(field), "{bad}: {e}");
+        }
+        let Ok(Op::Send(s)) = parse(json!({"op": "send", "to": "a", "message": "m"})) else {
+            panic!()
+        };
         assert!(s.dedupe && s.summary.is_none());
-        for bad in [
-            json!({"message": "m"}),
-            json!({"to": " ", "message": "m"}),
-            json!({"to": "a"}),
-            json!({"to": "a", "message": 5}),
-            json!({"to": "a", "message": "m", "summary": ["x"]}),
-        ] {
-            assert!(send_request(&obj(bad.clone())).is_err(), "{bad}");
-        }
     }
 }

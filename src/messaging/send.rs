@@ -515,6 +515,11 @@ pub fn target_config(ctx: &Ctx, t: &Target) -> crate::config::MessagingConfig {
 
 /// Sends one message. Identity is `caller`, already verified.
 pub fn send(ctx: &Ctx, caller: &Caller, req: &SendRequest) -> Result<SendResult, Error> {
+    if address::normalize(&req.to).trim().is_empty() {
+        return Err(Error::Usage(
+            "--to is empty: give a session's name or id (see send-message list)".into(),
+        ));
+    }
     let id = frame::new_id();
     let m = ctx.m().clone();
     let summary = limits::summary_of(req.summary.as_deref());

@@ -59,28 +59,36 @@ pub fn remove(home: &Path, session_id: &str) {
     }
 }
 
-/// Every entry whose process is alive. Entries without a pid cannot be checked and are left out.
-pub fn live_sessions(home: &Path) -> Vec<LiveSession> {
+/// Every entry that parses, alive or not (the one reader of the folder).
+pub fn entries(home: &Path) -> Vec<Entry> {
     let Ok(list) = std::fs::read_dir(dir(home)) else {
         return Vec::new();
     };
-    let mut out = Vec::new();
-    for e in list.flatten() {
-        let Ok(text) = std::fs::read_to_string(e.path()) else {
-            continue;
-        };
-        let Ok(entry) = serde_json::from_str::<Entry>(&text) else {
-            continue;
-        };
-        let Some(pid) = entry.pid else { continue };
-        if crate::liveness::is_alive(pid, entry.proc_start.as_deref()) {
-            out.push(LiveSession {
-                session_id: entry.session_id,
-                cwd: entry.cwd,
-                pid: Some(pid),
-                source: "suite",
-            });
-        }
+    list.flatten()
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".json"))
+        .filter_map(|e| std::fs::read_to_string(e.path()).ok())
+        .filter_map(|text| serde_json::from_str::<Entry>(&text).ok())
+        .collect()
+}
+
+impl Entry {
+    /// True while its client process runs. An entry without a pid cannot be checked: false.
+    pub fn alive(&self) -> bool {
+        self.pid
+            .is_some_and(|pid| crate::liveness::is_alive(pid, self.proc_start.as_deref()))
     }
-    out
+}
+
+/// Every entry whose process is alive. Entries without a pid cannot be checked and are left out.
+pub fn live_sessions(home: &Path) -> Vec<LiveSession> {
+    entries(home)
+        .into_iter()
+        .filter(Entry::alive)
+        .map(|entry| LiveSession {
+            session_id: entry.session_id,
+            cwd: entry.cwd,
+            pid: entry.pid,
+            source: "suite",
+        })
+        .collect()
 }

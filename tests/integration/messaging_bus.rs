@@ -187,6 +187,23 @@ fn bad_token_bad_request_oversized_and_idle() {
     assert_eq!(v["error"]["code"], "bad_request", "{v}");
     let v = ask(&srv.sock, "not json\n");
     assert_eq!(v["error"]["code"], "bad_request");
+    // The error names the forms a request may take.
+    let msg = v["error"]["message"].as_str().unwrap();
+    assert!(msg.contains(r#"{"type":"auth","token":…}"#), "{msg}");
+    // The client's own socket form: an auth line, then the request.
+    let v = ask(
+        &srv.sock,
+        &format!(
+            "{{\"type\":\"auth\",\"token\":\"{}\"}}\n{{\"op\":\"list\"}}\n",
+            a.token
+        ),
+    );
+    assert_eq!(v["ok"], true, "{v}");
+    let v = ask(
+        &srv.sock,
+        "{\"type\":\"auth\",\"token\":\"0000\"}\n{\"op\":\"list\"}\n",
+    );
+    assert_eq!(v["error"]["code"], "unauthenticated", "{v}");
     // Over 1 MiB (counted in UTF-8 bytes: 'é' is two).
     let big = format!(
         r#"{{"token":"{}","op":"send","to":"a","message":"{}"}}"#,

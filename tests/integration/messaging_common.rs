@@ -185,6 +185,16 @@ impl Bed {
 
     /// A running fake session.
     pub fn live(&mut self, spec: Spec) -> Fake {
+        self.live_as(spec, |_, _| {
+            let mut c = Command::new("sleep");
+            c.arg("600");
+            c
+        })
+    }
+
+    /// A running fake session whose "client" is the process `client(id, token)` makes (it
+    /// starts with the session's id and the client's child token in its environment).
+    pub fn live_as(&mut self, spec: Spec, client: impl FnOnce(&str, &str) -> Command) -> Fake {
         self.counter += 1;
         let n = self.counter;
         let id = uuid(n);
@@ -192,14 +202,17 @@ impl Bed {
             .cwd
             .clone()
             .unwrap_or_else(|| self.repo.path().to_path_buf());
-        let child = Command::new("sleep")
-            .arg("600")
+        let token = format!("{:032x}", 0xabcdef00u64 + n as u64);
+        let mut cmd = client(&id, &token);
+        self.env(&mut cmd);
+        let child = cmd
+            .env("CLAUDE_CODE_SESSION_ID", &id)
+            .env("CLAUDE_CODE_MESSAGING_TOKEN", format!("child-{token}"))
             .stdin(Stdio::null())
             .spawn()
             .unwrap();
         let pid = child.id();
         let start = session_lock::liveness::start_time(pid).unwrap();
-        let token = format!("{:032x}", 0xabcdef00u64 + n as u64);
         let socket = spec
             .socket
             .then(|| self.dir.path().join(format!("s{n}.sock")));

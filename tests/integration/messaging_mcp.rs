@@ -86,6 +86,12 @@ fn answer(text: &str) -> Value {
     serde_json::from_str(line).unwrap_or_else(|e| panic!("no JSON answer ({e}): {text}"))
 }
 
+/// A send the target's client took or will take: what reaches its model is checked apart.
+/// (`queued`: written, not yet confirmed in its transcript when the send returned.)
+fn on_its_way(sent: &Value) -> bool {
+    ["delivered", "accepted", "queued"].contains(&sent["status"].as_str().unwrap_or(""))
+}
+
 fn finish(s: Session) {
     s.wait_timeout(Duration::from_secs(60)).assert_success();
 }
@@ -171,13 +177,9 @@ fn a_session_lists_and_sends_by_name_over_mcp_and_nobody_can_send_as_another() {
         ),
         done("A-PROMPT"),
     ]);
-    // B prompts for permissions (the client's default mode), so its client takes a message
-    // whatever mode the sender's frame declares: this test is about the tools, not the modes.
     let b = w
         .session(&claude, &model, "B-PROMPT", "worker-b")
         .session_id(&b_id)
-        .permission_mode(Some("default"))
-        .args(["--allowedTools", "Bash"])
         .spawn();
     wait_busy(&w, &model, "B-PROMPT", "worker-b");
 
@@ -241,10 +243,7 @@ fn a_session_lists_and_sends_by_name_over_mcp_and_nobody_can_send_as_another() {
     );
 
     let sent = answer(&r[2]);
-    assert!(
-        sent["status"] == "delivered" || sent["status"] == "accepted",
-        "{sent}"
-    );
+    assert!(on_its_way(&sent), "{sent}");
     assert_eq!(sent["target"]["id"], b_id.as_str(), "{sent}");
     let id = sent["message_id"].as_str().unwrap();
 
@@ -260,7 +259,7 @@ fn a_session_lists_and_sends_by_name_over_mcp_and_nobody_can_send_as_another() {
                 && t.contains("hello over mcp")
                 && t.contains("<cross-session-message")
         ),
-        "B never saw it: {seen:?}"
+        "B never saw {sent}: {seen:?}"
     );
     let everything_b: String = conversation(&model, "B-PROMPT")
         .iter()
@@ -339,10 +338,7 @@ fn an_ambiguous_name_returns_candidates_and_a_retry_by_id_succeeds() {
     assert_eq!(ids, want, "{amb}");
 
     let by_id = answer(&r[1]);
-    assert!(
-        by_id["status"] == "delivered" || by_id["status"] == "accepted",
-        "{by_id}"
-    );
+    assert!(on_its_way(&by_id), "{by_id}");
     assert_eq!(by_id["target"]["id"], t1.as_str());
     let first: String = conversation(&model, "T1-PROMPT")
         .iter()

@@ -1,7 +1,9 @@
 //! `send-message send|list|status` through the real binary, against fake live sessions.
 
+use crate::lifecycle_support::eventually;
 use crate::messaging_common::{Bed, Spec, ops};
 use serde_json::json;
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 #[test]
@@ -254,4 +256,97 @@ fn message_from_stdin_and_list_text() {
         text.contains("reader") && text.contains("offline"),
         "{text}"
     );
+}
+
+/// Stands in for a session's client: once `$GO` exists it runs `$RUN` in a shell of its own, the
+/// way the client runs a Bash call (that shell starts with the client's child token), then idles.
+const CLIENT_SH: &str =
+    r#"while [ ! -e "$GO" ]; do sleep 0.02; done; sh -c "$RUN; true"; sleep 60"#;
+
+/// Runs `run` (a shell command writing its answer to `$OUT`) inside a fake session's process
+/// tree; returns what it wrote.
+fn inside_a_session(bed: &mut Bed, name: &str, run: &str) -> String {
+    let n = bed.dir.path().join(format!("{name}.out"));
+    let go = bed.dir.path().join(format!("{name}.go"));
+    let _s = bed.live_as(Spec::named(name), |_, _| {
+        let mut c = Command::new("sh");
+        c.args(["-c", CLIENT_SH])
+            .env("GO", &go)
+            .env("RUN", run)
+            .env("OUT", &n)
+            .env("BIN", crate::messaging_common::BIN);
+        c
+    });
+    std::fs::write(&go, "").unwrap();
+    assert!(
+        eventually(Duration::from_secs(20), || n.exists()),
+        "the command inside the session never finished"
+    );
+    std::fs::read_to_string(&n).unwrap()
+}
+
+#[test]
+fn issue13_a_wrong_token_is_unauthenticated_even_inside_the_session() {
+    let mut bed = Bed::new();
+    let target = bed.live(Spec::named("target"));
+    let send = |token: &str| {
+        format!(
+            r#"CLAUDE_CODE_MESSAGING_TOKEN={token} "$BIN" --json send --to target hi > "$OUT.tmp" 2>&1; echo "exit $?" >> "$OUT.tmp"; mv "$OUT.tmp" "$OUT""#
+        )
+    };
+    let wrong = inside_a_session(&mut bed, "wrong", &send("0123456789abcdef0123456789abcdef"));
+    assert!(wrong.contains("exit 8"), "{wrong}");
+    assert!(wrong.contains("does not match"), "{wrong}");
+    assert!(
+        target.received().is_empty(),
+        "nothing sent with a wrong token"
+    );
+    // The token the client gave the session's shell is accepted.
+    let right = inside_a_session(&mut bed, "right", &send("\"$CLAUDE_CODE_MESSAGING_TOKEN\""));
+    assert!(right.contains("exit 0"), "{right}");
+    assert_eq!(target.wait_received(1).len(), 1);
+}
+
+#[test]
+fn issue13_small_input_rules() {
+    let mut bed = Bed::new();
+    let a = bed.live(Spec::named("reader"));
+    // Over the limit on stdin, in characters of three bytes: refused for its size.
+    let mut c = bed.cmd(None);
+    c.args(["--json", "send", "--to", "reader", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    let big = "€".repeat(100_000);
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        use std::io::Write;
+        let _ = stdin.write_all(big.as_bytes());
+    });
+    let (code, v, _) = crate::messaging_common::parse(child.wait_with_output().unwrap());
+    let _ = writer.join();
+    assert_eq!((code, v["status"].as_str()), (8, Some("refused")), "{v}");
+    let detail = v["detail"].as_str().unwrap();
+    assert!(detail.contains("over 65536 bytes"), "{detail}");
+    // --repo that does not exist, --to that is empty: usage errors, one JSON object each.
+    for args in [
+        &["--repo", "/nonexistent/repo", "send", "--to", "reader", "x"][..],
+        &["send", "--to", "", "x"],
+        &["send", "--to", "@", "x"],
+    ] {
+        let (code, v, err) = bed.run(None, args);
+        assert_eq!(code, 2, "{args:?}: {v} {err}");
+        assert_eq!(v["status"], "error", "{args:?}: {v}");
+        assert!(!v["error"].as_str().unwrap().is_empty());
+    }
+    let (_, v, _) = bed.run(None, &["--repo", "/nonexistent/repo", "list"]);
+    assert!(
+        v["error"].as_str().unwrap().contains("/nonexistent/repo"),
+        "{v}"
+    );
+    // Any failure under --json is one JSON object: here an unknown message id.
+    let (code, v, _) = bed.run(None, &["status", "no-such-id"]);
+    assert_eq!((code, v["status"].as_str()), (6, Some("error")), "{v}");
+    assert!(a.received().is_empty());
 }

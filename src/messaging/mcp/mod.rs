@@ -29,7 +29,7 @@ pub mod tools;
 pub mod wire;
 
 use super::identity::{self, Caller};
-use super::request::{self, BadRequest};
+use super::request::{self, BadRequest, Op};
 use super::{Ctx, wake};
 use serde_json::{Map, Value, json};
 use std::io::{BufRead, Write};
@@ -158,24 +158,19 @@ impl Server {
             });
         };
         tools::check_fields(def, args)?;
-        match tool {
-            tools::LIST => {
-                let req = request::list_request(args)?;
-                let caller = self.caller()?;
-                let ctx = self.ctx(&caller)?;
-                Ok(render(&super::list::list(&ctx, &caller, &req)))
-            }
-            _ => {
-                let req = request::send_request(args)?;
-                let caller = self.caller()?;
-                let ctx = self.ctx(&caller)?;
-                super::send::send(&ctx, &caller, &req)
-                    .map(|r| render(&r))
-                    .map_err(|e| CallError {
-                        code: "failed",
-                        message: e.to_string(),
-                    })
-            }
+        let mut fields = args.clone();
+        fields.insert("op".into(), json!(def.op));
+        let op = request::parse(Value::Object(fields))?;
+        let caller = self.caller()?;
+        let ctx = self.ctx(&caller)?;
+        match op {
+            Op::List(req) => Ok(render(&super::list::list(&ctx, &caller, &req))),
+            Op::Send(req) => super::send::send(&ctx, &caller, &req)
+                .map(|r| render(&r))
+                .map_err(|e| CallError {
+                    code: "failed",
+                    message: e.to_string(),
+                }),
         }
     }
 

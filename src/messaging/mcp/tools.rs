@@ -13,19 +13,22 @@ pub const INSTRUCTIONS: &str = "Messaging between the Claude Code sessions on th
 list_session_agents shows the sessions you may message; send_session_message sends one of them \
 a message by name or id. The sender is always this session.";
 
-/// One tool: its name and the arguments it takes.
+/// One tool: its name, the operation it runs (the bus's `op`) and the arguments it takes.
 pub struct Tool {
     pub name: &'static str,
+    pub op: &'static str,
     pub fields: &'static [&'static str],
 }
 
 pub const TOOLS: [Tool; 2] = [
     Tool {
         name: LIST,
+        op: "list",
         fields: &["scope", "include_subagents", "limit"],
     },
     Tool {
         name: SEND,
+        op: "send",
         fields: &["to", "message", "summary"],
     },
 ];
@@ -220,14 +223,16 @@ mod tests {
         );
         assert!(s.get("required").is_none(), "every list field is optional");
         // The schema's range is the one the server enforces.
-        for n in [0u64, 1, 50, 200, 201] {
-            let args = json!({"limit": n}).as_object().cloned().unwrap();
+        for n in [0u64, 1, 50, 200, 201, 70_000] {
             let in_schema = (1..=200).contains(&n);
-            assert_eq!(request::list_request(&args).is_ok(), in_schema, "limit {n}");
+            let parsed = request::parse(json!({"op": "list", "limit": n}));
+            assert_eq!(parsed.is_ok(), in_schema, "limit {n}");
         }
         for scope in p["scope"]["enum"].as_array().unwrap() {
-            let args = json!({"scope": scope}).as_object().cloned().unwrap();
-            assert!(request::list_request(&args).is_ok(), "{scope}");
+            assert!(
+                request::parse(json!({"op": "list", "scope": scope})).is_ok(),
+                "{scope}"
+            );
         }
         let out = &def(LIST)["outputSchema"];
         assert_eq!(
