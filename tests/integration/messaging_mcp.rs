@@ -35,13 +35,23 @@ fn wired() -> World {
     w
 }
 
-/// A session's first turn: a Bash call slow enough for the others to act while it runs.
-fn slow(marker: &str, secs: u32) -> Turn {
-    Turn::tool_use(
-        "Bash",
-        json!({"command": format!("sleep {secs}; echo slept"), "description": "slow"}),
-    )
-    .when(marker)
+/// A session's first turn: a Bash call that runs until the test releases it (at most two
+/// minutes), so the others act while it is busy however slow the machine is.
+fn busy_until_released(marker: &str, release: &Path) -> Turn {
+    let wait = format!(
+        "for i in $(seq 1200); do [ -e '{}' ] && break; sleep 0.1; done; echo released",
+        release.display()
+    );
+    Turn::tool_use("Bash", json!({"command": wait, "description": "wait"})).when(marker)
+}
+
+/// Lets every `busy_until_released` call end.
+fn release(w: &World) {
+    std::fs::write(release_file(w), "").unwrap();
+}
+
+fn release_file(w: &World) -> std::path::PathBuf {
+    w.state().join("release")
 }
 
 fn done(marker: &str) -> Turn {
@@ -107,9 +117,19 @@ fn all_state(root: &Path) -> String {
     out
 }
 
+/// A child process killed and reaped when the test ends, passed or not.
+struct Reaped(Child);
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// `send-message mcp` started by the test itself, outside any session.
 struct Outside {
-    child: Child,
+    child: Reaped,
     out: BufReader<std::process::ChildStdout>,
 }
 
@@ -131,11 +151,14 @@ impl Outside {
             .spawn()
             .unwrap();
         let out = BufReader::new(child.stdout.take().unwrap());
-        Outside { child, out }
+        Outside {
+            child: Reaped(child),
+            out,
+        }
     }
 
     fn ask(&mut self, msg: Value) -> Value {
-        let input = self.child.stdin.as_mut().unwrap();
+        let input = self.child.0.stdin.as_mut().unwrap();
         writeln!(input, "{msg}").unwrap();
         input.flush().unwrap();
         let mut line = String::new();
@@ -148,20 +171,13 @@ impl Outside {
     }
 }
 
-impl Drop for Outside {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 #[test]
 fn a_session_lists_and_sends_by_name_over_mcp_and_nobody_can_send_as_another() {
     let claude = require_claude!();
     let w = wired();
     let b_id = new_uuid();
     let model = FakeModel::start(vec![
-        slow("B-PROMPT", 15),
+        busy_until_released("B-PROMPT", &release_file(&w)),
         done("B-PROMPT"),
         tool(LIST, json!({}), "A-PROMPT"),
         // A forged sender: the tool has no such argument.
@@ -211,6 +227,7 @@ fn a_session_lists_and_sends_by_name_over_mcp_and_nobody_can_send_as_another() {
 
     let a = w.session(&claude, &model, "A-PROMPT", "alpha").spawn();
     let r = results(&model, "A-PROMPT", 3);
+    release(&w);
     let a_done = a.wait_timeout(Duration::from_secs(60));
     a_done.assert_success();
     finish(b);
@@ -286,9 +303,9 @@ fn an_ambiguous_name_returns_candidates_and_a_retry_by_id_succeeds() {
     let w = wired();
     let (t1, t2) = (new_uuid(), new_uuid());
     let model = FakeModel::start(vec![
-        slow("T1-PROMPT", 8),
+        busy_until_released("T1-PROMPT", &release_file(&w)),
         done("T1-PROMPT"),
-        slow("T2-PROMPT", 8),
+        busy_until_released("T2-PROMPT", &release_file(&w)),
         done("T2-PROMPT"),
         tool(
             SEND,
@@ -320,6 +337,7 @@ fn an_ambiguous_name_returns_candidates_and_a_retry_by_id_succeeds() {
     );
     let a = w.session(&claude, &model, "A-PROMPT", "alpha").spawn();
     let r = results(&model, "A-PROMPT", 2);
+    release(&w);
     finish(a);
     finish(one);
     finish(two);
@@ -381,18 +399,20 @@ fn cli_bus_and_mcp_list_answer_the_same_bytes() {
         ),
     )
     .unwrap();
-    let mut bus = Command::new(SEND_MESSAGE)
-        .args(["serve", "--socket"])
-        .arg(&sock)
-        .env("HOME", w.home.path())
-        .env("SESSION_LOCK_HOME", w.state())
-        .current_dir(w.repo.path())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let _bus = Reaped(
+        Command::new(SEND_MESSAGE)
+            .args(["serve", "--socket"])
+            .arg(&sock)
+            .env("HOME", w.home.path())
+            .env("SESSION_LOCK_HOME", w.state())
+            .current_dir(w.repo.path())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
     wait_for("the bus", Duration::from_secs(10), || sock.exists());
     let model = FakeModel::start(vec![
-        slow("B-PROMPT", 12),
+        busy_until_released("B-PROMPT", &release_file(&w)),
         done("B-PROMPT"),
         tool(
             "Bash",
@@ -411,10 +431,9 @@ fn cli_bus_and_mcp_list_answer_the_same_bytes() {
     wait_busy(&w, &model, "B-PROMPT", "worker-b");
     let a = w.session(&claude, &model, "A-PROMPT", "alpha").spawn();
     let r = results(&model, "A-PROMPT", 3);
+    release(&w);
     finish(a);
     finish(b);
-    let _ = bus.kill();
-    let _ = bus.wait();
 
     let cli = r[0].trim();
     let bus_line = r[1].trim();
