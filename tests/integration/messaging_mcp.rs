@@ -329,7 +329,7 @@ fn an_ambiguous_name_returns_candidates_and_a_retry_by_id_succeeds() {
         .spawn();
     wait_for(
         "both twins in their slow call",
-        Duration::from_secs(40),
+        Duration::from_secs(120),
         || {
             !conversation(&model, "T1-PROMPT").is_empty()
                 && !conversation(&model, "T2-PROMPT").is_empty()

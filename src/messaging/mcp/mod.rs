@@ -248,25 +248,10 @@ pub fn tool_result(answer: Result<String, CallError>) -> Value {
     r
 }
 
-/// Serves `input` → `output` until `input` ends.
-pub fn serve(server: &Server, input: impl BufRead, mut output: impl Write) -> std::io::Result<()> {
-    for line in input.lines() {
-        let line = line?;
-        if line.trim().is_empty() {
-            continue;
-        }
-        let answer = match serde_json::from_str::<Value>(&line) {
-            Ok(msg) if msg.is_object() => server.handle(&msg),
-            _ => Some(
-                json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": "parse error: one JSON-RPC object per line"}}),
-            ),
-        };
-        if let Some(a) = answer {
-            writeln!(output, "{a}")?;
-            output.flush()?;
-        }
-    }
-    Ok(())
+/// Serves `input` → `output` until `input` ends (the MCP stdio transport run-agent's proxy
+/// uses too).
+pub fn serve(server: &Server, input: impl BufRead, output: impl Write) -> std::io::Result<()> {
+    crate::agent::mcp_proxy::serve_lines(input, output, &mut |msg| server.handle(msg))
 }
 
 /// `send-message mcp` on this process's stdin/stdout, serving the session that started it.
