@@ -65,12 +65,6 @@ impl Client {
     }
 }
 
-/// Who the calls come from: a parent to look up, or a fixed caller (tests of the rendering).
-pub enum Who {
-    Parent(Option<Client>),
-    Fixed(Caller),
-}
-
 /// A tool call's failure that is not an answer of list/send.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CallError {
@@ -89,7 +83,8 @@ impl From<BadRequest> for CallError {
 
 /// The server's state: who it serves and how each call gets its context.
 pub struct Server {
-    pub who: Who,
+    /// The process that started the server (`None` when the kernel did not say).
+    pub client: Option<Client>,
     /// The folder the server runs in (the session's project folder).
     pub cwd: PathBuf,
     pub waker: Arc<dyn wake::Waker>,
@@ -104,10 +99,9 @@ impl Server {
                 "{why}; this server answers only the Claude Code session that started it, so it refuses every call (start it through the session's .mcp.json, not by hand)"
             ),
         };
-        match &self.who {
-            Who::Fixed(c) => Ok(c.clone()),
-            Who::Parent(None) => Err(refuse("this server's parent process is unknown".into())),
-            Who::Parent(Some(client)) => {
+        match &self.client {
+            None => Err(refuse("this server's parent process is unknown".into())),
+            Some(client) => {
                 // The parent now must still be the process that started us.
                 let now = Client::parent();
                 if now.as_ref() != Some(client) {
@@ -257,7 +251,7 @@ pub fn serve(server: &Server, input: impl BufRead, output: impl Write) -> std::i
 /// `send-message mcp` on this process's stdin/stdout, serving the session that started it.
 pub fn run(cwd: PathBuf, waker: Arc<dyn wake::Waker>) -> std::io::Result<()> {
     let server = Server {
-        who: Who::Parent(Client::parent()),
+        client: Client::parent(),
         cwd,
         waker,
     };
@@ -271,9 +265,9 @@ mod tests {
     use crate::messaging::list::{ListRequest, select};
     use crate::messaging::{SendResult, SendStatus};
 
-    fn server(who: Who) -> Server {
+    fn server(client: Option<Client>) -> Server {
         Server {
-            who,
+            client,
             cwd: std::env::temp_dir(),
             waker: Arc::new(wake::AgentWaker),
         }
@@ -380,7 +374,7 @@ mod tests {
 
     #[test]
     fn protocol_versions_tools_and_methods() {
-        let s = server(Who::Parent(None));
+        let s = server(None);
         let out = rpc(
             &s,
             &[
@@ -427,8 +421,8 @@ mod tests {
     #[test]
     fn outside_a_session_every_call_is_refused() {
         // This test's parent is not a client session; nor is an unknown parent.
-        for who in [Who::Parent(Client::parent()), Who::Parent(None)] {
-            let s = server(who);
+        for client in [Client::parent(), None] {
+            let s = server(client);
             let r = call(&s, tools::LIST, json!({}));
             assert_eq!(error_code(&r), "unauthenticated");
             assert!(
@@ -444,7 +438,7 @@ mod tests {
 
     #[test]
     fn malformed_calls_are_bad_requests() {
-        let s = server(Who::Parent(None));
+        let s = server(None);
         for (tool, args) in [
             (tools::LIST, json!({"limit": 0})),
             (tools::LIST, json!({"limit": "5"})),
