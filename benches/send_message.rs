@@ -3,11 +3,14 @@
 //! writes the target's socket and sees the message in its transcript.
 //!
 //! The "session" is this bench: a registry entry naming a `sleep` child (alive by pid + start
-//! time), a socket it listens on, and a transcript it appends each message to as soon as it reads
-//! it, as the client does. In the same run it measures the floor (`send-message --version`: a
-//! process start and argument parsing), a send with empty ledgers, and a send with 10 000 lines in
-//! each ledger. Run: `scripts/bench-send-message` or `cargo bench --bench send_message`
-//! (`SEND_BENCH_RUNS` sets the runs per case, default 60).
+//! time), a socket it listens on, and a transcript it appends each message to after a pause of
+//! `SEND_BENCH_CLIENT_MS` (default 40: about what the real client takes to write its queue line),
+//! as the client does. In the same run it measures the floor (`send-message --version`: a
+//! process start and argument parsing), a send with empty ledgers, and a send with 10 000 lines
+//! in each ledger; for each send, the client's own write time (socket read → transcript line)
+//! and ours after it (transcript line → `send` exited) are reported apart. Run:
+//! `scripts/bench-send-message` or `cargo bench --bench send_message` (`SEND_BENCH_RUNS` sets
+//! the runs per case, default 60).
 
 // The bench talks to a Unix domain socket, as the client's messaging socket is one.
 #[cfg(unix)]
@@ -34,7 +37,11 @@ mod unix {
         format!("{:.2} ms", d.as_secs_f64() * 1000.0)
     }
 
+    /// When the fake client read a line, and when it wrote it to the transcript.
+    type Writes = std::sync::Arc<std::sync::Mutex<Vec<(Instant, Instant)>>>;
+
     struct World {
+        writes: Writes,
         _dir: tempfile::TempDir,
         home: PathBuf,
         state: PathBuf,
@@ -98,11 +105,21 @@ mod unix {
         )
         .expect("registry");
         let listener = UnixListener::bind(&sock).expect("bind");
+        let writes: Writes = Default::default();
+        let log = writes.clone();
+        let pause = Duration::from_millis(
+            std::env::var("SEND_BENCH_CLIENT_MS")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(40),
+        );
         std::thread::spawn(move || {
             for conn in listener.incoming().flatten() {
                 let mut conn = conn;
                 let mut text = String::new();
                 let _ = conn.read_to_string(&mut text);
+                let read = Instant::now();
+                std::thread::sleep(pause);
                 let mut f = std::fs::OpenOptions::new()
                     .append(true)
                     .open(&transcript)
@@ -115,9 +132,12 @@ mod unix {
                         serde_json::json!({"type":"queue-operation","operation":"enqueue","content": v["message"]["content"]})
                     );
                 }
+                let _ = f.flush();
+                log.lock().expect("log").push((read, Instant::now()));
             }
         });
         World {
+            writes,
             _dir: dir,
             home,
             state,
@@ -183,7 +203,8 @@ mod unix {
         std::fs::write(m.join(format!("inbound/{}.jsonl", w.target)), inb).expect("inbound");
     }
 
-    fn sends(w: &World, runs: usize, tag: &str) -> Vec<Duration> {
+    /// One series: per send, (whole send, the client's write, ours after the client's write).
+    fn sends(w: &World, runs: usize, tag: &str) -> Vec<(Duration, Duration, Duration)> {
         (0..runs)
             .map(|i| {
                 let mut c = command(w);
@@ -194,10 +215,13 @@ mod unix {
                     "bench-target",
                     &format!("{tag} message {i}"),
                 ]);
-                time(c, |stdout| {
+                let whole = time(c, |stdout| {
                     let v: serde_json::Value = serde_json::from_slice(stdout).unwrap_or_default();
-                    assert_eq!(v["status"], "delivered", "{v}");
-                })
+                    assert_eq!(v["status"], "accepted", "{v}");
+                });
+                let end = Instant::now();
+                let (read, wrote) = w.writes.lock().expect("log").pop().expect("a write");
+                (whole, wrote - read, end.saturating_duration_since(wrote))
             })
             .collect()
     }
@@ -219,12 +243,12 @@ mod unix {
                 time(c, |_| {})
             })
             .collect();
-        let mut empty = sends(&w, runs, "empty");
+        let empty = sends(&w, runs, "empty");
         fill(&w, 10_000);
         let lines = std::fs::read_to_string(w.state.join("messaging/outbox/terminal.jsonl"))
             .map(|t| t.lines().count())
             .unwrap_or(0);
-        let mut full = sends(&w, runs, "full");
+        let full = sends(&w, runs, "full");
         let f = median(&mut floor);
         println!("send-message send to a live session ({runs} runs each)");
         println!(
@@ -233,15 +257,24 @@ mod unix {
             ms(p90(&mut floor))
         );
         for (name, v) in [
-            ("send, empty ledgers", &mut empty),
-            ("send, 10 000 ledger lines", &mut full),
+            ("send, empty ledgers", &empty),
+            ("send, 10 000 ledger lines", &full),
         ] {
-            let m = median(v);
+            let mut whole: Vec<Duration> = v.iter().map(|x| x.0).collect();
+            let mut client: Vec<Duration> = v.iter().map(|x| x.1).collect();
+            let mut after: Vec<Duration> = v.iter().map(|x| x.2).collect();
+            let m = median(&mut whole);
             println!(
                 "  {name:<32} median {}  p90 {}  (+{} over the baseline)",
                 ms(m),
-                ms(p90(v)),
+                ms(p90(&mut whole)),
                 ms(m.saturating_sub(f))
+            );
+            println!(
+                "    the client's own write: median {}   ours after it (to exit): median {}  p90 {}",
+                ms(median(&mut client)),
+                ms(median(&mut after)),
+                ms(p90(&mut after))
             );
         }
         println!("  (outbox held {lines} lines before the second series)");

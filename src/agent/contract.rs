@@ -300,9 +300,8 @@ pub fn build(
             push(d);
         }
     }
-    // `--` ends the options (and the variadic lists above): the prompt may start with `-`.
-    push("--");
-    push(&plan.prompt);
+    // The prompt goes on stdin, never in argv: argv is capped per argument (128 KiB on Linux)
+    // and any local user can read it with `ps`. With only stdin, `-p` takes stdin as the prompt.
 
     let mut remove_env: Vec<String> = SESSION_ENV.iter().map(|s| s.to_string()).collect();
     let mut set_env: Vec<(String, String)> = Vec::new();
@@ -382,7 +381,11 @@ mod tests {
         assert_eq!(after(&a, "--resume"), Some("abc-1"));
         assert_eq!(after(&a, "--tools"), Some("Read,Bash"));
         let i = a.iter().position(|x| x == "--disallowedTools").unwrap();
-        assert_eq!(&a[i + 1..], ["Bash(rm -rf:*)", "Edit", "--", "-- look"]);
+        assert_eq!(&a[i + 1..], ["Bash(rm -rf:*)", "Edit"]);
+        assert!(
+            !a.iter().any(|x| x.contains("look")),
+            "the prompt is not in argv: {a:?}"
+        );
         assert!(!a.iter().any(|x| x == "--bare" || x == "--setting-sources"));
         assert!(inv.set_env.is_empty(), "IS_SANDBOX only for bypass mode");
         assert!(inv.remove_env.contains(&"CLAUDECODE".to_string()));

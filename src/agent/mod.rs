@@ -7,8 +7,8 @@
 //!
 //! One run: check the options → load the env profile (fail closed) → resolve the contract (scope
 //! roots, workspace endpoint, the suite's `guard` and `run-agent`) → locate the CLI → spawn
-//! `claude -p --output-format stream-json --verbose … -- <prompt>` in `cwd` with stdin
-//! `/dev/null`, in its own process group → fold its stream → stop it at `timeoutMs` (SIGINT,
+//! `claude -p --output-format stream-json --verbose …` in `cwd`, in its own process group, the
+//! prompt written on its stdin (never argv) → fold its stream → stop it at `timeoutMs` (SIGINT,
 //! then SIGTERM, then SIGKILL) → the result. Nothing is spawned when a check fails.
 
 pub mod contract; // the CLI's argv and environment, the two restricted contracts
@@ -213,7 +213,10 @@ fn execute(
 ) -> RunAgentResult {
     let plan = &prepared.plan;
     let program = prepared.invocation.program.display().to_string();
-    let running = match process::Running::spawn(prepared.invocation.command(&plan.cwd)) {
+    let running = match process::Running::spawn(
+        prepared.invocation.command(&plan.cwd),
+        plan.prompt.clone().into_bytes(),
+    ) {
         Ok(r) => r,
         Err(e) => {
             return result.failed(Problem::new(

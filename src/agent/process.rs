@@ -6,7 +6,7 @@
 //! descendants noted while it ran (every second, by pid and start time) that are still alive,
 //! so no child outlives the run.
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
@@ -50,9 +50,11 @@ pub struct Running {
 }
 
 impl Running {
-    /// Spawns `cmd` (stdin, stdout, stderr and the process group are set here).
-    pub fn spawn(mut cmd: Command) -> std::io::Result<Running> {
-        cmd.stdin(Stdio::null())
+    /// Spawns `cmd` (stdin, stdout, stderr and the process group are set here) and writes
+    /// `input` to its stdin from a thread of its own (a prompt of any size cannot block the
+    /// run), then closes it.
+    pub fn spawn(mut cmd: Command, input: Vec<u8>) -> std::io::Result<Running> {
+        cmd.stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         #[cfg(unix)]
@@ -61,6 +63,12 @@ impl Running {
             cmd.process_group(0);
         }
         let mut child = cmd.spawn()?;
+        if let Some(mut stdin) = child.stdin.take() {
+            std::thread::spawn(move || {
+                // A CLI that exits before reading it all just closes the pipe: nothing to do.
+                let _ = stdin.write_all(&input);
+            });
+        }
         let (tx, lines) = channel();
         if let Some(out) = child.stdout.take() {
             std::thread::spawn(move || {
@@ -334,6 +342,10 @@ mod tests {
         c
     }
 
+    fn start(script: &str) -> Running {
+        Running::spawn(sh(script), Vec::new()).unwrap()
+    }
+
     /// Signals are delivered asynchronously: allow a moment.
     fn gone_soon(pid: u32) -> bool {
         let t0 = Instant::now();
@@ -364,7 +376,7 @@ mod tests {
 
     #[test]
     fn lines_are_read_and_the_exit_is_seen() {
-        let r = Running::spawn(sh("echo one; echo two >&2; echo three; exit 3")).unwrap();
+        let r = start("echo one; echo two >&2; echo three; exit 3");
         let (lines, stops, end) = drive_collecting(r, Duration::from_secs(30));
         assert!(stops.is_empty(), "no stop: {stops:?}");
         assert_eq!(lines, vec!["one", "three"]);
@@ -376,7 +388,7 @@ mod tests {
     #[test]
     fn a_deadline_interrupts_the_group_and_nothing_survives() {
         // The shell ignores nothing; its background child shares the group.
-        let r = Running::spawn(sh("sleep 60 & echo $!; wait")).unwrap();
+        let r = start("sleep 60 & echo $!; wait");
         let (lines, stops, end) = drive_collecting(r, Duration::from_millis(300));
         assert_eq!(end.stop, Some(Stop::Timeout));
         assert_eq!(stops, vec![(Stop::Timeout, "SIGINT")]);
@@ -388,10 +400,7 @@ mod tests {
 
     #[test]
     fn a_child_that_ignores_sigint_and_sigterm_is_killed() {
-        let r = Running::spawn(sh(
-            "trap '' INT TERM; echo ready; while :; do sleep 0.1; done",
-        ))
-        .unwrap();
+        let r = start("trap '' INT TERM; echo ready; while :; do sleep 0.1; done");
         let pid = r.pid();
         let cancel = AtomicBool::new(true);
         let t0 = Instant::now();
@@ -410,7 +419,7 @@ mod tests {
     fn descendants_left_behind_by_a_normal_exit_are_killed() {
         // The CLI's Bash commands run in sessions of their own; one still running when the CLI
         // exits is noted while it ran and killed after.
-        let r = Running::spawn(sh("setsid sleep 60 & echo $!; sleep 1.5; exit 0")).unwrap();
+        let r = start("setsid sleep 60 & echo $!; sleep 1.5; exit 0");
         let (lines, stops, end) = drive_collecting(r, Duration::from_secs(30));
         assert!(stops.is_empty(), "no stop: {stops:?}");
         assert_eq!(end.status.unwrap().code(), Some(0));
@@ -422,7 +431,7 @@ mod tests {
     fn descendants_in_other_sessions_are_found_and_killed() {
         // The shell leads its group, so `setsid` execs in place: $! is the sleep, in a session
         // of its own that no group signal reaches.
-        let mut r = Running::spawn(sh("setsid sleep 60 & echo $!; sleep 60")).unwrap();
+        let mut r = start("setsid sleep 60 & echo $!; sleep 60");
         let pid = r.pid();
         let line = r.lines.recv_timeout(Duration::from_secs(10)).unwrap();
         let bg: u32 = line.trim().parse().unwrap();

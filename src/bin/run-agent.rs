@@ -32,7 +32,7 @@ Exit codes:
 #[command(
     name = "run-agent",
     about = "Run one Claude Code agent turn headless and print its result as JSON.",
-    long_about = "Runs `claude -p --output-format stream-json` in --cwd with stdin closed, collects every main-level assistant text block, and prints one RunAgentResult object. Restricted runs: --read-only-scope-root (read-only review) and --workspace-unity-state (read-only plus the editor-state tool). Options may come as flags or as one RunAgentOptions JSON object on stdin (--json).",
+    long_about = "Runs `claude -p --output-format stream-json` in --cwd with the prompt on its stdin (never in argv), collects every main-level assistant text block, and prints one RunAgentResult object. Restricted runs: --read-only-scope-root (read-only review) and --workspace-unity-state (read-only plus the editor-state tool). Options may come as flags or as one RunAgentOptions JSON object on stdin (--json).",
     after_help = EXAMPLES,
     disable_version_flag = true,
     args_conflicts_with_subcommands = true

@@ -8,17 +8,20 @@ const AFTER: &str = "Examples:
   send-message list
   send-message send --to api-worker --summary \"schema done\" \"the migration is in; rebase\"
   echo \"long text\" | send-message send --to \"api worker\" -
+  send-message send --wait=120 --to sleeper \"wake up and read this\"
   send-message status 0f3c9a1b-…
   send-message review --accept <message id>
   send-message serve &      # programs in any language: one JSON request per connection
   send-message mcp          # the MCP server a session's client starts (see guard install):
                             # tools list_session_agents and send_session_message
 
-Send statuses: delivered (in the target's transcript), accepted (the target's hook hands it over
-at its next tool call), queued (kept; confirmed or retried later), held (the target reviews it,
-or its client holds it for the sender's mode), duplicate, refused, not_found, ambiguous, self.
-send exits 0 for delivered/accepted/queued/held/duplicate, 8 refused/self, 6 not_found,
-2 ambiguous.
+Send statuses: delivered (the target's model has it), accepted (its client took it; its model
+sees it at its next request), queued (kept; moved on later: the target's hook, its next run, or
+anyone's next command), waking (the target is not running; a detached wake resumes it),
+held (the target reviews it, or its client holds it for the sender's mode), duplicate,
+refused, not_found, ambiguous, self. send exits 0 for delivered/accepted/queued/waking/held/
+duplicate, 8 refused/self, 6 not_found, 2 ambiguous; send --wait exits 5 when not delivered in
+time.
 ";
 
 #[derive(Parser)]

@@ -82,12 +82,16 @@ fn read_line(
     rest: &mut Vec<u8>,
 ) -> Result<Vec<u8>, Value> {
     let mut chunk = [0u8; 16 * 1024];
+    // Bytes of `rest` already searched for a newline.
+    let mut searched = 0;
     loop {
-        if let Some(i) = rest.iter().position(|b| *b == b'\n') {
+        if let Some(i) = rest[searched..].iter().position(|b| *b == b'\n') {
+            let i = searched + i;
             let line = rest[..i].to_vec();
             rest.drain(..=i);
             return Ok(line);
         }
+        searched = rest.len();
         if rest.len() > opts.max_request {
             return Err(error(
                 "too_large",

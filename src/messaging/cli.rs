@@ -3,7 +3,7 @@
 use super::list::{ListRequest, Scope};
 use super::review::Action;
 use super::send::SendRequest;
-use super::{Ctx, Error, identity, wake};
+use super::{Ctx, Error, SendStatus, identity, wake};
 use crate::cli::{Common, print_json};
 use crate::exit::{Code, fail};
 use std::io::Read;
@@ -37,6 +37,10 @@ pub enum Command {
         /// Send even if the same message went to the same session within 10 s.
         #[arg(long)]
         no_dedupe: bool,
+        /// Wait until the target's model has the message (delivered), up to SECS (default
+        /// 600), with progress on stderr; exit 5 if it has not by then.
+        #[arg(long, value_name = "SECS", num_args = 0..=1, default_missing_value = "600", require_equals = true)]
+        wait: Option<u64>,
         /// The message; `-` or nothing reads it from stdin.
         message: Option<String>,
     },
@@ -67,6 +71,13 @@ pub enum Command {
     /// Serve list_session_agents and send_session_message as MCP tools on stdin/stdout, for the
     /// Claude Code session that starts this (guard install wires it in .mcp.json).
     Mcp,
+    /// Resume a session that is not running with its queued messages (what send starts,
+    /// detached, for a cold target).
+    #[command(hide = true)]
+    Wake {
+        #[arg(long)]
+        target: String,
+    },
     /// Start a new session in a folder with the message as its first prompt.
     Create {
         /// The new session's folder (absolute; your workspace unless config opens others).
@@ -177,10 +188,15 @@ fn dispatch(common: &Common, command: Command) -> anyhow::Result<Code> {
             render(json, &r, render_list)?;
             Ok(Code::Success)
         }
+        Command::Wake { target } => {
+            super::wake::run(&ctx, &target).map_err(lib)?;
+            Ok(Code::Success)
+        }
         Command::Send {
             to,
             summary,
             no_dedupe,
+            wait,
             message,
         } => {
             let caller = caller()?;
@@ -192,8 +208,33 @@ fn dispatch(common: &Common, command: Command) -> anyhow::Result<Code> {
                 dedupe: !no_dedupe,
             };
             let r = super::send::send(&ctx, &caller, &req).map_err(lib)?;
-            render(json, &r, render_send)?;
-            Ok(r.status.code())
+            let waits = matches!(
+                r.status,
+                SendStatus::Accepted | SendStatus::Queued | SendStatus::Waking | SendStatus::Held
+            );
+            let Some(secs) = wait.filter(|_| waits) else {
+                render(json, &r, render_send)?;
+                return Ok(r.status.code());
+            };
+            eprintln!("send-message: {}: {}", r.status.as_str(), r.detail);
+            let limit = std::time::Duration::from_secs(secs);
+            let v = super::review::wait_delivered(&ctx, &caller, &r.message_id, limit, |v| {
+                eprintln!("send-message: {} ({})", v.state, v.detail)
+            })
+            .map_err(lib)?;
+            render(json, &v, render_status)?;
+            if v.state == "delivered" {
+                return Ok(Code::Success);
+            }
+            eprintln!(
+                "send-message: message {} is {} after {secs}s",
+                r.message_id, v.state
+            );
+            Ok(if matches!(v.state.as_str(), "expired" | "refused") {
+                Code::Refused
+            } else {
+                Code::Timeout
+            })
         }
         Command::Review { accept, refuse } => {
             let action = accept.map(Action::Accept).or(refuse.map(Action::Refuse));

@@ -9,7 +9,7 @@ use super::auth;
 use super::directory::{self, workspace_of};
 use super::frame;
 use super::identity::Caller;
-use super::ledger::{self, Ledger, Record};
+use super::ledger::{Ledger, Op, Record, Via};
 use super::wake::WakeRequest;
 use super::{Ctx, Error, io, limits};
 use crate::time;
@@ -81,7 +81,7 @@ pub fn create(ctx: &Ctx, caller: &Caller, req: &CreateRequest) -> Result<CreateR
         ));
     }
     let outbox = Ledger::outbox(&ctx.home, &caller.id).map_err(io("outbox"))?;
-    let mut start = Record::new(ledger::QUEUED, &id, time::now_ms());
+    let mut start = Record::new(Op::Queued, &id, time::now_ms());
     {
         let lock = outbox.lock().map_err(io("outbox lock"))?;
         let entries = outbox
@@ -99,7 +99,7 @@ pub fn create(ctx: &Ctx, caller: &Caller, req: &CreateRequest) -> Result<CreateR
         start.sender_id = Some(caller.id.clone());
         start.sender_name = Some(caller.name.clone());
         start.sender_cwd = Some(caller.cwd.clone());
-        start.sender_mode = Some(caller.mode().as_str().into());
+        start.sender_mode = Some(caller.mode());
         start.sender_address = Some(caller.address.clone());
         start.target_id = Some(NEW_SESSION.into());
         start.target_name = Some(cwd.clone());
@@ -126,19 +126,15 @@ pub fn create(ctx: &Ctx, caller: &Caller, req: &CreateRequest) -> Result<CreateR
         .session_id
         .as_deref()
         .and_then(|s| directory::find_transcript(s, &cwd));
-    let landed = transcript
-        .as_deref()
-        .is_some_and(|t| directory::transcript_mentions(t, &id, 0));
+    // Delivered only if the first turn reached the model and it answered.
+    let landed = super::progress::seen_all(transcript.as_deref(), std::slice::from_ref(&id))[0]
+        == super::progress::Seen::Consumed;
     let mut end = Record::new(
-        if landed {
-            ledger::DELIVERED
-        } else {
-            ledger::REFUSED
-        },
+        if landed { Op::Delivered } else { Op::Refused },
         &id,
         time::now_ms(),
     );
-    end.via = Some("create".into());
+    end.via = Some(Via::Create);
     end.reason = (!landed).then(|| {
         format!(
             "the new session's first turn failed: {}",

@@ -18,6 +18,14 @@ pub enum Mode {
     Prompting,
 }
 
+/// Anything but `bypass` reads as prompting: an unknown value never claims more.
+impl<'de> serde::Deserialize<'de> for Mode {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Mode, D::Error> {
+        let s = std::borrow::Cow::<'de, str>::deserialize(d)?;
+        Ok(Mode::parse(&s))
+    }
+}
+
 impl Mode {
     /// The client's mode name (`bypassPermissions`, `default`, `auto`, …) → what may be
     /// declared. Anything but bypass, and anything unknown, is prompting.

@@ -6,7 +6,7 @@
 //! at review, and at the target's tool calls (the hook). Refused and expired text is scrubbed.
 
 use super::directory::Target;
-use super::ledger::{self, Entry, Ledger, Record, State};
+use super::ledger::{self, Entry, Ledger, Op, Record, State, Via};
 use super::{Ctx, Error, SendResult, SendStatus, io};
 use crate::config::{InboundPolicy, MessagingConfig};
 use crate::filelock::FileLock;
@@ -75,7 +75,7 @@ pub fn sweep_locked(
     let mut lines = Vec::new();
     let mut mirror = Vec::new();
     for (id, why) in gone {
-        let mut r = Record::new(ledger::EXPIRED, &id, now);
+        let mut r = Record::new(Op::Expired, &id, now);
         r.reason = Some(why.into());
         let sender = entries
             .iter()
@@ -131,12 +131,12 @@ pub fn mirror_final(home: &Path, sender: &str, target: &str, id: &str) {
         return;
     }
     let op = match e.state {
-        State::Accepted | State::Delivered => ledger::DELIVERED,
-        State::Expired => ledger::EXPIRED,
-        _ => ledger::REFUSED,
+        State::Accepted | State::Delivered => Op::Delivered,
+        State::Expired => Op::Expired,
+        _ => Op::Refused,
     };
     let mut r = Record::new(op, id, time::now_ms());
-    r.via = Some("review".into());
+    r.via = Some(Via::Review);
     r.reason = e.end.as_ref().and_then(|x| x.reason.clone());
     mirror(home, vec![(sender.to_string(), r)]);
 }
@@ -155,7 +155,7 @@ pub fn hold(
     let ilock = inbound.lock().map_err(io("inbound lock"))?;
     let updates = sweep_locked(&inbound, &ilock, tcfg, 1).map_err(io("inbound"))?;
     let now = time::now_ms();
-    start.op = ledger::HELD.into();
+    start.op = Op::Held;
     start.expires_at = Some(time::iso(now + tcfg.hold_expiry_seconds * 1000));
     // The text goes to the target's ledger only.
     let mut public = start.clone();
@@ -192,7 +192,7 @@ mod tests {
     use crate::messaging::ledger::fold;
 
     fn held(id: &str, at: u64) -> Record {
-        let mut r = Record::new(ledger::HELD, id, at);
+        let mut r = Record::new(Op::Held, id, at);
         r.sender_id = Some("s".into());
         r.text = Some(format!("text of {id}"));
         r
@@ -227,7 +227,7 @@ mod tests {
             lines.push(held(&format!("h{i}"), base + i * 1000));
         }
         lines.push(held("done", base));
-        lines.push(Record::new(ledger::ACCEPTED, "done", base + 1));
+        lines.push(Record::new(Op::Delivered, "done", base + 1));
         let e = fold(lines);
         let gone = sweep(&e, base + 5000, &cfg, 0);
         assert_eq!(gone, vec![("old".to_string(), "expired")]);
@@ -253,7 +253,7 @@ mod tests {
         let m = sweep_locked(&l, &lock, &cfg, 0).unwrap();
         assert_eq!(m.len(), 1);
         assert_eq!(m[0].0, "s");
-        assert_eq!(m[0].1.op, ledger::EXPIRED);
+        assert_eq!(m[0].1.op, Op::Expired);
         let text = std::fs::read_to_string(&l.path).unwrap();
         assert!(!text.contains("text of a"), "expired text is scrubbed");
         assert!(text.contains("text of b"));

@@ -5,12 +5,15 @@
 //! its review. Messages its client would hold (a prompting sender, this session in bypass mode)
 //! are not handed over this way: the hook does not talk past the client.
 //!
-//! A handed-over message becomes `delivered` once its id shows in the transcript (checked at the
-//! next call), like every other route.
+//! A handed-over message is `accepted` (the context goes into the client's next request) and
+//! becomes `delivered` once the transcript shows the model answered that request (checked at the
+//! next call, or by any later command), like every other route. One accepted by a process of
+//! the session that stopped before that is handed over again by the next process.
 
 use super::directory;
 use super::frame::{self, Mode};
-use super::ledger::{self, Ledger, Record, State};
+use super::ledger::{self, Entry, Ledger, Op, Record, State, Via};
+use super::progress::{Seen, seen_all};
 use super::send::{content_of, needs_write, start_of};
 use crate::config::Config;
 use crate::time;
@@ -106,28 +109,45 @@ pub fn hook_context(p: &HookInput, config: &Config) -> Option<String> {
     let mut parts = Vec::new();
     let mut lines: Vec<Record> = Vec::new();
     let mut by_sender: BTreeMap<String, Vec<Record>> = BTreeMap::new();
-    let mut seen: Option<String> = None;
-    for e in entries.iter().filter(|e| e.state == State::Queued) {
+    let open: Vec<&Entry> = entries.iter().filter(|e| e.state.is_open()).collect();
+    // One read of the transcript, and only when something waits.
+    let ids: Vec<String> = open.iter().map(|e| e.id.clone()).collect();
+    let seen = if ids.is_empty() {
+        Vec::new()
+    } else {
+        seen_all(transcript.as_deref(), &ids)
+    };
+    for (e, seen) in open.into_iter().zip(seen) {
         let Some(sender) = e.sender_id().map(str::to_string) else {
             continue;
         };
-        // One read of the transcript, and only when something waits.
-        let seen = seen.get_or_insert_with(|| {
-            transcript
-                .as_deref()
-                .and_then(|t| std::fs::read(t).ok())
-                .map(|b| String::from_utf8_lossy(&b).into_owned())
-                .unwrap_or_default()
-        });
-        if seen.contains(&e.id) {
-            let mut r = Record::new(ledger::DELIVERED, &e.id, now);
-            r.via = Some("confirmed".into());
+        let mut note = |r: Record, lines: &mut Vec<Record>| {
             lines.push(r.clone());
-            by_sender.entry(sender).or_default().push(r);
+            by_sender.entry(sender.clone()).or_default().push(r);
+        };
+        if seen == Seen::Consumed {
+            let mut r = Record::new(Op::Delivered, &e.id, now);
+            r.via = Some(Via::Confirmed);
+            note(r, &mut lines);
             continue;
         }
+        if e.state == State::Accepted {
+            let alive = e.taken.as_ref().is_some_and(|t| {
+                t.pid == live.as_ref().map(|l| l.pid)
+                    && t.proc_start == live.as_ref().and_then(|l| l.proc_start.clone())
+            });
+            if alive {
+                continue;
+            }
+            let mut r = Record::new(Op::Returned, &e.id, now);
+            r.reason = Some("the process that took it stopped before its model saw it".into());
+            note(r, &mut lines);
+        }
         let due = match &live {
-            Some(l) => needs_write(e, l, now, cfg.resend_after_seconds * 1000),
+            Some(l) => {
+                e.state == State::Accepted
+                    || needs_write(e, l, now, cfg.resend_after_seconds * 1000)
+            }
             None => e.attempts.is_empty(),
         };
         if !due {
@@ -136,7 +156,7 @@ pub fn hook_context(p: &HookInput, config: &Config) -> Option<String> {
         let Some(start) = start_of(home, &sender, &e.id) else {
             continue;
         };
-        let sender_mode = Mode::parse(start.sender_mode.as_deref().unwrap_or("prompting"));
+        let sender_mode = start.sender_mode.unwrap_or(Mode::Prompting);
         if frame::receiver_holds(sender_mode, my_mode)
             || (my_mode.is_none() && sender_mode == Mode::Prompting)
         {
@@ -146,12 +166,14 @@ pub fn hook_context(p: &HookInput, config: &Config) -> Option<String> {
             continue;
         };
         parts.push(content);
-        let mut r = Record::new(ledger::SENT, &e.id, now);
-        r.via = Some("hook".into());
+        let mut r = Record::new(Op::Sent, &e.id, now);
+        r.via = Some(Via::Hook);
         r.pid = live.as_ref().map(|l| l.pid);
         r.proc_start = live.as_ref().and_then(|l| l.proc_start.clone());
-        lines.push(r.clone());
-        by_sender.entry(sender).or_default().push(r);
+        note(r.clone(), &mut lines);
+        // The hook's context goes into the client's next request: taken.
+        r.op = Op::Taken;
+        note(r, &mut lines);
     }
     if !lines.is_empty() {
         let _ = inbound.append_locked(&lock, &lines);

@@ -12,6 +12,7 @@
 //! success, and a torn last line (a crash mid-append) is cut back before the next append.
 //! Lines with an op this build does not know are kept and never count as final.
 
+use super::frame::Mode;
 use crate::atomic;
 use crate::filelock::FileLock;
 use serde::{Deserialize, Serialize};
@@ -20,15 +21,98 @@ use std::collections::HashMap;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
-pub const QUEUED: &str = "queued";
-pub const HELD: &str = "held";
-pub const SENT: &str = "sent";
-/// A `sent` that failed (the socket could not be written): cancels that attempt.
-pub const UNSENT: &str = "unsent";
-pub const DELIVERED: &str = "delivered";
-pub const ACCEPTED: &str = "accepted";
-pub const EXPIRED: &str = "expired";
-pub const REFUSED: &str = "refused";
+/// Declares a string-valued enum with an `Other(String)` variant for values this build does not
+/// know: serde reads and writes the exact strings, so a line keeps its bytes.
+macro_rules! string_enum {
+    ($(#[$m:meta])* $name:ident { $($(#[$vm:meta])* $v:ident = $s:literal,)* }) => {
+        $(#[$m])*
+        #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+        pub enum $name {
+            $($(#[$vm])* $v,)*
+            /// A value of another build, kept as it is.
+            Other(String),
+        }
+
+        impl Default for $name {
+            fn default() -> $name {
+                $name::Other(String::new())
+            }
+        }
+
+        impl $name {
+            pub fn as_str(&self) -> &str {
+                match self {
+                    $($name::$v => $s,)*
+                    $name::Other(s) => s,
+                }
+            }
+
+            pub fn parse(s: &str) -> $name {
+                match s {
+                    $($s => $name::$v,)*
+                    other => $name::Other(other.to_string()),
+                }
+            }
+        }
+
+        impl Serialize for $name {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(self.as_str())
+            }
+        }
+
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<$name, D::Error> {
+                let s = std::borrow::Cow::<'de, str>::deserialize(d)?;
+                Ok($name::parse(&s))
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    };
+}
+
+string_enum! {
+    /// What one ledger line records.
+    Op {
+        /// A message was recorded for delivery (its start line).
+        Queued = "queued",
+        /// A message was recorded for the target's review (its start line).
+        Held = "held",
+        /// One write to the target (socket, hook, wake); never final.
+        Sent = "sent",
+        /// A `sent` that did not take (the socket could not be written, a wake's run failed):
+        /// cancels that attempt; `reason` says why.
+        Unsent = "unsent",
+        /// The target's client took it (it is in its queue, its model has not seen it).
+        Taken = "taken",
+        /// The process that took it stopped before its model saw it: queued again.
+        Returned = "returned",
+        /// It is in a model request's input (a user turn an assistant turn follows).
+        Delivered = "delivered",
+        /// Inbound, written by earlier builds at review: final, as delivered.
+        Accepted = "accepted",
+        Expired = "expired",
+        Refused = "refused",
+    }
+}
+
+string_enum! {
+    /// How a `sent`/`delivered` line reached the target.
+    Via {
+        Socket = "socket",
+        Hook = "hook",
+        Wake = "wake",
+        Review = "review",
+        /// Seen in the transcript by a later look (recovery, status, the hook).
+        Confirmed = "confirmed",
+        Create = "create",
+    }
+}
 
 /// Past this many lines a ledger is compacted when at least half of it can go.
 pub const COMPACT_LINES: usize = 2000;
@@ -40,7 +124,7 @@ pub const RETAIN_MS: u64 = 24 * 3600 * 1000;
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct Record {
-    pub op: String,
+    pub op: Op,
     pub message_id: String,
     /// ISO time of the line.
     pub at: String,
@@ -52,7 +136,7 @@ pub struct Record {
     pub sender_cwd: Option<String>,
     /// The sender's permission mode as declared in the frame: `bypass` or `prompting`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sender_mode: Option<String>,
+    pub sender_mode: Option<Mode>,
     /// `from=` in the frame: the sender's socket address, or `terminal`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sender_address: Option<String>,
@@ -64,9 +148,9 @@ pub struct Record {
     pub text: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub summary: Option<String>,
-    /// How a `sent`/`delivered` line reached the target: socket, hook, wake, review.
+    /// How a `sent`/`delivered` line reached the target.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub via: Option<String>,
+    pub via: Option<Via>,
     /// The target process a `sent` line wrote to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pid: Option<u32>,
@@ -75,6 +159,10 @@ pub struct Record {
     /// The target's client holds it (a permission-mode mismatch): never resent.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub client_hold: bool,
+    /// The transcript's length when a `sent` line wrote to a live process: what the client
+    /// writes about it comes after.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offset: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -85,9 +173,9 @@ pub struct Record {
 }
 
 impl Record {
-    pub fn new(op: &str, message_id: &str, now_ms: u64) -> Record {
+    pub fn new(op: Op, message_id: &str, now_ms: u64) -> Record {
         Record {
-            op: op.into(),
+            op,
             message_id: message_id.into(),
             at: crate::time::iso(now_ms),
             ..Record::default()
@@ -122,10 +210,14 @@ struct Light<'a> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum State {
+    /// Recorded; the target's client has not taken it (or took it and stopped unseen).
     Queued,
+    /// Waiting for the target's review.
     Held,
-    Delivered,
+    /// The target's client took it; its model has not seen it yet.
     Accepted,
+    /// In a model request's input.
+    Delivered,
     Expired,
     Refused,
     /// Only lines of ops this build does not know (or a start line compacted away).
@@ -134,30 +226,32 @@ pub enum State {
 
 impl State {
     pub fn is_final(self) -> bool {
-        matches!(
-            self,
-            State::Delivered | State::Accepted | State::Expired | State::Refused
-        )
+        matches!(self, State::Delivered | State::Expired | State::Refused)
+    }
+
+    /// Not final and not held: what delivery still works on.
+    pub fn is_open(self) -> bool {
+        matches!(self, State::Queued | State::Accepted)
     }
 
     pub fn as_str(self) -> &'static str {
         match self {
             State::Queued => "queued",
             State::Held => "held",
-            State::Delivered => "delivered",
             State::Accepted => "accepted",
+            State::Delivered => "delivered",
             State::Expired => "expired",
             State::Refused => "refused",
             State::Unknown => "unknown",
         }
     }
 
-    fn from_final_op(op: &str) -> Option<State> {
+    fn from_final_op(op: &Op) -> Option<State> {
         match op {
-            DELIVERED => Some(State::Delivered),
-            ACCEPTED => Some(State::Accepted),
-            EXPIRED => Some(State::Expired),
-            REFUSED => Some(State::Refused),
+            // `accepted` lines are earlier builds' review acceptances: delivered then.
+            Op::Delivered | Op::Accepted => Some(State::Delivered),
+            Op::Expired => Some(State::Expired),
+            Op::Refused => Some(State::Refused),
             _ => None,
         }
     }
@@ -172,6 +266,11 @@ pub struct Entry {
     pub start: Option<Record>,
     /// Every `sent` line, in order.
     pub attempts: Vec<Record>,
+    /// The `taken` line while it is accepted: the process whose client took it.
+    pub taken: Option<Record>,
+    /// The reason of the last attempt that did not take (a failed wake, say), and its time.
+    pub failure: Option<String>,
+    pub failure_ms: u64,
     /// The line that made it final.
     pub end: Option<Record>,
     /// How many lines it has.
@@ -222,6 +321,9 @@ pub fn fold(records: impl IntoIterator<Item = Record>) -> Vec<Entry> {
                     state: State::Unknown,
                     start: None,
                     attempts: Vec::new(),
+                    taken: None,
+                    failure: None,
+                    failure_ms: 0,
                     end: None,
                     lines: 0,
                     first_ms: at,
@@ -233,10 +335,10 @@ pub fn fold(records: impl IntoIterator<Item = Record>) -> Vec<Entry> {
         let e = &mut order[i];
         e.lines += 1;
         e.last_ms = e.last_ms.max(at);
-        match r.op.as_str() {
-            QUEUED | HELD => {
-                if !e.state.is_final() {
-                    e.state = if r.op == QUEUED {
+        match &r.op {
+            Op::Queued | Op::Held => {
+                if !e.state.is_final() && e.state != State::Accepted {
+                    e.state = if r.op == Op::Queued {
                         State::Queued
                     } else {
                         State::Held
@@ -246,14 +348,31 @@ pub fn fold(records: impl IntoIterator<Item = Record>) -> Vec<Entry> {
                     e.start = Some(r);
                 }
             }
-            SENT => e.attempts.push(r),
-            UNSENT => {
+            Op::Sent => e.attempts.push(r),
+            Op::Unsent => {
                 if let Some(i) = e
                     .attempts
                     .iter()
                     .rposition(|a| a.via == r.via && a.pid == r.pid)
                 {
                     e.attempts.remove(i);
+                }
+                if r.reason.is_some() {
+                    e.failure = r.reason.clone();
+                    e.failure_ms = at;
+                }
+            }
+            Op::Taken => {
+                if !e.state.is_final() {
+                    e.state = State::Accepted;
+                    e.taken = Some(r);
+                }
+            }
+            Op::Returned => {
+                if e.state == State::Accepted {
+                    e.state = State::Queued;
+                    e.taken = None;
+                    e.failure = r.reason.clone();
                 }
             }
             op => {
@@ -391,7 +510,7 @@ impl Ledger {
             let e = seen
                 .entry(l.message_id.as_ref())
                 .or_insert((false, at, at, 0));
-            e.0 |= State::from_final_op(&l.op).is_some();
+            e.0 |= State::from_final_op(&Op::parse(&l.op)).is_some();
             e.2 = e.2.max(at);
             e.3 += 1;
         }
@@ -528,23 +647,23 @@ mod tests {
     use std::io::Write;
 
     fn rec(op: &str, id: &str, at: u64) -> Record {
-        Record::new(op, id, at)
+        Record::new(Op::parse(op), id, at)
     }
 
     #[test]
     fn fold_follows_ops_and_first_final_wins() {
-        let mut q = rec(QUEUED, "m1", 1000);
+        let mut q = rec("queued", "m1", 1000);
         q.text = Some("hi".into());
         q.target_id = Some("t".into());
         let records = vec![
             q,
-            rec(SENT, "m1", 1100),
-            rec(SENT, "m1", 1120),
-            rec(UNSENT, "m1", 1130),
+            rec("sent", "m1", 1100),
+            rec("sent", "m1", 1120),
+            rec("unsent", "m1", 1130),
             rec("future-op", "m1", 1150),
-            rec(DELIVERED, "m1", 1200),
-            rec(EXPIRED, "m1", 1300),
-            rec(HELD, "m2", 1400),
+            rec("delivered", "m1", 1200),
+            rec("expired", "m1", 1300),
+            rec("held", "m2", 1400),
             rec("future-op", "m3", 1500),
         ];
         let e = fold(records);
@@ -553,17 +672,56 @@ mod tests {
         assert_eq!(e[0].attempts.len(), 1);
         assert_eq!(e[0].text(), Some("hi"));
         assert_eq!(e[0].target_id(), Some("t"));
-        assert_eq!(e[0].end.as_ref().unwrap().op, DELIVERED);
+        assert_eq!(e[0].end.as_ref().unwrap().op, Op::Delivered);
         assert_eq!(e[1].state, State::Held);
         assert_eq!(e[2].state, State::Unknown, "unknown ops are never final");
         assert!(!e[2].state.is_final());
     }
 
     #[test]
+    fn taken_then_returned_then_delivered() {
+        let e = fold(vec![
+            rec("queued", "m", 1),
+            rec("sent", "m", 2),
+            rec("taken", "m", 3),
+        ]);
+        assert_eq!(e[0].state, State::Accepted);
+        assert!(!e[0].state.is_final() && e[0].state.is_open());
+        let mut back = rec("returned", "m", 4);
+        back.reason = Some("the target stopped".into());
+        let e = fold(vec![rec("queued", "m", 1), rec("taken", "m", 3), back]);
+        assert_eq!(e[0].state, State::Queued);
+        assert_eq!(e[0].failure.as_deref(), Some("the target stopped"));
+        // An earlier build's review acceptance is final: delivered.
+        let e = fold(vec![rec("held", "h", 1), rec("accepted", "h", 2)]);
+        assert_eq!(e[0].state, State::Delivered);
+    }
+
+    #[test]
+    fn a_ledger_of_this_version_reads_back_byte_for_byte() {
+        let lines = [
+            r#"{"op":"queued","messageId":"m","at":"2026-11-30T05:40:00.123Z","senderId":"s","senderName":"alpha","senderCwd":"/src/app","senderMode":"prompting","senderAddress":"uds:/tmp/a.sock","targetId":"t","targetName":"worker-b","text":"hi","summary":"sum"}"#,
+            r#"{"op":"sent","messageId":"m","at":"2026-11-30T05:40:00.200Z","via":"socket","pid":2524,"procStart":"283870","offset":1024}"#,
+            r#"{"op":"taken","messageId":"m","at":"2026-11-30T05:40:00.210Z","via":"socket","pid":2524,"procStart":"283870"}"#,
+            r#"{"op":"delivered","messageId":"m","at":"2026-11-30T05:40:01.000Z","via":"confirmed"}"#,
+            r#"{"op":"a-later-op","messageId":"m","at":"2026-11-30T05:40:02.000Z","via":"a-later-route"}"#,
+        ];
+        for l in lines {
+            let r: Record = serde_json::from_str(l).unwrap();
+            assert_eq!(serde_json::to_string(&r).unwrap(), l);
+        }
+        let r: Record = serde_json::from_str(lines[4]).unwrap();
+        assert_eq!(r.op, Op::Other("a-later-op".into()));
+        assert_eq!(r.via, Some(Via::Other("a-later-route".into())));
+        let r: Record = serde_json::from_str(lines[0]).unwrap();
+        assert_eq!(r.sender_mode, Some(Mode::Prompting));
+    }
+
+    #[test]
     fn append_repairs_a_torn_tail() {
         let dir = tempfile::tempdir().unwrap();
         let l = Ledger::outbox(dir.path(), "s1").unwrap();
-        l.append(&[rec(QUEUED, "a", 1)]).unwrap();
+        l.append(&[rec("queued", "a", 1)]).unwrap();
         std::fs::OpenOptions::new()
             .append(true)
             .open(&l.path)
@@ -586,14 +744,14 @@ mod tests {
         let mut lines = Vec::new();
         for i in 0..10 {
             let id = format!("old{i}");
-            lines.push(rec(QUEUED, &id, 1000));
-            lines.push(rec(DELIVERED, &id, 2000));
+            lines.push(rec("queued", &id, 1000));
+            lines.push(rec("delivered", &id, 2000));
         }
-        let mut held = rec(HELD, "h", day + 10);
+        let mut held = rec("held", "h", day + 10);
         held.text = Some("secret".into());
         lines.push(held);
-        lines.push(rec(REFUSED, "h", day + 20));
-        let mut pending = rec(QUEUED, "p", 1000);
+        lines.push(rec("refused", "h", day + 20));
+        let mut pending = rec("queued", "p", 1000);
         pending.text = Some("still waiting".into());
         lines.push(pending);
         let lock = l.lock().unwrap();
@@ -632,8 +790,8 @@ mod tests {
         for i in 0..1100 {
             let id = format!("m{i}");
             let at = if i < 600 { 1000 } else { now - 1000 };
-            lines.push(rec(QUEUED, &id, at));
-            lines.push(rec(DELIVERED, &id, at));
+            lines.push(rec("queued", &id, at));
+            lines.push(rec("delivered", &id, at));
         }
         let lock = l.lock().unwrap();
         l.append_locked(&lock, &lines).unwrap();
@@ -654,12 +812,12 @@ mod tests {
         let mut lines = Vec::new();
         for (i, at) in [(0, 1_000u64), (1, 50_000), (2, 90_000)] {
             let id = format!("m{i}");
-            let mut q = rec(QUEUED, &id, at);
+            let mut q = rec("queued", &id, at);
             q.text = Some(format!("text {i}"));
             q.target_id = Some("t".into());
             lines.push(q);
             if i != 2 {
-                lines.push(rec(DELIVERED, &id, at + 1));
+                lines.push(rec("delivered", &id, at + 1));
             }
         }
         l.append(&lines).unwrap();

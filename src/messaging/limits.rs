@@ -62,23 +62,28 @@ pub fn sent_last_minute(outbox: &[Entry], target: &str, now_ms: u64) -> usize {
     outbox
         .iter()
         .filter(|e| now_ms.saturating_sub(e.first_ms) < 60_000)
-        .filter(|e| matches!(e.state, State::Queued | State::Held | State::Delivered))
+        .filter(|e| {
+            matches!(
+                e.state,
+                State::Queued | State::Accepted | State::Held | State::Delivered
+            )
+        })
         .filter(|e| e.target_id() == Some(target))
         .count()
 }
 
-/// Messages waiting for the target (its inbound ledger): queued and not yet delivered.
+/// Messages waiting for the target (its inbound ledger): queued or accepted, not delivered.
 pub fn pending(inbound: &[Entry]) -> usize {
-    inbound.iter().filter(|e| e.state == State::Queued).count()
+    inbound.iter().filter(|e| e.state.is_open()).count()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::messaging::ledger::{DELIVERED, QUEUED, REFUSED, Record, fold};
+    use crate::messaging::ledger::{Op, Record, fold};
 
     fn q(id: &str, target: &str, text: &str, summary: Option<&str>, at: u64) -> Record {
-        let mut r = Record::new(QUEUED, id, at);
+        let mut r = Record::new(Op::Queued, id, at);
         r.target_id = Some(target.into());
         r.text = Some(text.into());
         r.summary = summary.map(str::to_string);
@@ -144,8 +149,8 @@ mod tests {
         lines.push(q("old", "t", "old", None, base - 61_000));
         lines.push(q("u", "u", "to u", None, base));
         lines.push(q("r", "t", "refused", None, base));
-        lines.push(Record::new(REFUSED, "r", base));
-        lines.push(Record::new(DELIVERED, "m0", base + 100));
+        lines.push(Record::new(Op::Refused, "r", base));
+        lines.push(Record::new(Op::Delivered, "m0", base + 100));
         let out = fold(lines);
         assert_eq!(sent_last_minute(&out, "t", base + 20_000), 20);
         assert_eq!(sent_last_minute(&out, "u", base + 20_000), 1);

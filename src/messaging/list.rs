@@ -164,6 +164,9 @@ pub fn list(ctx: &Ctx, caller: &Caller, req: &ListRequest) -> ListResult {
         subagents: true,
         repo_root: ctx.repo_root.clone(),
     });
+    let look = super::recover::Look { no_wake_for: None };
+    super::recover::outbox(ctx, caller, &targets, look);
+    super::recover::waiting_anywhere(ctx, &targets, look);
     select(ctx, caller, &targets, req)
 }
 

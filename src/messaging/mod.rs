@@ -10,7 +10,10 @@
 //! limits     size, summary, duplicates, rate, pending
 //! ledger     outbox/<sender>.jsonl and inbound/<target>.jsonl: the durable record
 //! frame      the framed text and the client's socket line
-//! send       send: resolve → authorize → limits → ledger → deliver (socket, hook, wake)
+//! send       send: resolve → authorize → limits → ledger → route, one function per stage
+//! socket     the socket route: the framed line on the client's socket, the transcript watched
+//! progress   how far a message got, from the target's transcript: taken, consumed
+//! recover    moving messages on later: confirm, return, write again, wake
 //! hold       inbound policy: accept, hold (expiry, capacity), refuse
 //! review     review held messages; status of a message
 //! list       the sessions the caller may message
@@ -37,9 +40,12 @@ pub mod ledger;
 pub mod limits;
 pub mod list;
 pub mod mcp;
+pub mod progress;
+pub mod recover;
 pub mod request;
 pub mod review;
 pub mod send;
+pub mod socket;
 pub mod wake;
 
 pub use hook::{HookInput, hook_context};
@@ -168,13 +174,15 @@ impl TargetRef {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SendStatus {
-    /// Seen in the target's transcript.
+    /// In a model request's input: the target's model has it.
     Delivered,
-    /// Recorded; the target's client has no socket, so the suite's hook hands it over at its
-    /// next tool call.
+    /// The target's client took it; its model sees it at its next request.
     Accepted,
-    /// Recorded, not yet confirmed; retried and confirmed later.
+    /// Recorded, not yet taken: retried, handed over at the target's next tool call (its hook),
+    /// or at its next run.
     Queued,
+    /// Recorded; the target is not running and a detached wake resumes it with the message.
+    Waking,
     /// Held: by the target's inbound review, or by its client (permission-mode mismatch).
     Held,
     /// The same message was sent within the dedupe window; `message_id` is the original's.
@@ -192,6 +200,7 @@ impl SendStatus {
             SendStatus::Delivered => "delivered",
             SendStatus::Accepted => "accepted",
             SendStatus::Queued => "queued",
+            SendStatus::Waking => "waking",
             SendStatus::Held => "held",
             SendStatus::Duplicate => "duplicate",
             SendStatus::Refused => "refused",
@@ -207,6 +216,7 @@ impl SendStatus {
             SendStatus::Delivered
             | SendStatus::Accepted
             | SendStatus::Queued
+            | SendStatus::Waking
             | SendStatus::Held
             | SendStatus::Duplicate => Code::Success,
             SendStatus::Refused | SendStatus::SelfTarget => Code::Refused,
@@ -263,6 +273,7 @@ mod tests {
             SendStatus::Delivered,
             SendStatus::Accepted,
             SendStatus::Queued,
+            SendStatus::Waking,
             SendStatus::Held,
             SendStatus::Duplicate,
             SendStatus::Refused,

@@ -4,8 +4,8 @@
 use super::auth::{Verdict, authorize};
 use super::directory::{self, Target, workspace_of};
 use super::identity::Caller;
-use super::ledger::{self, Entry, Ledger, Record, State};
-use super::send::{content_of, mark};
+use super::ledger::{self, Entry, Ledger, Op, Record, State, Via};
+use super::send::content_of;
 use super::{Ctx, Error, TargetRef, hold, io};
 use crate::filelock::FileLock;
 use crate::time;
@@ -117,13 +117,13 @@ pub fn review(ctx: &Ctx, caller: &Caller, action: Option<Action>) -> Result<Revi
                 let ok = authorize(&sender_of(&start), &me, &ctx.policy()) == Verdict::Allowed;
                 let now = time::now_ms();
                 if ok {
-                    let mut r = Record::new(ledger::ACCEPTED, &id, now);
-                    r.via = Some("review".into());
+                    let mut r = Record::new(Op::Delivered, &id, now);
+                    r.via = Some(Via::Review);
                     inbound
                         .append_locked(&lock, &[r.clone()])
                         .map_err(io("inbound"))?;
                     if let Some(s) = start.sender_id.clone() {
-                        r.op = ledger::DELIVERED.into();
+                        r.op = Op::Delivered;
                         updates.push((s, r));
                     }
                     ActionResult {
@@ -185,7 +185,7 @@ fn refuse_locked(
     now: u64,
     reason: &str,
 ) -> Result<Record, Error> {
-    let mut r = Record::new(ledger::REFUSED, id, now);
+    let mut r = Record::new(Op::Refused, id, now);
     r.reason = Some(reason.into());
     inbound
         .append_locked(lock, &[r.clone()])
@@ -209,13 +209,19 @@ pub struct StatusView {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub from: Option<TargetRef>,
     pub sent_at: String,
+    /// When it came to its state (its latest line).
     pub updated_at: String,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub via: Option<String>,
+    pub via: Option<Via>,
     pub detail: String,
 }
 
 fn describe(e: &Entry) -> (String, String) {
+    let why = |r: &Option<String>| {
+        r.clone()
+            .map(|w| format!("; last try: {w}"))
+            .unwrap_or_default()
+    };
     match e.state {
         State::Queued if e.client_hold() => (
             "held".into(),
@@ -223,9 +229,16 @@ fn describe(e: &Entry) -> (String, String) {
         ),
         State::Queued if !e.attempts.is_empty() => (
             "queued".into(),
-            "handed to the target, not yet seen in its transcript".into(),
+            format!("handed to the target, not yet taken by its client{}", why(&e.failure)),
         ),
-        State::Queued => ("queued".into(), "waiting to be delivered".into()),
+        State::Queued => (
+            "queued".into(),
+            format!("waiting to be delivered{}", why(&e.failure)),
+        ),
+        State::Accepted => (
+            "accepted".into(),
+            "the target's client took it; its model sees it at its next request".into(),
+        ),
         State::Held => ("held".into(), "waiting for the target's review".into()),
         s => (
             s.as_str().into(),
@@ -272,19 +285,19 @@ pub fn status(ctx: &Ctx, caller: &Caller, id: &str) -> Result<Option<StatusView>
             .find(|e| e.id == id))
     };
     if let Some(e) = find(&outbox)? {
-        if let (Some(start), Some(tid)) = (&e.start, e.target_id()) {
+        if let Some(tid) = e.target_id() {
+            let targets = directory::snapshot(&directory::Options {
+                cold: true,
+                repo_root: ctx.repo_root.clone(),
+                ..Default::default()
+            });
             match e.state {
-                State::Queued => {
-                    let transcript = directory::find_transcript(tid, "");
-                    if super::send::confirm(transcript.as_deref(), id, 0, 0) {
-                        mark(&ctx.home, start, ledger::DELIVERED, "confirmed")?;
-                    }
+                State::Queued | State::Accepted => {
+                    let look = super::recover::Look { no_wake_for: None };
+                    super::recover::outbox(ctx, caller, &targets, look);
+                    super::recover::waiting_anywhere(ctx, &targets, look);
                 }
                 State::Held => {
-                    let targets = directory::snapshot(&directory::Options {
-                        cold: true,
-                        ..Default::default()
-                    });
                     let cfg = match targets.iter().find(|t| t.id == tid) {
                         Some(t) => super::send::target_config(ctx, t),
                         None => ctx.m().clone(),
@@ -302,4 +315,33 @@ pub fn status(ctx: &Ctx, caller: &Caller, id: &str) -> Result<Option<StatusView>
     }
     let inbound = Ledger::inbound(&ctx.home, &caller.id).map_err(io("inbound"))?;
     Ok(find(&inbound)?.map(|e| to_view(&e, "received")))
+}
+
+/// Waits until the sender's message `id` is delivered (or final otherwise), up to `limit`,
+/// moving it on as it goes; `progress` hears each change of state. Returns where it stands.
+pub fn wait_delivered(
+    ctx: &Ctx,
+    caller: &Caller,
+    id: &str,
+    limit: std::time::Duration,
+    mut progress: impl FnMut(&StatusView),
+) -> Result<StatusView, Error> {
+    let until = std::time::Instant::now() + limit;
+    let mut last = String::new();
+    loop {
+        let v = status(ctx, caller, id)?
+            .ok_or_else(|| Error::Usage(format!("no message {id} in your ledgers")))?;
+        // A held message can still move on (a review, a client taking it late).
+        let done = matches!(v.state.as_str(), "delivered" | "expired" | "refused");
+        if v.state != last {
+            last = v.state.clone();
+            if !done {
+                progress(&v);
+            }
+        }
+        if done || std::time::Instant::now() >= until {
+            return Ok(v);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(250));
+    }
 }

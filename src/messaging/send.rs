@@ -1,33 +1,34 @@
-//! `send`: resolve → authorize → limits → ledger → deliver.
+//! `send`: resolve → authorize → limits → ledger → route, one function per stage, each
+//! returning `Result<_, Refusal>` (a refusal is the answer, not an error).
 //!
 //! The message is on disk (the sender's outbox, fsynced, and the target's inbound ledger)
-//! before any delivery is tried, and it is `delivered` only once its id shows in the target's
-//! transcript. Delivery routes, one per target:
+//! before any delivery is tried. Then it moves `queued` → `accepted` (the target's client took
+//! it) → `delivered` (it is in a model request's input), by the target's one route:
 //!
-//! - live, with a messaging socket: the framed line on the socket; watch the transcript;
-//! - live, without one: the suite's hook hands it over at the target's next tool call;
-//! - not running: a headless resume with the message as its prompt (one wake per target).
+//! - live, with a messaging socket: the framed line on the socket ([`super::socket`]);
+//! - live, without one: the suite's hook hands it over at the target's next tool call
+//!   ([`super::hook`]);
+//! - not running: a detached wake resumes it with the message ([`super::wake`]).
 //!
-//! Every `send` first retries the sender's own queued messages (confirm from the transcript,
-//! write again where the last write never arrived), so a crash neither loses nor duplicates.
+//! Every command first moves the messages it can see on ([`super::recover`]), so a crash
+//! neither loses nor duplicates one.
 
 use super::address::{self, Resolved};
 use super::directory::{self, Live, Target};
-use super::frame::{self, Mode};
+use super::frame;
 use super::identity::Caller;
-use super::ledger::{self, Entry, Ledger, Record, State};
-use super::wake::{self, WakeRequest};
+use super::ledger::{Entry, Ledger, Op, Record, Size, Via};
+use super::socket::Attempt;
 use super::{Ctx, Error, SendResult, SendStatus, TargetRef, hold, io, limits};
-use crate::config::InboundPolicy;
+use crate::config::{InboundPolicy, MessagingConfig};
 use crate::filelock::FileLock;
 use crate::time;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
-/// Set to a step name to make `send` abort there (tests of crash recovery use it).
+/// Set to a step name to make `send` (or a wake) abort there (tests of crash recovery use it).
 pub const CRASH_SWITCH: &str = "SESSION_LOCK_MESSAGING_CRASH_AT";
 
-fn crash_point(step: &str) {
+pub(crate) fn crash_point(step: &str) {
     if std::env::var(CRASH_SWITCH).is_ok_and(|v| v == step) {
         std::process::abort();
     }
@@ -43,12 +44,30 @@ pub struct SendRequest {
     pub dedupe: bool,
 }
 
+/// Why `send` stopped before delivery: the answer to give, or an error.
+pub enum Refusal {
+    Answer(Box<SendResult>),
+    Failed(Error),
+}
+
+impl From<Error> for Refusal {
+    fn from(e: Error) -> Refusal {
+        Refusal::Failed(e)
+    }
+}
+
+impl From<SendResult> for Refusal {
+    fn from(r: SendResult) -> Refusal {
+        Refusal::Answer(Box::new(r))
+    }
+}
+
 /// The framed content of a message from its start line.
 pub fn content_of(start: &Record) -> Option<String> {
     let text = start.text.as_deref()?;
     let sender_id = start.sender_id.as_deref().unwrap_or("terminal");
     let name = start.sender_name.as_deref().unwrap_or(sender_id);
-    let mode = Mode::parse(start.sender_mode.as_deref().unwrap_or("prompting"));
+    let mode = start.sender_mode.unwrap_or(frame::Mode::Prompting);
     let from = start.sender_address.as_deref().unwrap_or("terminal");
     Some(frame::wrap(
         from,
@@ -59,16 +78,14 @@ pub fn content_of(start: &Record) -> Option<String> {
 }
 
 /// Appends to a ledger, taking its lock.
-fn append(ledger: std::io::Result<Ledger>, recs: &[Record]) -> Result<(), Error> {
+pub fn append(ledger: std::io::Result<Ledger>, recs: &[Record]) -> Result<(), Error> {
     let l = ledger.map_err(io("ledger"))?;
     l.append(recs)
         .map_err(io(format!("cannot append to {}", l.path.display())))
 }
 
-/// Records a final op in both ledgers.
-pub fn mark(home: &Path, start: &Record, op: &str, via: &str) -> Result<(), Error> {
-    let mut r = Record::new(op, &start.message_id, time::now_ms());
-    r.via = Some(via.into());
+/// Appends one line about a message to both its ledgers.
+pub fn mark_line(home: &Path, start: &Record, r: Record) -> Result<(), Error> {
     if let Some(s) = start.sender_id.as_deref() {
         append(Ledger::outbox(home, s), std::slice::from_ref(&r))?;
     }
@@ -76,6 +93,13 @@ pub fn mark(home: &Path, start: &Record, op: &str, via: &str) -> Result<(), Erro
         append(Ledger::inbound(home, t), &[r])?;
     }
     Ok(())
+}
+
+/// Records an op (a final one, mostly) in both ledgers.
+pub fn mark(home: &Path, start: &Record, op: Op, via: Via) -> Result<(), Error> {
+    let mut r = Record::new(op, &start.message_id, time::now_ms());
+    r.via = Some(via);
+    mark_line(home, start, r)
 }
 
 /// A live target right now, per either registry (a wake checks again before resuming).
@@ -110,195 +134,15 @@ pub fn live_now(session_id: &str) -> Option<Live> {
 }
 
 /// True when the message must be written (again) to this live process: never written to it,
-/// or written long ago without ever showing in its transcript (and not held by its client).
+/// or written long ago without the client ever taking it (and not held by its client).
 pub fn needs_write(e: &Entry, live: &Live, now_ms: u64, resend_after_ms: u64) -> bool {
     let to_this = e.attempts.iter().rev().find(|a| {
-        a.pid == Some(live.pid)
-            && a.proc_start == live.proc_start
-            && a.via.as_deref() != Some("wake")
+        a.pid == Some(live.pid) && a.proc_start == live.proc_start && a.via != Some(Via::Wake)
     });
     match to_this {
         None => true,
         Some(a) => !a.client_hold && now_ms.saturating_sub(a.at_ms()) > resend_after_ms,
     }
-}
-
-/// What one write to a client's socket came to.
-#[derive(Debug, PartialEq, Eq)]
-pub enum Attempt {
-    Delivered,
-    /// Written; not (yet) in the transcript. `client_hold`: the client holds it for the
-    /// sender's permission mode.
-    Waiting {
-        client_hold: bool,
-    },
-    Failed(String),
-}
-
-#[cfg(not(unix))]
-fn write_line(sock: &Path, _line: &str) -> std::io::Result<()> {
-    Err(std::io::Error::new(
-        std::io::ErrorKind::Unsupported,
-        format!(
-            "{}: the client's messaging socket is a Unix domain socket",
-            sock.display()
-        ),
-    ))
-}
-
-#[cfg(unix)]
-fn write_line(sock: &Path, line: &str) -> std::io::Result<()> {
-    use std::io::Write;
-    let mut s = std::os::unix::net::UnixStream::connect(sock)?;
-    s.set_write_timeout(Some(Duration::from_secs(5)))?;
-    s.write_all(line.as_bytes())?;
-    s.write_all(b"\n")?;
-    s.flush()?;
-    let _ = s.shutdown(std::net::Shutdown::Both);
-    Ok(())
-}
-
-/// Waits up to `wait_ms` for `id` to show in the transcript after `offset`.
-pub fn confirm(transcript: Option<&Path>, id: &str, offset: u64, wait_ms: u64) -> bool {
-    let Some(path) = transcript else {
-        return false;
-    };
-    let start = std::time::Instant::now();
-    let mut pause = Duration::from_millis(1);
-    loop {
-        if directory::transcript_mentions(path, id, offset) {
-            return true;
-        }
-        if start.elapsed() >= Duration::from_millis(wait_ms) {
-            return false;
-        }
-        std::thread::sleep(pause);
-        pause = (pause * 2).min(Duration::from_millis(40));
-    }
-}
-
-/// Writes the message on the target's socket, records the attempt, watches the transcript.
-pub fn socket_attempt(
-    home: &Path,
-    target: &Target,
-    live: &Live,
-    sock: &Path,
-    start: &Record,
-    wait_ms: u64,
-) -> Result<Attempt, Error> {
-    let Some(content) = content_of(start) else {
-        return Ok(Attempt::Failed(
-            "the message text is gone from the ledger".into(),
-        ));
-    };
-    let transcript = target
-        .transcript
-        .clone()
-        .or_else(|| directory::find_transcript(&target.id, &target.cwd));
-    let offset = transcript.as_deref().map(directory::file_len).unwrap_or(0);
-    let sender_mode = Mode::parse(start.sender_mode.as_deref().unwrap_or("prompting"));
-    let client_hold = frame::receiver_holds(sender_mode, target.permission_mode.as_deref());
-    let mut sent = Record::new(ledger::SENT, &start.message_id, time::now_ms());
-    sent.via = Some("socket".into());
-    sent.pid = Some(live.pid);
-    sent.proc_start = live.proc_start.clone();
-    sent.client_hold = client_hold;
-    let sender = start.sender_id.as_deref().unwrap_or("terminal");
-    append(Ledger::outbox(home, sender), std::slice::from_ref(&sent))?;
-    append(
-        Ledger::inbound(home, &target.id),
-        std::slice::from_ref(&sent),
-    )?;
-    crash_point("before-write");
-    let line = frame::socket_line(
-        &start.message_id,
-        &content,
-        start.sender_address.as_deref().unwrap_or("terminal"),
-    );
-    if let Err(e) = write_line(sock, &line) {
-        let mut un = Record::new(ledger::UNSENT, &start.message_id, time::now_ms());
-        un.via = sent.via.clone();
-        un.pid = sent.pid;
-        un.reason = Some(e.to_string());
-        append(Ledger::outbox(home, sender), std::slice::from_ref(&un))?;
-        append(Ledger::inbound(home, &target.id), &[un])?;
-        return Ok(Attempt::Failed(e.to_string()));
-    }
-    crash_point("after-write");
-    if confirm(transcript.as_deref(), &start.message_id, offset, wait_ms) {
-        mark(home, start, ledger::DELIVERED, "socket")?;
-        return Ok(Attempt::Delivered);
-    }
-    Ok(Attempt::Waiting { client_hold })
-}
-
-fn hold_detail(t: &Target) -> String {
-    format!(
-        "held by {}'s client: it runs in bypassPermissions mode and holds messages from sessions in a prompting mode (this sender); it is delivered only if accepted there, and never reported delivered before it shows in {}'s transcript",
-        t.name, t.name
-    )
-}
-
-/// Delivers a recorded message along the target's one route.
-fn route(ctx: &Ctx, target: &Target, start: &Record) -> Result<(SendStatus, String), Error> {
-    let name = &target.name;
-    if let Some(live) = &target.live {
-        return live_route(ctx, target, live, start);
-    }
-    if !ctx.m().allow_cold_wake {
-        return Ok((
-            SendStatus::Queued,
-            format!(
-                "{name} is not running and messaging.allowColdWake is off; it is handed over when {name} next runs"
-            ),
-        ));
-    }
-    deliver_cold(ctx, target, start)
-}
-
-fn live_route(
-    ctx: &Ctx,
-    target: &Target,
-    live: &Live,
-    start: &Record,
-) -> Result<(SendStatus, String), Error> {
-    let name = &target.name;
-    let Some(sock) = &live.socket else {
-        return Ok((
-            SendStatus::Accepted,
-            format!(
-                "{name}'s client has no messaging socket; the suite's hook hands the message over at {name}'s next tool call"
-            ),
-        ));
-    };
-    Ok(
-        match socket_attempt(
-            &ctx.home,
-            target,
-            live,
-            sock,
-            start,
-            ctx.m().confirm_milliseconds,
-        )? {
-            Attempt::Delivered => (
-                SendStatus::Delivered,
-                format!("delivered: the message is in {name}'s transcript"),
-            ),
-            Attempt::Waiting { client_hold: true } => (SendStatus::Held, hold_detail(target)),
-            Attempt::Waiting { .. } => (
-                SendStatus::Queued,
-                format!(
-                    "written to {name}'s messaging socket but not yet in its transcript; it is confirmed (or written again) later: send-message status <message_id>"
-                ),
-            ),
-            Attempt::Failed(e) => (
-                SendStatus::Queued,
-                format!(
-                    "{name}'s messaging socket could not be written ({e}); the message is kept and retried"
-                ),
-            ),
-        },
-    )
 }
 
 /// The start line of a message from its sender's outbox.
@@ -311,206 +155,83 @@ pub fn start_of(home: &Path, sender: &str, id: &str) -> Option<Record> {
         .and_then(|e| e.start)
 }
 
-/// Wakes a target that is not running, once, with every message waiting for it.
-fn deliver_cold(ctx: &Ctx, target: &Target, start: &Record) -> Result<(SendStatus, String), Error> {
-    let name = &target.name;
-    let dir = ledger::root(&ctx.home).join("wake");
-    std::fs::create_dir_all(&dir).map_err(io("wake folder"))?;
-    let lock_path = dir.join(format!("{}.lock", target.id));
-    let limit = Duration::from_secs(ctx.m().wake_timeout_seconds + 30);
-    let began = std::time::Instant::now();
-    let transcript = target.transcript.clone();
-    // The message is new: only what the transcript gains from now on can hold it.
-    let offset = transcript.as_deref().map(directory::file_len).unwrap_or(0);
-    let _lock: FileLock = loop {
-        if confirm(transcript.as_deref(), &start.message_id, offset, 0) {
-            mark(&ctx.home, start, ledger::DELIVERED, "wake")?;
-            return Ok((
-                SendStatus::Delivered,
-                format!("delivered: {name} was woken and the message is in its transcript"),
-            ));
-        }
-        if let Some(live) = live_now(&target.id) {
-            return live_route(ctx, target, &live, start);
-        }
-        if let Some(l) = FileLock::try_exclusive(&lock_path).map_err(io("wake lock"))? {
-            break l;
-        }
-        if began.elapsed() > limit {
-            return Ok((
-                SendStatus::Queued,
-                format!("a wake of {name} is under way; the message is kept for it"),
-            ));
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    };
-    // Under the lock: look again; a running session is never resumed.
-    if confirm(transcript.as_deref(), &start.message_id, offset, 0) {
-        mark(&ctx.home, start, ledger::DELIVERED, "wake")?;
-        return Ok((SendStatus::Delivered, format!("delivered to {name}")));
-    }
-    if let Some(live) = live_now(&target.id) {
-        return live_route(ctx, target, &live, start);
-    }
-    let readable = transcript
-        .as_deref()
-        .is_some_and(|p| std::fs::File::open(p).is_ok());
-    if !readable {
-        return Ok((
-            SendStatus::Queued,
-            format!("{name}'s transcript cannot be read, so it is not woken; the message is kept"),
-        ));
-    }
-    if !Path::new(&target.cwd).is_dir() {
-        return Ok((
-            SendStatus::Queued,
-            format!(
-                "{name}'s folder {} is gone, so it is not woken; the message is kept",
-                target.cwd
-            ),
-        ));
-    }
-    // Every message waiting for the target rides this one wake.
-    let inbound = Ledger::inbound(&ctx.home, &target.id).map_err(io("inbound ledger"))?;
-    let mut starts: Vec<Record> = Vec::new();
-    for e in inbound
-        .entries_since(u64::MAX)
-        .map_err(io("inbound ledger"))?
-    {
-        if e.state != State::Queued {
-            continue;
-        }
-        let full = if e.id == start.message_id {
-            Some(start.clone())
-        } else {
-            e.sender_id().and_then(|s| start_of(&ctx.home, s, &e.id))
-        };
-        if let Some(s) = full.filter(|s| s.text.is_some()) {
-            starts.push(s);
-        }
-    }
-    if !starts.iter().any(|s| s.message_id == start.message_id) {
-        starts.push(start.clone());
-    }
-    let prompting = starts
-        .iter()
-        .any(|s| s.sender_mode.as_deref() != Some("bypass"));
-    let prompt = starts
-        .iter()
-        .filter_map(content_of)
-        .collect::<Vec<_>>()
-        .join("\n\n");
-    let now = time::now_ms();
-    for s in &starts {
-        let mut sent = Record::new(ledger::SENT, &s.message_id, now);
-        sent.via = Some("wake".into());
-        append(
-            Ledger::outbox(&ctx.home, s.sender_id.as_deref().unwrap_or("terminal")),
-            std::slice::from_ref(&sent),
-        )?;
-        append(Ledger::inbound(&ctx.home, &target.id), &[sent])?;
-    }
-    let req = WakeRequest {
-        session_id: Some(target.id.clone()),
-        cwd: PathBuf::from(&target.cwd),
-        prompt,
-        mode: wake::wake_mode(target.permission_mode.as_deref(), prompting),
-        model: transcript
-            .as_deref()
-            .and_then(directory::transcript_info)
-            .and_then(|i| i.model),
-        timeout_ms: ctx.m().wake_timeout_seconds * 1000,
-    };
-    let result = ctx.waker.wake(&req);
-    let mut mine = false;
-    for s in &starts {
-        if confirm(transcript.as_deref(), &s.message_id, 0, 0) {
-            mark(&ctx.home, s, ledger::DELIVERED, "wake")?;
-            mine |= s.message_id == start.message_id;
-        } else {
-            let mut un = Record::new(ledger::UNSENT, &s.message_id, time::now_ms());
-            un.via = Some("wake".into());
-            un.reason = result.error.clone();
-            append(
-                Ledger::outbox(&ctx.home, s.sender_id.as_deref().unwrap_or("terminal")),
-                std::slice::from_ref(&un),
-            )?;
-            append(Ledger::inbound(&ctx.home, &target.id), &[un])?;
-        }
-    }
-    if mine {
-        Ok((
-            SendStatus::Delivered,
-            format!("delivered: {name} was not running, so it was resumed with the message"),
-        ))
-    } else {
-        Ok((
-            SendStatus::Queued,
-            format!(
-                "{name} was not running; resuming it did not take the message ({}); it is kept and retried",
-                result
-                    .error
-                    .unwrap_or_else(|| "no sign of it in the transcript".into())
-            ),
-        ))
-    }
-}
-
-/// Retries the sender's unfinished messages: confirm from transcripts, write again where the
-/// last write never arrived, mirror what target-side review decided. Best effort, bounded.
-pub fn recover_outbox(ctx: &Ctx, caller: &Caller, targets: &[Target]) {
-    let Ok(outbox) = Ledger::outbox(&ctx.home, &caller.id) else {
-        return;
-    };
-    let Ok(entries) = outbox.entries_since(u64::MAX) else {
-        return;
-    };
-    let now = time::now_ms();
-    let resend = ctx.m().resend_after_seconds * 1000;
-    let open: Vec<&Entry> = entries
-        .iter()
-        .filter(|e| matches!(e.state, State::Queued | State::Held))
-        .collect();
-    let mut texts: std::collections::HashMap<String, String> = Default::default();
-    for e in open.into_iter().rev().take(20) {
-        let Some(start) = &e.start else { continue };
-        let Some(tid) = e.target_id() else { continue };
-        let Some(t) = targets.iter().find(|t| t.id == tid) else {
-            continue;
-        };
-        if e.state == State::Held {
-            hold::sweep_target(&ctx.home, tid, &target_config(ctx, t));
-            hold::mirror_final(&ctx.home, &caller.id, tid, &e.id);
-            continue;
-        }
-        // One read of each target's transcript, however many messages wait for it.
-        let text = texts.entry(tid.to_string()).or_insert_with(|| {
-            t.transcript
-                .as_deref()
-                .and_then(|p| std::fs::read(p).ok())
-                .map(|b| String::from_utf8_lossy(&b).into_owned())
-                .unwrap_or_default()
-        });
-        if text.contains(&e.id) {
-            let _ = mark(&ctx.home, start, ledger::DELIVERED, "confirmed");
-            continue;
-        }
-        if let Some(live) = &t.live
-            && let Some(sock) = &live.socket
-            && needs_write(e, live, now, resend)
-        {
-            let _ = socket_attempt(&ctx.home, t, live, sock, start, 0);
-        }
-    }
-}
-
 /// Loads the config of the target's repo (its inbound policy); the caller's on any trouble.
-pub fn target_config(ctx: &Ctx, t: &Target) -> crate::config::MessagingConfig {
+pub fn target_config(ctx: &Ctx, t: &Target) -> MessagingConfig {
     let root = crate::state::git_top(Path::new(&t.cwd));
     match root.map(|r| crate::config::Config::load(&r)) {
         Some(Ok(c)) => c.messaging,
         _ => ctx.m().clone(),
     }
+}
+
+fn hold_detail(t: &Target) -> String {
+    format!(
+        "held by {}'s client: it runs in bypassPermissions mode and holds messages from sessions in a prompting mode (this sender); it is delivered only if accepted there, and never reported delivered before its model sees it",
+        t.name
+    )
+}
+
+/// Delivers a recorded message along the target's one route.
+pub fn route(ctx: &Ctx, target: &Target, start: &Record) -> Result<(SendStatus, String), Error> {
+    let name = &target.name;
+    if let Some(live) = &target.live {
+        return live_route(ctx, target, live, start);
+    }
+    if !ctx.m().allow_cold_wake {
+        return Ok((
+            SendStatus::Queued,
+            format!(
+                "{name} is not running and messaging.allowColdWake is off; it is handed over when {name} next runs (the next send-message command of anyone, or its hook)"
+            ),
+        ));
+    }
+    super::wake::begin(ctx, target, start)
+}
+
+/// The route of a target that runs: its socket, or its hook.
+pub fn live_route(
+    ctx: &Ctx,
+    target: &Target,
+    live: &Live,
+    start: &Record,
+) -> Result<(SendStatus, String), Error> {
+    let name = &target.name;
+    let Some(sock) = &live.socket else {
+        return Ok((
+            SendStatus::Queued,
+            format!(
+                "{name}'s client has no messaging socket; the suite's hook hands the message over at {name}'s next tool call"
+            ),
+        ));
+    };
+    let wait = ctx.m().confirm_milliseconds;
+    Ok(
+        match super::socket::attempt(&ctx.home, target, live, sock, start, wait)? {
+            Attempt::Delivered => (
+                SendStatus::Delivered,
+                format!("delivered: {name}'s model has it in its input"),
+            ),
+            Attempt::Accepted => (
+                SendStatus::Accepted,
+                format!(
+                    "accepted: {name}'s client took it; its model sees it at its next request (send-message status <message_id>)"
+                ),
+            ),
+            Attempt::Waiting { client_hold: true } => (SendStatus::Held, hold_detail(target)),
+            Attempt::Waiting { .. } => (
+                SendStatus::Queued,
+                format!(
+                    "written to {name}'s messaging socket but its client has not taken it yet; it is confirmed (or written again) later"
+                ),
+            ),
+            Attempt::Failed(e) => (
+                SendStatus::Queued,
+                format!(
+                    "{name}'s messaging socket could not be written ({e}); the message is kept and retried"
+                ),
+            ),
+        },
+    )
 }
 
 /// Sends one message. Identity is `caller`, already verified.
@@ -521,29 +242,60 @@ pub fn send(ctx: &Ctx, caller: &Caller, req: &SendRequest) -> Result<SendResult,
         ));
     }
     let id = frame::new_id();
-    let m = ctx.m().clone();
-    let summary = limits::summary_of(req.summary.as_deref());
-    if let Err(why) = limits::check_args(&req.text, summary, &m) {
-        return Ok(SendResult::new(SendStatus::Refused, &id, why));
+    match stages(ctx, caller, req, &id) {
+        Ok(r) => Ok(r),
+        Err(Refusal::Answer(r)) => Ok(*r),
+        Err(Refusal::Failed(e)) => Err(e),
     }
+}
+
+fn stages(ctx: &Ctx, caller: &Caller, req: &SendRequest, id: &str) -> Result<SendResult, Refusal> {
+    let summary = check_args(ctx, req, id)?;
+    let (target, targets) = resolve(ctx, caller, req, id)?;
+    let look = super::recover::Look {
+        no_wake_for: Some(&target.id),
+    };
+    super::recover::outbox(ctx, caller, &targets, look);
+    super::recover::waiting_anywhere(ctx, &targets, look);
+    let book = Book::open(ctx, caller)?;
+    within_limits(ctx, req, summary, &target, &book, id)?;
+    let start = record(ctx, caller, req, summary, &target, book, id)?;
+    let (status, detail) = route(ctx, &target, &start)?;
+    Ok(SendResult::new(status, id, detail).to(&target))
+}
+
+/// The message and summary themselves.
+fn check_args<'a>(ctx: &Ctx, req: &'a SendRequest, id: &str) -> Result<Option<&'a str>, Refusal> {
+    let summary = limits::summary_of(req.summary.as_deref());
+    limits::check_args(&req.text, summary, ctx.m())
+        .map_err(|why| SendResult::new(SendStatus::Refused, id, why))?;
+    Ok(summary)
+}
+
+/// The address → one authorized target (and the snapshot it came from).
+fn resolve(
+    ctx: &Ctx,
+    caller: &Caller,
+    req: &SendRequest,
+    id: &str,
+) -> Result<(Target, Vec<Target>), Refusal> {
     let targets = directory::snapshot(&directory::Options {
         cold: true,
         subagents: true,
         repo_root: ctx.repo_root.clone(),
     });
-    let target = match address::resolve(&req.to, &targets, caller, &ctx.policy()) {
-        Resolved::One(t) => t.clone(),
+    let answer = match address::resolve(&req.to, &targets, caller, &ctx.policy()) {
+        Resolved::One(t) => {
+            let t = t.clone();
+            return Ok((t, targets));
+        }
         Resolved::NotFound => {
-            return Ok(SendResult::new(
-                SendStatus::NotFound,
-                &id,
-                super::not_found_detail(&req.to),
-            ));
+            SendResult::new(SendStatus::NotFound, id, super::not_found_detail(&req.to))
         }
         Resolved::Ambiguous(c) => {
             let mut r = SendResult::new(
                 SendStatus::Ambiguous,
-                &id,
+                id,
                 format!(
                     "{} sessions answer to '{}'; send again with one of their ids",
                     c.len(),
@@ -559,44 +311,66 @@ pub fn send(ctx: &Ctx, caller: &Caller, req: &SendRequest) -> Result<SendResult,
                     })
                     .collect(),
             );
-            return Ok(r);
+            r
         }
-        Resolved::SelfTarget(t) => {
-            return Ok(SendResult::new(
-                SendStatus::SelfTarget,
-                &id,
-                "that is this session; a message to it would be a message to yourself",
-            )
-            .to(t));
-        }
-        Resolved::OwnSubagent(t) => {
-            return Ok(SendResult::new(
-                SendStatus::Refused,
-                &id,
-                "that is a subagent of this session; reach it with the client's own SendMessage tool",
-            )
-            .to(t));
-        }
-    };
-    recover_outbox(ctx, caller, &targets);
-    let outbox = Ledger::outbox(&ctx.home, &caller.id).map_err(io("outbox"))?;
-    let olock = outbox.lock().map_err(io("outbox lock"))?;
-    let now = time::now_ms();
-    let window = (m.dedupe_window_seconds * 1000).max(60_000);
-    let (entries, osize) = outbox
-        .scan(now.saturating_sub(window))
-        .map_err(io("outbox"))?;
-    if req.dedupe
-        && let Some(orig) = limits::duplicate_of(
-            &entries,
-            &target.id,
-            &req.text,
-            summary,
-            now,
-            m.dedupe_window_seconds * 1000,
+        Resolved::SelfTarget(t) => SendResult::new(
+            SendStatus::SelfTarget,
+            id,
+            "that is this session; a message to it would be a message to yourself",
         )
+        .to(t),
+        Resolved::OwnSubagent(t) => SendResult::new(
+            SendStatus::Refused,
+            id,
+            "that is a subagent of this session; reach it with the client's own SendMessage tool",
+        )
+        .to(t),
+    };
+    Err(answer.into())
+}
+
+/// The sender's outbox, locked from the limit checks until the message is recorded.
+struct Book {
+    outbox: Ledger,
+    lock: FileLock,
+    entries: Vec<Entry>,
+    size: Size,
+}
+
+impl Book {
+    fn open(ctx: &Ctx, caller: &Caller) -> Result<Book, Error> {
+        let outbox = Ledger::outbox(&ctx.home, &caller.id).map_err(io("outbox"))?;
+        let lock = outbox.lock().map_err(io("outbox lock"))?;
+        let window = (ctx.m().dedupe_window_seconds * 1000).max(60_000);
+        let (entries, size) = outbox
+            .scan(time::now_ms().saturating_sub(window))
+            .map_err(io("outbox"))?;
+        Ok(Book {
+            outbox,
+            lock,
+            entries,
+            size,
+        })
+    }
+}
+
+/// Duplicates and the rate per sender → target.
+fn within_limits(
+    ctx: &Ctx,
+    req: &SendRequest,
+    summary: Option<&str>,
+    target: &Target,
+    book: &Book,
+    id: &str,
+) -> Result<(), Refusal> {
+    let m = ctx.m();
+    let now = time::now_ms();
+    let window = m.dedupe_window_seconds * 1000;
+    if req.dedupe
+        && let Some(orig) =
+            limits::duplicate_of(&book.entries, &target.id, &req.text, summary, now, window)
     {
-        return Ok(SendResult::new(
+        return Err(SendResult::new(
             SendStatus::Duplicate,
             orig,
             format!(
@@ -604,83 +378,114 @@ pub fn send(ctx: &Ctx, caller: &Caller, req: &SendRequest) -> Result<SendResult,
                 target.name, m.dedupe_window_seconds
             ),
         )
-        .to(&target));
+        .to(target)
+        .into());
     }
-    if limits::sent_last_minute(&entries, &target.id, now) >= m.rate_per_minute {
-        return Ok(SendResult::new(
+    if limits::sent_last_minute(&book.entries, &target.id, now) >= m.rate_per_minute {
+        return Err(SendResult::new(
             SendStatus::Refused,
-            &id,
+            id,
             format!(
                 "{} messages to {} in the last minute is the limit (messaging.ratePerMinute); combine them into one",
                 m.rate_per_minute, target.name
             ),
         )
-        .to(&target));
+        .to(target)
+        .into());
     }
-    let mut start = Record::new(ledger::QUEUED, &id, now);
+    Ok(())
+}
+
+/// The start line of a new message.
+fn start_line(
+    caller: &Caller,
+    target: &Target,
+    summary: Option<&str>,
+    id: &str,
+    now: u64,
+) -> Record {
+    let mut start = Record::new(Op::Queued, id, now);
     start.sender_id = Some(caller.id.clone());
     start.sender_name = Some(caller.name.clone());
     start.sender_cwd = Some(caller.cwd.clone());
-    start.sender_mode = Some(caller.mode().as_str().into());
+    start.sender_mode = Some(caller.mode());
     start.sender_address = Some(caller.address.clone());
     start.target_id = Some(target.id.clone());
     start.target_name = Some(target.name.clone());
     start.summary = summary.map(str::to_string);
-    let tcfg = target_config(ctx, &target);
-    match hold::policy_for(&tcfg, &target) {
+    start
+}
+
+/// The target's inbound policy, its pending cap, then both ledgers. Returns the start line with
+/// the text, as the outbox has it.
+fn record(
+    ctx: &Ctx,
+    caller: &Caller,
+    req: &SendRequest,
+    summary: Option<&str>,
+    target: &Target,
+    book: Book,
+    id: &str,
+) -> Result<Record, Refusal> {
+    let now = time::now_ms();
+    let mut start = start_line(caller, target, summary, id, now);
+    let tcfg = target_config(ctx, target);
+    match hold::policy_for(&tcfg, target) {
         InboundPolicy::Refuse => {
             let mut r = start.clone();
-            r.op = ledger::REFUSED.into();
+            r.op = Op::Refused;
             r.reason = Some("inbound policy".into());
-            outbox.append_locked(&olock, &[r]).map_err(io("outbox"))?;
-            return Ok(SendResult::new(
+            book.outbox
+                .append_locked(&book.lock, &[r])
+                .map_err(io("outbox"))?;
+            return Err(SendResult::new(
                 SendStatus::Refused,
-                &id,
+                id,
                 format!(
                     "{} does not accept messages (its inbound policy is refuse)",
                     target.name
                 ),
             )
-            .to(&target));
+            .to(target)
+            .into());
         }
         InboundPolicy::Hold => {
             start.text = Some(req.text.clone());
-            let r = hold::hold(ctx, &tcfg, &outbox, &olock, &target, start)?;
-            drop(olock);
-            return Ok(r);
+            let r = hold::hold(ctx, &tcfg, &book.outbox, &book.lock, target, start)?;
+            return Err(r.into());
         }
         InboundPolicy::Accept => {}
     }
     let inbound = Ledger::inbound(&ctx.home, &target.id).map_err(io("inbound"))?;
     let ilock = inbound.lock().map_err(io("inbound lock"))?;
     let (waiting, isize) = inbound.scan(u64::MAX).map_err(io("inbound"))?;
-    if limits::pending(&waiting) >= m.max_pending_per_target {
-        return Ok(SendResult::new(
+    let pending = limits::pending(&waiting);
+    if pending >= ctx.m().max_pending_per_target {
+        return Err(SendResult::new(
             SendStatus::Refused,
-            &id,
+            id,
             format!(
-                "{} has {} undelivered messages waiting (messaging.maxPendingPerTarget); it is busy, try later",
-                target.name,
-                limits::pending(&waiting)
+                "{} has {pending} undelivered messages waiting (messaging.maxPendingPerTarget); it is busy, try later",
+                target.name
             ),
         )
-        .to(&target));
+        .to(target)
+        .into());
     }
     let mut with_text = start.clone();
     with_text.text = Some(req.text.clone());
-    outbox
-        .append_locked(&olock, std::slice::from_ref(&with_text))
+    book.outbox
+        .append_locked(&book.lock, std::slice::from_ref(&with_text))
         .map_err(io("outbox"))?;
     crash_point("after-queued");
     inbound
         .append_locked(&ilock, &[start])
         .map_err(io("inbound"))?;
     let _ = inbound.maybe_compact_locked(&ilock, &isize, now);
-    let _ = outbox.maybe_compact_locked(&olock, &osize, now);
-    drop(ilock);
-    drop(olock);
-    let (status, detail) = route(ctx, &target, &with_text)?;
-    Ok(SendResult::new(status, &id, detail).to(&target))
+    let _ = book
+        .outbox
+        .maybe_compact_locked(&book.lock, &book.size, now);
+    Ok(with_text)
 }
 
 #[cfg(test)]
@@ -688,14 +493,14 @@ mod tests {
     use super::*;
 
     fn entry_with(attempts: Vec<Record>) -> Entry {
-        let mut lines = vec![Record::new(ledger::QUEUED, "m", 0)];
+        let mut lines = vec![Record::new(Op::Queued, "m", 0)];
         lines.extend(attempts);
-        ledger::fold(lines).remove(0)
+        crate::messaging::ledger::fold(lines).remove(0)
     }
 
     fn sent(pid: u32, start: &str, at: u64, hold: bool) -> Record {
-        let mut r = Record::new(ledger::SENT, "m", at);
-        r.via = Some("socket".into());
+        let mut r = Record::new(Op::Sent, "m", at);
+        r.via = Some(Via::Socket);
         r.pid = Some(pid);
         r.proc_start = Some(start.into());
         r.client_hold = hold;
@@ -730,10 +535,10 @@ mod tests {
 
     #[test]
     fn content_carries_the_frame() {
-        let mut s = Record::new(ledger::QUEUED, "m-1", 0);
+        let mut s = Record::new(Op::Queued, "m-1", 0);
         s.sender_id = Some("s-1".into());
         s.sender_name = Some("alpha".into());
-        s.sender_mode = Some("bypass".into());
+        s.sender_mode = Some(frame::Mode::Bypass);
         s.sender_address = Some("uds:/tmp/a.sock".into());
         s.text = Some("do it".into());
         let c = content_of(&s).unwrap();

@@ -417,3 +417,47 @@ fn agent_signal_to_run_agent_interrupts_the_cli_and_leaves_no_process() {
     assert!(out.duration < Duration::from_secs(20), "{:?}", out.duration);
     assert!(gone_soon(cli), "the CLI {cli} survived");
 }
+
+/// Issue 14 item 3: a prompt far over Linux's 128 KiB per-argument limit runs, and reaches the
+/// model byte for byte: it goes on the CLI's stdin, never in its argv.
+#[test]
+fn agent_issue14_a_5_mib_prompt_goes_on_stdin_and_reaches_the_model_intact() {
+    let claude = require_claude!();
+    let repo = GitRepo::new();
+    let model = FakeModel::start(vec![Turn::text("Read it all.")]);
+    let home = Home::new();
+    // Numbered lines (a cut or a reorder shows), a leading `-` (no flag), shell quotes. Mostly
+    // 3-byte characters: the CLI estimates tokens from the string's length and refuses, before
+    // any request, a prompt over its context window (between 2.1 and 3.1 million characters);
+    // 5 MiB of these lines is about 1.9 million.
+    let mut prompt = String::from("- review this diff, 'every' \"line\" of $HOME `x`:\n");
+    let mut n = 0;
+    while prompt.len() < 5 * 1024 * 1024 {
+        prompt.push_str(&format!(
+            "+ 行 {n:07} 差分の行です。変更を確認してください、最後まで。\n"
+        ));
+        n += 1;
+    }
+    prompt.push_str("END OF DIFF");
+    let out = RunAgent::new(Some(&claude), &home, &model.base_url())
+        .json(&json!({"cwd": path_str(repo.path()), "prompt": prompt}))
+        .run();
+    out.assert_ok();
+    assert_eq!(out.result["text"], "Read it all.");
+    // The CLI puts context blocks of its own (a reminder) beside the prompt's block.
+    let first = &model.requests()[0];
+    let blocks: Vec<String> = first["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
+        .filter_map(|b| b["text"].as_str().map(str::to_string))
+        .collect();
+    let longest = blocks.iter().map(String::len).max().unwrap_or(0);
+    assert!(
+        blocks.contains(&prompt),
+        "the prompt reached the model unchanged ({longest} of {} bytes in its longest block)",
+        prompt.len()
+    );
+}

@@ -124,7 +124,7 @@ fn python_lists_and_sends_with_its_token() {
         ),
     );
     assert_eq!(sent["ok"], true, "{sent}");
-    assert_eq!(sent["result"]["status"], "delivered", "{sent}");
+    assert_eq!(sent["result"]["status"], "accepted", "{sent}");
     let got = b.wait_received(1);
     let content = got[0]["message"]["content"].as_str().unwrap();
     assert!(
@@ -150,7 +150,7 @@ fn python_lists_and_sends_with_its_token() {
             a.token, b.id
         ),
     );
-    assert_eq!(forged["result"]["status"], "delivered", "{forged}");
+    assert_eq!(forged["result"]["status"], "accepted", "{forged}");
     let line = &b.wait_received(2)[1];
     assert!(
         line["message"]["content"].as_str().unwrap().contains(&a.id),

@@ -61,6 +61,19 @@ impl Fake {
         self.received()
     }
 
+    /// Appends what the client writes when the message goes into a model request and the
+    /// model answers it: the message is delivered.
+    pub fn answer(&self, id: &str) {
+        append(
+            &self.transcript,
+            &json!({"type":"attachment","attachment":{"type":"queued_command","prompt": format!("Session message {id} from …")}}),
+        );
+        append(
+            &self.transcript,
+            &json!({"type":"assistant","message":{"model":"claude-opus-5-5","content":[{"type":"text","text":"ok"}]}}),
+        );
+    }
+
     /// Appends a line naming `id` to the transcript (the client took the message).
     pub fn confirm(&self, id: &str) {
         append(

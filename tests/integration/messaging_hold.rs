@@ -18,7 +18,7 @@ fn a_client_without_socket_gets_it_from_the_hook_at_its_next_tool_call() {
     let a = bed.live(Spec::named("alpha"));
     let b = bed.live(Spec::named("no-sock").no_socket());
     let (code, v, _) = bed.run(Some(&a), &["send", "--to", "no-sock", "via the hook"]);
-    assert_eq!((code, v["status"].as_str()), (0, Some("accepted")), "{v}");
+    assert_eq!((code, v["status"].as_str()), (0, Some("queued")), "{v}");
     let id = v["message_id"].as_str().unwrap().to_string();
     let out = bed.guard(&b, "PostToolUse", "default");
     assert_eq!(out["hookSpecificOutput"]["hookEventName"], "PostToolUse");
@@ -34,12 +34,19 @@ fn a_client_without_socket_gets_it_from_the_hook_at_its_next_tool_call() {
     // Handed over once: the next call does not repeat it.
     let again = bed.guard(&b, "PostToolUse", "default");
     assert!(!context(&again).contains(&id), "{again}");
-    // Once the transcript shows it, both ledgers say delivered.
+    // Handed over: accepted (the context goes into the client's next request).
+    let (_, s, _) = bed.run(Some(&a), &["status", &id]);
+    assert_eq!(s["state"], "accepted", "{s}");
+    // Once the transcript shows the model answered it, both ledgers say delivered.
     crate::messaging_common::append(&b.transcript, &json!({"type":"attachment","content": ctx}));
+    crate::messaging_common::append(
+        &b.transcript,
+        &json!({"type":"assistant","message":{"model":"claude-opus-5-5"}}),
+    );
     bed.guard(&b, "UserPromptSubmit", "default");
     assert_eq!(
         ops(&bed.inbound(&b.id), &id),
-        vec!["queued", "sent", "delivered"]
+        vec!["queued", "sent", "taken", "delivered"]
     );
     let (_, s, _) = bed.run(Some(&a), &["status", &id]);
     assert_eq!(s["state"], "delivered", "{s}");
@@ -96,7 +103,7 @@ fn the_hook_does_not_hand_a_prompting_senders_message_to_a_bypass_session() {
             .mode("bypassPermissions"),
     );
     let (_, v, _) = bed.run(Some(&a), &["send", "--to", "bypass-no-sock", "sneak in"]);
-    assert_eq!(v["status"], "accepted", "{v}");
+    assert_eq!(v["status"], "queued", "{v}");
     let id = v["message_id"].as_str().unwrap().to_string();
     // SessionStart payloads carry no mode: the recorded one (the transcript's) decides.
     assert!(!context(&bed.guard(&b, "SessionStart", "")).contains(&id));
@@ -257,6 +264,9 @@ fn kill_9_of_the_sender_mid_send_neither_loses_nor_duplicates() {
     let id1 = b.received()[0]["msg_id"].as_str().unwrap().to_string();
     b.confirm(&id1); // the client took it
     let (_, s, _) = bed.run(None, &["status", &id1]);
+    assert_eq!(s["state"], "accepted", "{s}");
+    b.answer(&id1); // and its model answered
+    let (_, s, _) = bed.run(None, &["status", &id1]);
     assert_eq!(s["state"], "delivered", "{s}");
     // From here on the client takes what it gets, as the real one does at once.
     b.take.store(true, std::sync::atomic::Ordering::SeqCst);
@@ -283,7 +293,7 @@ fn kill_9_of_the_sender_mid_send_neither_loses_nor_duplicates() {
     );
     std::thread::sleep(Duration::from_millis(1100)); // past resendAfterSeconds
     let (_, v, _) = bed.run(None, &["send", "--to", "target", "fourth"]);
-    assert_eq!(v["status"], "delivered", "{v}");
+    assert_eq!(v["status"], "accepted", "{v}");
     let texts: Vec<String> = b
         .wait_received(4)
         .iter()
@@ -301,7 +311,10 @@ fn kill_9_of_the_sender_mid_send_neither_loses_nor_duplicates() {
         .iter()
         .map(|l| l["msg_id"].as_str().unwrap().to_string())
         .collect();
-    for id in &ids {
+    for id in &ids[1..] {
+        let (_, s, _) = bed.run(None, &["status", id]);
+        assert_eq!(s["state"], "accepted", "{s}");
+        b.answer(id);
         let (_, s, _) = bed.run(None, &["status", id]);
         assert_eq!(s["state"], "delivered", "{s}");
     }

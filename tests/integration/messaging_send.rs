@@ -7,7 +7,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 #[test]
-fn live_target_gets_the_framed_line_and_the_ledger_says_delivered() {
+fn live_target_gets_the_framed_line_accepted_then_delivered() {
     let mut bed = Bed::new();
     let a = bed.live(Spec::named("alpha").mode("bypassPermissions"));
     let b = bed.live(Spec::named("worker-b"));
@@ -23,7 +23,7 @@ fn live_target_gets_the_framed_line_and_the_ledger_says_delivered() {
         ],
     );
     assert_eq!(code, 0, "{v} {err}");
-    assert_eq!(v["status"], "delivered", "{v}");
+    assert_eq!(v["status"], "accepted", "{v}");
     assert_eq!(v["target"]["id"], b.id.as_str());
     let id = v["message_id"].as_str().unwrap().to_string();
     let got = b.wait_received(1);
@@ -38,15 +38,15 @@ fn live_target_gets_the_framed_line_and_the_ledger_says_delivered() {
     assert_eq!(got[0]["msg_id"], id.as_str());
     assert_eq!(
         ops(&bed.outbox(&a.id), &id),
-        vec!["queued", "sent", "delivered"]
+        vec!["queued", "sent", "taken"]
     );
     assert_eq!(
         ops(&bed.inbound(&b.id), &id),
-        vec!["queued", "sent", "delivered"]
+        vec!["queued", "sent", "taken"]
     );
     // The sender's mode is the one its record says: a default-mode sender is "prompting".
     let (_, v, _) = bed.run(Some(&b), &["send", "--to", "alpha", "back at you"]);
-    assert_eq!(v["status"], "delivered", "{v}");
+    assert_eq!(v["status"], "accepted", "{v}");
     let line = &a.wait_received(1)[0];
     assert!(
         line["message"]["content"]
@@ -57,7 +57,15 @@ fn live_target_gets_the_framed_line_and_the_ledger_says_delivered() {
     );
     // status answers from the ledgers
     let (code, s, _) = bed.run(Some(&a), &["status", &id]);
+    assert_eq!((code, s["state"].as_str()), (0, Some("accepted")), "{s}");
+    // Once its model answered a request holding it, it is delivered.
+    b.answer(&id);
+    let (code, s, _) = bed.run(Some(&a), &["status", &id]);
     assert_eq!((code, s["state"].as_str()), (0, Some("delivered")), "{s}");
+    assert_eq!(
+        ops(&bed.outbox(&a.id), &id),
+        vec!["queued", "sent", "taken", "delivered"]
+    );
     let (code, _, _) = bed.run(Some(&a), &["status", "no-such-id"]);
     assert_eq!(code, 6);
 }
@@ -87,6 +95,9 @@ fn without_transcript_confirmation_it_stays_queued_until_seen() {
     assert_eq!(b.received().len(), 2);
     // ... and once the client shows it, it is delivered.
     b.confirm(&id);
+    let (_, s, _) = bed.run(None, &["status", &id]);
+    assert_eq!(s["state"], "accepted", "{s}");
+    b.answer(&id);
     let (_, s, _) = bed.run(None, &["status", &id]);
     assert_eq!(s["state"], "delivered", "{s}");
 }
@@ -126,7 +137,7 @@ fn unauthorized_and_missing_targets_answer_alike() {
     // Config opens it.
     bed.config(json!({"allowlist": [elsewhere.path()]}));
     let (_, v5, _) = bed.run(Some(&near), &["send", "--to", "far-away", "psst"]);
-    assert_eq!(v5["status"], "delivered", "{v5}");
+    assert_eq!(v5["status"], "accepted", "{v5}");
 }
 
 #[test]
@@ -147,7 +158,7 @@ fn addressing_self_ambiguous_quoted_and_bad_credentials() {
         .collect();
     assert!(ids.contains(&d1.id.as_str()) && ids.contains(&d2.id.as_str()));
     let (code, v, _) = bed.run(None, &["send", "--to", "\"api worker\"", "from a terminal"]);
-    assert_eq!((code, v["status"].as_str()), (0, Some("delivered")), "{v}");
+    assert_eq!((code, v["status"].as_str()), (0, Some("accepted")), "{v}");
     // A forged token is refused before anything is sent.
     let mut bad = bed.cmd(None);
     bad.env("CLAUDE_CODE_SESSION_ID", &a.id)
@@ -170,7 +181,7 @@ fn limits_duplicates_rate_and_size() {
     assert_eq!(v2["status"], "duplicate");
     assert_eq!(v2["message_id"], v1["message_id"]);
     let (_, v3, _) = bed.run(None, &["send", "--to", "b", "--no-dedupe", "same"]);
-    assert_eq!(v3["status"], "delivered");
+    assert_eq!(v3["status"], "accepted");
     // Too large / summary too long: refused before any quota is spent.
     let (code, big, _) = bed.run(None, &["send", "--to", "b", &"x".repeat(101)]);
     assert_eq!((code, big["status"].as_str()), (8, Some("refused")));
@@ -184,7 +195,7 @@ fn limits_duplicates_rate_and_size() {
     );
     assert_eq!(s["status"], "refused");
     let (_, v4, _) = bed.run(None, &["send", "--to", "b", "third"]);
-    assert_eq!(v4["status"], "delivered", "{v4}");
+    assert_eq!(v4["status"], "accepted", "{v4}");
     let (code, v5, _) = bed.run(None, &["send", "--to", "b", "fourth"]);
     assert_eq!((code, v5["status"].as_str()), (8, Some("refused")), "{v5}");
     assert!(v5["detail"].as_str().unwrap().contains("ratePerMinute"));
@@ -229,7 +240,7 @@ fn message_from_stdin_and_list_text() {
         .unwrap();
     let out = child.wait_with_output().unwrap();
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v["status"], "delivered", "{v}");
+    assert_eq!(v["status"], "accepted", "{v}");
     assert!(
         b.received()[0]["message"]["content"]
             .as_str()

@@ -3,18 +3,20 @@
 //! its prompt to the transcript, prints stream-json). The real client is exercised in
 //! `messaging_e2e`.
 
-use crate::messaging_common::{Bed, Spec, read_jsonl};
+use crate::lifecycle_support::eventually;
+use crate::messaging_common::{Bed, Spec, ops, read_jsonl};
 use serde_json::{Value, json};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::time::Duration;
 
 const FAKE_CLIENT: &str = r#"#!/usr/bin/env python3
 import json, os, socket, sys, threading, time, uuid
 args = sys.argv[1:]
 def opt(name):
     return args[args.index(name) + 1] if name in args else None
-prompt = args[args.index("--") + 1] if "--" in args else opt("-p")
+prompt = args[args.index("--") + 1] if "--" in args else sys.stdin.read()
 resume, mode = opt("--resume"), opt("--permission-mode")
 home = os.environ["HOME"]
 with open(os.environ["FAKE_CLIENT_LOG"], "a") as f:
@@ -32,10 +34,10 @@ if resume:
 if path is None:
     os.makedirs(os.path.join(projects, slug), exist_ok=True)
     path = os.path.join(projects, slug, sid + ".jsonl")
+fail = os.environ.get("FAKE_CLIENT_FAIL") == "1"
 def add(obj):
     with open(path, "a") as f:
         f.write(json.dumps(obj) + "\n")
-fail = os.environ.get("FAKE_CLIENT_FAIL") == "1"
 pid = os.getpid()
 start = open("/proc/self/stat").read().rsplit(")", 1)[1].split()[19]
 sock = os.path.join(os.environ["FAKE_CLIENT_SOCKS"], "%d.sock" % pid)
@@ -54,14 +56,18 @@ def serve():
             data += chunk
         for line in data.decode().splitlines():
             if line.strip():
-                add({"type": "queue-operation", "operation": "enqueue", "content": json.loads(line)["message"]["content"]})
+                content = json.loads(line)["message"]["content"]
+                add({"type": "queue-operation", "operation": "enqueue", "content": content})
+                add({"type": "attachment", "attachment": {"type": "queued_command", "prompt": content}})
+                add({"type": "assistant", "message": {"model": "<synthetic>" if fail else "claude-opus-5-5", "content": []}})
 threading.Thread(target=serve, daemon=True).start()
 with open(reg, "w") as f:
     json.dump({"pid": pid, "sessionId": sid, "cwd": cwd, "procStart": start, "startedAt": int(time.time() * 1000),
                "status": "busy", "kind": "interactive", "messagingSocketPath": sock}, f)
 print(json.dumps({"type": "system", "subtype": "init", "session_id": sid}), flush=True)
-if not fail:
-    add({"type": "user", "cwd": cwd, "permissionMode": mode, "message": {"role": "user", "content": prompt}})
+add({"type": "user", "cwd": cwd, "permissionMode": mode, "message": {"role": "user", "content": prompt}})
+# A failing model: the client writes its own error text as the answer.
+add({"type": "assistant", "message": {"model": "<synthetic>" if fail else "claude-opus-5-5", "content": []}})
 time.sleep(float(os.environ.get("FAKE_CLIENT_SLEEP", "1.5")))
 os.remove(reg)
 print(json.dumps({"type": "result", "is_error": fail, "result": "API Error: 500" if fail else "ok", "session_id": sid}), flush=True)
@@ -121,6 +127,25 @@ fn python_ok() -> bool {
     ok
 }
 
+/// The user turns of a transcript that hold `id` (each is one time its model was given it).
+fn prompts_with(transcript: &Path, id: &str) -> usize {
+    read_jsonl(transcript)
+        .iter()
+        .filter(|l| l["type"] == "user" && l.to_string().contains(id))
+        .count()
+}
+
+/// Polls `status` of the terminal's message `id` until `f` holds (or 20 s).
+fn status_until(bed: &Bed, c: &Client, id: &str, f: impl Fn(&Value) -> bool) -> Value {
+    let mut last = Value::Null;
+    let ok = eventually(Duration::from_secs(20), || {
+        last = run(bed, c, None, &["status", id]).1;
+        f(&last)
+    });
+    assert!(ok, "status never got there: {last}");
+    last
+}
+
 #[test]
 fn a_cold_session_is_resumed_once_with_the_message() {
     if !python_ok() {
@@ -130,8 +155,13 @@ fn a_cold_session_is_resumed_once_with_the_message() {
     let c = client(&bed);
     let cwd = bed.repo.path().to_path_buf();
     let (id, transcript) = bed.cold("sleeper", &cwd);
-    let (code, v) = run(&bed, &c, None, &["send", "--to", "sleeper", "wake up"]);
-    assert_eq!((code, v["status"].as_str()), (0, Some("delivered")), "{v}");
+    let (code, v) = run(
+        &bed,
+        &c,
+        None,
+        &["send", "--wait=30", "--to", "sleeper", "wake up"],
+    );
+    assert_eq!((code, v["state"].as_str()), (0, Some("delivered")), "{v}");
     let mid = v["message_id"].as_str().unwrap();
     let r = runs(&c);
     assert_eq!(r.len(), 1);
@@ -146,28 +176,47 @@ fn a_cold_session_is_resumed_once_with_the_message() {
     assert!(prompt.contains(&format!(
         "Session message {mid} from terminal (terminal):\nwake up"
     )));
-    assert!(std::fs::read_to_string(&transcript).unwrap().contains(mid));
-    // Two senders at once: one resume; the second rides it (its socket) or the same prompt.
+    assert_eq!(prompts_with(&transcript, mid), 1);
+    // Two senders at once, once the woken run is gone: one resume; the second rides it (its
+    // socket) or the same prompt.
+    let sessions = bed.home.join(".claude/sessions");
+    assert!(
+        eventually(Duration::from_secs(20), || std::fs::read_dir(&sessions)
+            .unwrap()
+            .flatten()
+            .all(|e| !e.file_name().to_string_lossy().ends_with(".json"))),
+        "the woken run never ended"
+    );
     let a = bed.live(Spec::named("alpha"));
     let mut first = cmd(&bed, &c, None);
     first.env("FAKE_CLIENT_SLEEP", "3").args([
         "--json",
         "send",
+        "--wait=30",
         "--to",
         "sleeper",
         "from the terminal",
     ]);
     let mut second = cmd(&bed, &c, Some(&a));
-    second
-        .env("FAKE_CLIENT_SLEEP", "3")
-        .args(["--json", "send", "--to", "sleeper", "from alpha"]);
+    second.env("FAKE_CLIENT_SLEEP", "3").args([
+        "--json",
+        "send",
+        "--wait=30",
+        "--to",
+        "sleeper",
+        "from alpha",
+    ]);
     let h1 = first.stdout(Stdio::piped()).spawn().unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(150));
     let h2 = second.stdout(Stdio::piped()).spawn().unwrap();
     let o1: Value = serde_json::from_slice(&h1.wait_with_output().unwrap().stdout).unwrap();
     let o2: Value = serde_json::from_slice(&h2.wait_with_output().unwrap().stdout).unwrap();
-    assert_eq!(o1["status"], "delivered", "{o1}");
-    assert_eq!(o2["status"], "delivered", "{o2}");
+    // Either answer form: a send delivered at once, or the status --wait reached.
+    for o in [&o1, &o2] {
+        assert!(
+            o["state"] == "delivered" || o["status"] == "delivered",
+            "{o}"
+        );
+    }
     assert_eq!(
         runs(&c).len(),
         2,
@@ -176,11 +225,9 @@ fn a_cold_session_is_resumed_once_with_the_message() {
     );
     let text = std::fs::read_to_string(&transcript).unwrap();
     for o in [&o1, &o2] {
-        assert_eq!(
-            text.matches(o["message_id"].as_str().unwrap()).count(),
-            1,
-            "exactly once"
-        );
+        let id = o["message_id"].as_str().unwrap();
+        assert!(text.contains(id), "{o}");
+        assert!(prompts_with(&transcript, id) <= 1, "given once: {o}");
     }
 }
 
@@ -195,7 +242,8 @@ fn a_running_session_is_never_resumed() {
     let _quiet = bed.live(Spec::named("no-socket").no_socket());
     let _busy = bed.live(Spec::named("busy").not_taking());
     let (_, v) = run(&bed, &c, None, &["send", "--to", "no-socket", "hi"]);
-    assert_eq!(v["status"], "accepted", "{v}");
+    assert_eq!(v["status"], "queued", "{v}");
+    assert!(v["detail"].as_str().unwrap().contains("hook"), "{v}");
     let (_, v) = run(&bed, &c, None, &["send", "--to", "busy", "hi"]);
     assert_eq!(v["status"], "queued", "{v}");
     assert!(runs(&c).is_empty(), "no resume of a live session");
@@ -213,13 +261,17 @@ fn a_target_that_cannot_be_woken_fails_closed() {
     bed.cold("homeless", &gone);
     std::fs::remove_dir_all(&gone).unwrap();
     let (code, v) = run(&bed, &c, None, &["send", "--to", "homeless", "anyone?"]);
-    assert_eq!((code, v["status"].as_str()), (0, Some("queued")), "{v}");
-    assert!(v["detail"].as_str().unwrap().contains("not woken"), "{v}");
+    assert_eq!((code, v["status"].as_str()), (0, Some("waking")), "{v}");
+    let id = v["message_id"].as_str().unwrap();
+    let s = status_until(&bed, &c, id, |s| {
+        s["detail"].as_str().unwrap_or("").contains("not woken")
+    });
+    assert_eq!(s["state"], "queued", "{s}");
     assert!(runs(&c).is_empty(), "nothing was resumed");
 }
 
 #[test]
-fn wake_rules_off_switch_mode_cap_and_failure() {
+fn issue13_a_wake_against_a_failing_model_is_not_delivered() {
     if !python_ok() {
         return;
     }
@@ -231,24 +283,48 @@ fn wake_rules_off_switch_mode_cap_and_failure() {
         &t,
         &json!({"type":"user","cwd": cwd, "permissionMode":"bypassPermissions"}),
     );
-    bed.config(json!({"allowColdWake": false}));
-    let (_, v) = run(&bed, &c, None, &["send", "--to", "bypass-sleeper", "one"]);
-    assert_eq!(v["status"], "queued", "{v}");
-    assert!(v["detail"].as_str().unwrap().contains("allowColdWake"));
-    assert!(runs(&c).is_empty());
-    bed.config(json!({}));
-    // A failing first turn: kept, not delivered.
+    // The model fails: the woken turn never reached it. Kept, with the failure recorded.
     let out = cmd(&bed, &c, None)
         .env("FAKE_CLIENT_FAIL", "1")
-        .args(["--json", "send", "--to", "bypass-sleeper", "two"])
+        .args(["--json", "send", "--to", "bypass-sleeper", "one"])
         .output()
         .unwrap();
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["status"], "waking", "{v}");
+    let one = v["message_id"].as_str().unwrap().to_string();
+    let recorded = eventually(Duration::from_secs(20), || {
+        bed.outbox("terminal").iter().any(|l| {
+            l["messageId"] == one.as_str()
+                && l["op"] == "unsent"
+                && l["reason"].as_str().unwrap_or("").contains("API Error")
+        })
+    });
+    assert!(
+        recorded,
+        "the failure is recorded: {:?}",
+        bed.outbox("terminal")
+    );
+    let s = status_until(&bed, &c, &one, |s| s["state"] == "queued");
+    assert!(s["detail"].as_str().unwrap().contains("API Error"), "{s}");
+    assert!(
+        !ops(&bed.outbox("terminal"), &one).contains(&"delivered".to_string()),
+        "a failed wake is never delivered"
+    );
+    // Waking off: kept for the target's next run.
+    bed.config(json!({"allowColdWake": false}));
+    let (_, v) = run(&bed, &c, None, &["send", "--to", "bypass-sleeper", "two"]);
     assert_eq!(v["status"], "queued", "{v}");
-    assert!(v["detail"].as_str().unwrap().contains("API Error"), "{v}");
+    assert!(v["detail"].as_str().unwrap().contains("allowColdWake"));
+    assert_eq!(runs(&c).len(), 1, "no wake while it is off");
+    bed.config(json!({}));
     // A prompting sender never wakes a bypass session in bypass mode; all waiting ones ride.
-    let (_, v) = run(&bed, &c, None, &["send", "--to", "bypass-sleeper", "three"]);
-    assert_eq!(v["status"], "delivered", "{v}");
+    let (code, v) = run(
+        &bed,
+        &c,
+        None,
+        &["send", "--wait=30", "--to", "bypass-sleeper", "three"],
+    );
+    assert_eq!((code, v["state"].as_str()), (0, Some("delivered")), "{v}");
     let r = runs(&c);
     let last = r.last().unwrap();
     assert_eq!(last["mode"], "default");
@@ -260,7 +336,12 @@ fn wake_rules_off_switch_mode_cap_and_failure() {
         );
     }
     let ob = bed.outbox("terminal");
-    assert_eq!(ob.iter().filter(|l| l["op"] == "delivered").count(), 3);
+    let delivered: std::collections::BTreeSet<String> = ob
+        .iter()
+        .filter(|l| l["op"] == "delivered")
+        .map(|l| l["messageId"].to_string())
+        .collect();
+    assert_eq!(delivered.len(), 3, "{ob:?}");
 }
 
 #[test]
@@ -329,4 +410,57 @@ fn create_starts_a_session_with_the_first_message() {
         v["session_id"].as_str().is_some_and(|s| s.len() == 36),
         "{v}"
     );
+}
+
+#[test]
+fn issue13_kill_9_at_every_step_of_a_detached_wake_loses_and_duplicates_nothing() {
+    if !python_ok() {
+        return;
+    }
+    let mut bed = Bed::new();
+    let c = client(&bed);
+    let cwd = bed.repo.path().to_path_buf();
+    let (_, transcript) = bed.cold("sleeper", &cwd);
+    let mut ids = Vec::new();
+    // Killed before the wake started, before the resume ran, and after it ran unrecorded.
+    for (step, text) in [
+        ("before-wake", "one"),
+        ("wake-before-run", "two"),
+        ("wake-after-run", "three"),
+    ] {
+        let out = cmd(&bed, &c, None)
+            .env("SESSION_LOCK_MESSAGING_CRASH_AT", step)
+            .args(["--json", "send", "--to", "sleeper", text])
+            .output()
+            .unwrap();
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+        let id = match v["message_id"].as_str() {
+            Some(id) => id.to_string(),
+            // The send itself died: its message is in the outbox all the same.
+            None => bed
+                .outbox("terminal")
+                .iter()
+                .filter(|l| l["op"] == "queued" && l["text"] == text)
+                .map(|l| l["messageId"].as_str().unwrap().to_string())
+                .next()
+                .expect("recorded before the crash"),
+        };
+        // Each crashed wake leaves its lock free again.
+        let lock = bed.state.join("messaging/wake");
+        assert!(eventually(Duration::from_secs(20), || {
+            std::fs::read_dir(&lock).map_or(true, |d| {
+                d.flatten().all(|e| {
+                    session_lock::filelock::FileLock::try_exclusive(&e.path())
+                        .is_ok_and(|l| l.is_some())
+                })
+            })
+        }));
+        ids.push(id);
+    }
+    // The next commands (no crash) move every one on: each delivered, given to the model once.
+    for id in &ids {
+        let s = status_until(&bed, &c, id, |s| s["state"] == "delivered");
+        assert_eq!(s["state"], "delivered", "{s}");
+        assert_eq!(prompts_with(&transcript, id), 1, "{id} given once");
+    }
 }

@@ -117,7 +117,7 @@ fn send_definition(limits: &MessagingConfig) -> Value {
     json!({
         "name": SEND,
         "title": "Send a message to another session",
-        "description": format!("Send a plain-text message to another Claude Code session on this machine, by its name or id (see list_session_agents). It reaches that session's model at its next step, or wakes it if it is not running. The sender is always this session. The answer is never an error for a business outcome: read \"status\" — delivered (it is in the target's context), accepted or queued (recorded; handed over at its next step), held (the target reviews it, or its client holds it for your permission mode; do not resend), duplicate (the same message went there moments ago), refused (detail says why), not_found, ambiguous (several sessions have that name: pick one from \"candidates\" and send again with its id), self (that is you). Messages are at most {} bytes.", limits.max_message_bytes),
+        "description": format!("Send a plain-text message to another Claude Code session on this machine, by its name or id (see list_session_agents). It reaches that session's model at its next step, or wakes it if it is not running. The sender is always this session. The answer is never an error for a business outcome: read \"status\" — delivered (the target's model has it), accepted (its client took it; its model sees it at its next step), queued (recorded; handed over at its next step or run), waking (it was not running; it is being resumed with the message), held (the target reviews it, or its client holds it for your permission mode; do not resend), duplicate (the same message went there moments ago), refused (detail says why), not_found, ambiguous (several sessions have that name: pick one from \"candidates\" and send again with its id), self (that is you). Messages are at most {} bytes.", limits.max_message_bytes),
         "inputSchema": {
             "type": "object",
             "properties": {
@@ -143,7 +143,7 @@ fn send_definition(limits: &MessagingConfig) -> Value {
         "outputSchema": {
             "type": "object",
             "properties": {
-                "status": {"type": "string", "description": "delivered, accepted, queued, held, duplicate, refused, not_found, ambiguous or self"},
+                "status": {"type": "string", "description": "delivered, accepted, queued, waking, held, duplicate, refused, not_found, ambiguous or self"},
                 "message_id": {"type": "string"},
                 "detail": {"type": "string"},
                 "target": {"type": "object", "properties": {"name": {"type": "string"}, "id": {"type": "string"}}, "required": ["name", "id"]},

@@ -1,0 +1,184 @@
+//! Moving messages on after the fact. Every `send`, `list` and `status` (and `send --wait`)
+//! looks at the messages it can see and moves each as far as the facts allow:
+//!
+//! | now | seen | becomes |
+//! |---|---|---|
+//! | queued or accepted | in a model request's input, answered | delivered |
+//! | queued, written to a live process | the client took it | accepted |
+//! | accepted | the process that took it stopped, its model never saw it | queued again |
+//! | queued, the target runs with a socket | never written to this process (or long ago) | written |
+//! | queued, the target is not running | no wake under way | a detached wake starts |
+//!
+//! So a message accepted by a client that then stopped is delivered at the target's next run
+//! or wake, and `allowColdWake: false` hands a message over as soon as anyone's command sees
+//! the target running again. Best effort and bounded: at most [`MAX_OPEN`] messages per look.
+
+use super::directory::{Live, Target};
+use super::identity::Caller;
+use super::ledger::{Entry, Ledger, Op, Record, State, Via};
+use super::progress::{Seen, Tracker, seen_all};
+use super::send::{mark, mark_line, needs_write, start_of};
+use super::{Ctx, hold};
+use crate::time;
+use std::collections::HashMap;
+
+/// The most open messages one look moves on.
+pub const MAX_OPEN: usize = 20;
+
+/// True while the process that took a message still runs.
+fn taker_alive(e: &Entry) -> bool {
+    e.taken.as_ref().is_some_and(|t| {
+        t.pid
+            .is_some_and(|pid| crate::liveness::is_alive(pid, t.proc_start.as_deref()))
+    })
+}
+
+/// The last socket write to a process that still runs, if any.
+fn live_attempt(e: &Entry) -> Option<&Record> {
+    e.attempts.iter().rev().find(|a| {
+        a.via == Some(Via::Socket)
+            && a.pid
+                .is_some_and(|pid| crate::liveness::is_alive(pid, a.proc_start.as_deref()))
+    })
+}
+
+/// What a look may do besides confirming: `wake` false leaves cold targets to the caller (a
+/// `send` to that target starts its own wake, which takes every queued message).
+#[derive(Clone, Copy)]
+pub struct Look<'a> {
+    pub no_wake_for: Option<&'a str>,
+}
+
+/// Moves one open message on (see the table above). `seen` is what the whole transcript says.
+pub fn advance(ctx: &Ctx, e: &Entry, start: &Record, t: &Target, seen: Seen, look: Look) {
+    let home = &ctx.home;
+    if seen == Seen::Consumed {
+        let _ = mark(home, start, Op::Delivered, Via::Confirmed);
+        return;
+    }
+    let mut state = e.state;
+    if state == State::Accepted && !taker_alive(e) {
+        let mut r = Record::new(Op::Returned, &e.id, time::now_ms());
+        r.reason = Some(format!(
+            "{} stopped before its model saw the message; it is delivered at its next run",
+            t.name
+        ));
+        let _ = mark_line(home, start, r);
+        state = State::Queued;
+    }
+    if state == State::Queued
+        && let Some(a) = live_attempt(e)
+        && let Some(path) = t.transcript.as_deref()
+    {
+        // Taken since that write?
+        let mut tr = Tracker::new(path, vec![e.id.clone()], a.offset.unwrap_or(0));
+        tr.poll();
+        if tr.seen(0) >= Seen::Taken {
+            let live = Live {
+                pid: a.pid.unwrap_or(0),
+                proc_start: a.proc_start.clone(),
+                socket: None,
+            };
+            let _ = mark_line(
+                home,
+                start,
+                super::socket::taken(start, &live, Via::Confirmed),
+            );
+            return;
+        }
+    }
+    if state != State::Queued {
+        return;
+    }
+    match &t.live {
+        Some(live) => {
+            let resend = ctx.m().resend_after_seconds * 1000;
+            if let Some(sock) = &live.socket
+                && needs_write(e, live, time::now_ms(), resend)
+            {
+                let _ = super::socket::attempt(home, t, live, sock, start, 0);
+            }
+        }
+        None => {
+            // Not again right after a wake that failed: the next try waits resendAfterSeconds.
+            let recent =
+                time::now_ms().saturating_sub(e.failure_ms) < ctx.m().resend_after_seconds * 1000;
+            if ctx.m().allow_cold_wake && !recent && look.no_wake_for != Some(t.id.as_str()) {
+                super::wake::spawn_if_idle(ctx, &t.id);
+            }
+        }
+    }
+}
+
+/// The sender's unfinished messages: moved on, and what target-side review decided mirrored.
+pub fn outbox(ctx: &Ctx, caller: &Caller, targets: &[Target], look: Look) {
+    let Ok(outbox) = Ledger::outbox(&ctx.home, &caller.id) else {
+        return;
+    };
+    let Ok(entries) = outbox.entries_since(u64::MAX) else {
+        return;
+    };
+    let open: Vec<&Entry> = entries
+        .iter()
+        .filter(|e| e.state.is_open() || e.state == State::Held)
+        .collect();
+    let mut by_target: HashMap<&str, Vec<&Entry>> = HashMap::new();
+    for e in open.into_iter().rev().take(MAX_OPEN) {
+        let Some(tid) = e.target_id() else { continue };
+        let Some(t) = targets.iter().find(|t| t.id == tid) else {
+            continue;
+        };
+        if e.state == State::Held {
+            hold::sweep_target(&ctx.home, tid, &super::send::target_config(ctx, t));
+            hold::mirror_final(&ctx.home, &caller.id, tid, &e.id);
+            continue;
+        }
+        by_target.entry(tid).or_default().push(e);
+    }
+    for (tid, list) in by_target {
+        let Some(t) = targets.iter().find(|t| t.id == tid) else {
+            continue;
+        };
+        // One read of each target's transcript, however many messages wait for it.
+        let ids: Vec<String> = list.iter().map(|e| e.id.clone()).collect();
+        let seen = seen_all(t.transcript.as_deref(), &ids);
+        for (e, s) in list.iter().zip(seen) {
+            if let Some(start) = &e.start {
+                advance(ctx, e, start, t, s, look);
+            }
+        }
+    }
+}
+
+/// Messages waiting for any session, whoever sent them: confirmed from its transcript, handed
+/// to its socket when it runs (a target that came back without the suite's hook still gets
+/// them), woken when it does not. Only targets with an inbound ledger are looked at.
+pub fn waiting_anywhere(ctx: &Ctx, targets: &[Target], look: Look) {
+    for t in targets {
+        let Some(inbound) = Ledger::existing_inbound(&ctx.home, &t.id) else {
+            continue;
+        };
+        let Ok(entries) = inbound.entries_since(u64::MAX) else {
+            continue;
+        };
+        let open: Vec<&Entry> = entries
+            .iter()
+            .filter(|e| e.state.is_open())
+            .take(MAX_OPEN)
+            .collect();
+        if open.is_empty() {
+            continue;
+        }
+        let ids: Vec<String> = open.iter().map(|e| e.id.clone()).collect();
+        let seen = seen_all(t.transcript.as_deref(), &ids);
+        for (e, s) in open.iter().zip(seen) {
+            let Some(sender) = e.sender_id() else {
+                continue;
+            };
+            // The inbound start line has no text: the sender's outbox has it.
+            if let Some(start) = start_of(&ctx.home, sender, &e.id) {
+                advance(ctx, e, &start, t, s, look);
+            }
+        }
+    }
+}

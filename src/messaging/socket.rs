@@ -1,0 +1,154 @@
+//! The socket route: a target that runs with a messaging socket gets the framed line there
+//! (the client answers nothing), and the sender watches the target's transcript for the client
+//! taking it. Watching is a tight bounded poll that reads only what the transcript gained, so
+//! `send` returns within about a millisecond of the client's own write.
+
+use super::directory::{Live, Target};
+use super::frame;
+use super::ledger::{Ledger, Op, Record, Via};
+use super::progress::{Seen, Tracker};
+use super::send::{append, content_of, crash_point, mark};
+use super::{Error, directory};
+use crate::time;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// What one write to a client's socket came to.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Attempt {
+    /// In a model request's input already (an idle client answers at once).
+    Delivered,
+    /// The client took it into its queue.
+    Accepted,
+    /// Written; not (yet) taken. `client_hold`: the client holds it for the sender's mode.
+    Waiting {
+        client_hold: bool,
+    },
+    Failed(String),
+}
+
+#[cfg(not(unix))]
+fn write_line(sock: &Path, _line: &str) -> std::io::Result<()> {
+    Err(std::io::Error::new(
+        std::io::ErrorKind::Unsupported,
+        format!(
+            "{}: the client's messaging socket is a Unix domain socket",
+            sock.display()
+        ),
+    ))
+}
+
+#[cfg(unix)]
+fn write_line(sock: &Path, line: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut s = std::os::unix::net::UnixStream::connect(sock)?;
+    s.set_write_timeout(Some(Duration::from_secs(5)))?;
+    s.write_all(line.as_bytes())?;
+    s.write_all(b"\n")?;
+    s.flush()?;
+    let _ = s.shutdown(std::net::Shutdown::Both);
+    Ok(())
+}
+
+/// Watches `tracker` for its first id for up to `wait_ms`: one look per 200 µs, each a `stat`
+/// and a read of what was appended.
+pub fn watch(tracker: &mut Tracker, wait_ms: u64, want: Seen) -> Seen {
+    let until = Instant::now() + Duration::from_millis(wait_ms);
+    loop {
+        tracker.poll();
+        let seen = tracker.seen(0);
+        if seen >= want || Instant::now() >= until {
+            return seen;
+        }
+        std::thread::sleep(Duration::from_micros(200));
+    }
+}
+
+/// The `taken` line for a message the process `live` took.
+pub fn taken(start: &Record, live: &Live, via: Via) -> Record {
+    let mut r = Record::new(Op::Taken, &start.message_id, time::now_ms());
+    r.via = Some(via);
+    r.pid = Some(live.pid);
+    r.proc_start = live.proc_start.clone();
+    r
+}
+
+/// Writes the message on the target's socket, records the attempt, watches the transcript for
+/// the client taking it (up to `wait_ms`).
+pub fn attempt(
+    home: &Path,
+    target: &Target,
+    live: &Live,
+    sock: &Path,
+    start: &Record,
+    wait_ms: u64,
+) -> Result<Attempt, Error> {
+    let Some(content) = content_of(start) else {
+        return Ok(Attempt::Failed(
+            "the message text is gone from the ledger".into(),
+        ));
+    };
+    let transcript = target
+        .transcript
+        .clone()
+        .or_else(|| directory::find_transcript(&target.id, &target.cwd));
+    let offset = transcript.as_deref().map(directory::file_len).unwrap_or(0);
+    let sender_mode = start.sender_mode.unwrap_or(frame::Mode::Prompting);
+    let client_hold = frame::receiver_holds(sender_mode, target.permission_mode.as_deref());
+    let mut sent = Record::new(Op::Sent, &start.message_id, time::now_ms());
+    sent.via = Some(Via::Socket);
+    sent.pid = Some(live.pid);
+    sent.proc_start = live.proc_start.clone();
+    sent.client_hold = client_hold;
+    sent.offset = transcript.is_some().then_some(offset);
+    let sender = start.sender_id.as_deref().unwrap_or("terminal");
+    append(Ledger::outbox(home, sender), std::slice::from_ref(&sent))?;
+    append(
+        Ledger::inbound(home, &target.id),
+        std::slice::from_ref(&sent),
+    )?;
+    crash_point("before-write");
+    let line = frame::socket_line(
+        &start.message_id,
+        &content,
+        start.sender_address.as_deref().unwrap_or("terminal"),
+    );
+    if let Err(e) = write_line(sock, &line) {
+        let mut un = Record::new(Op::Unsent, &start.message_id, time::now_ms());
+        un.via = sent.via.clone();
+        un.pid = sent.pid;
+        un.reason = Some(e.to_string());
+        append(Ledger::outbox(home, sender), std::slice::from_ref(&un))?;
+        append(Ledger::inbound(home, &target.id), &[un])?;
+        return Ok(Attempt::Failed(e.to_string()));
+    }
+    crash_point("after-write");
+    let Some(path) = transcript else {
+        return Ok(Attempt::Waiting { client_hold });
+    };
+    let mut tracker = Tracker::new(&path, vec![start.message_id.clone()], offset);
+    match watch(&mut tracker, wait_ms, Seen::Taken) {
+        Seen::Nothing => Ok(Attempt::Waiting { client_hold }),
+        Seen::Taken => {
+            let t = taken(start, live, Via::Socket);
+            mark_line(home, start, t)?;
+            crash_point("after-taken");
+            Ok(Attempt::Accepted)
+        }
+        Seen::Consumed => {
+            mark(home, start, Op::Delivered, Via::Socket)?;
+            Ok(Attempt::Delivered)
+        }
+    }
+}
+
+/// Appends one line about a message to both its ledgers.
+pub fn mark_line(home: &Path, start: &Record, r: Record) -> Result<(), Error> {
+    if let Some(s) = start.sender_id.as_deref() {
+        append(Ledger::outbox(home, s), std::slice::from_ref(&r))?;
+    }
+    if let Some(t) = start.target_id.as_deref() {
+        append(Ledger::inbound(home, t), &[r])?;
+    }
+    Ok(())
+}
