@@ -165,6 +165,12 @@ pub fn install(repo: &Path, guard: &Path, timeout_s: u64) -> anyhow::Result<Repo
         }
     }
 
+    crate::messaging::mcp::wire::install_for(
+        repo,
+        guard,
+        &mut report.changed,
+        &mut report.unchanged,
+    )?;
     write_if_changed(&settings_path, &settings_text, &mut report)?;
     write_if_changed(&gi_path, &gi_new, &mut report)?;
     write_if_changed(

@@ -95,8 +95,19 @@ pub fn handle(msg: &Value, fetch: &mut dyn FnMut() -> Result<Value, McpError>) -
 /// Serves `input` → `output` until `input` ends.
 pub fn serve(
     input: impl BufRead,
-    mut output: impl Write,
+    output: impl Write,
     fetch: &mut dyn FnMut() -> Result<Value, McpError>,
+) -> std::io::Result<()> {
+    serve_lines(input, output, &mut |msg| handle(msg, fetch))
+}
+
+/// The stdio transport of an MCP server: each JSON object line of `input` goes to `handle`,
+/// each answer it gives is one line on `output` (flushed); any other line gets a parse error.
+/// Ends when `input` does.
+pub fn serve_lines(
+    input: impl BufRead,
+    mut output: impl Write,
+    handle: &mut dyn FnMut(&Value) -> Option<Value>,
 ) -> std::io::Result<()> {
     for line in input.lines() {
         let line = line?;
@@ -104,7 +115,7 @@ pub fn serve(
             continue;
         }
         let answer = match serde_json::from_str::<Value>(&line) {
-            Ok(msg) if msg.is_object() => handle(&msg, fetch),
+            Ok(msg) if msg.is_object() => handle(&msg),
             _ => Some(
                 json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": "parse error"}}),
             ),

@@ -12,6 +12,8 @@ const AFTER: &str = "Examples:
   send-message status 0f3c9a1b-…
   send-message review --accept <message id>
   send-message serve &      # programs in any language: one JSON request per connection
+  send-message mcp          # the MCP server a session's client starts (see guard install):
+                            # tools list_session_agents and send_session_message
 
 Send statuses: delivered (the target's model has it), accepted (its client took it; its model
 sees it at its next request), queued (kept; moved on later: the target's hook, its next run, or

@@ -18,8 +18,6 @@
 //! open connection is closed and the socket file removed.
 
 use super::identity;
-use super::list::{ListRequest, Scope};
-use super::send::SendRequest;
 use super::{Ctx, Error, io};
 use serde_json::{Value, json};
 use std::io::{Read, Write};
@@ -153,36 +151,7 @@ fn read_request(
 /// The two request forms, named in every shape error.
 const FORMS: &str = "send one JSON line {\"token\":…,\"op\":\"list\"|\"send\",…}, or an auth line {\"type\":\"auth\",\"token\":…} and then the request line";
 
-/// A request as it comes in (fields as on the command line).
-#[derive(serde::Deserialize)]
-#[serde(tag = "op", rename_all = "lowercase")]
-enum Request {
-    List {
-        #[serde(default)]
-        scope: Option<Scope>,
-        #[serde(default)]
-        include_subagents: Option<bool>,
-        #[serde(default)]
-        limit: Option<u16>,
-    },
-    Send {
-        #[serde(default)]
-        to: Option<String>,
-        #[serde(default)]
-        message: Option<String>,
-        #[serde(default)]
-        summary: Option<String>,
-        #[serde(default)]
-        dedupe: Option<bool>,
-    },
-}
-
-/// What a parsed request asks.
-#[derive(Debug)]
-pub enum Op {
-    List(ListRequest),
-    Send(SendRequest),
-}
+pub use super::request::Op;
 
 fn bad(message: impl std::fmt::Display) -> Value {
     error("bad_request", format!("{message}; {FORMS}"))
@@ -206,54 +175,7 @@ pub fn parse_request(bytes: &[u8], auth: Option<String>) -> Result<(String, Op),
     let Some(token) = token else {
         return Err(error("unauthenticated", format!("no token; {FORMS}")));
     };
-    let req: Request = serde_path_to_error::deserialize(v).map_err(|e| {
-        let at = e.path().to_string();
-        if at == "." {
-            bad(e.inner())
-        } else {
-            bad(format_args!("'{at}': {}", e.inner()))
-        }
-    })?;
-    let op = match req {
-        Request::List {
-            scope,
-            include_subagents,
-            limit,
-        } => {
-            let limit = limit.unwrap_or(50);
-            if !(1..=super::list::MAX_LIMIT).contains(&limit) {
-                return Err(bad(format_args!(
-                    "'limit' must be an integer from 1 to {}",
-                    super::list::MAX_LIMIT
-                )));
-            }
-            Op::List(ListRequest {
-                scope: scope.unwrap_or_default(),
-                include_subagents: include_subagents.unwrap_or(false),
-                limit: limit as usize,
-            })
-        }
-        Request::Send {
-            to,
-            message,
-            summary,
-            dedupe,
-        } => {
-            let to = to.filter(|t| !t.trim().is_empty());
-            let Some(to) = to else {
-                return Err(bad("'to' is required"));
-            };
-            let Some(text) = message else {
-                return Err(bad("'message' is required"));
-            };
-            Op::Send(SendRequest {
-                to,
-                text,
-                summary,
-                dedupe: dedupe.unwrap_or(true),
-            })
-        }
-    };
+    let op = super::request::parse(v).map_err(bad)?;
     Ok((token, op))
 }
 
@@ -432,6 +354,8 @@ pub fn serve(ctx: Ctx, opts: BusOptions, stop: Arc<AtomicBool>) -> Result<(), Er
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::messaging::list::ListRequest;
+    use crate::messaging::send::SendRequest;
 
     fn code(v: &Value) -> &str {
         v["error"]["code"].as_str().unwrap_or("")

@@ -68,6 +68,9 @@ pub enum Command {
         #[arg(long, hide = true, default_value_t = 25_000)]
         processing_ms: u64,
     },
+    /// Serve list_session_agents and send_session_message as MCP tools on stdin/stdout, for the
+    /// Claude Code session that starts this (guard install wires it in .mcp.json).
+    Mcp,
     /// Resume a session that is not running with its queued messages (what send starts,
     /// detached, for a cold target).
     #[command(hide = true)]
@@ -155,10 +158,17 @@ fn dispatch(common: &Common, command: Command) -> anyhow::Result<Code> {
             format!("--repo {}: no such folder", repo.display()),
         ));
     }
+    if let Command::Mcp = command {
+        // Each call loads its own context; the caller is the process that started the server.
+        super::mcp::run(cwd, default_waker())
+            .map_err(|e| fail(Code::Failure, format!("mcp: {e}")))?;
+        return Ok(Code::Success);
+    }
     let ctx = Ctx::load(common.repo.as_deref(), &cwd, default_waker()).map_err(lib)?;
     let json = common.json;
     let caller = || identity::from_env(&cwd).map_err(|e| lib(Error::Identity(e)));
     match command {
+        Command::Mcp => Ok(Code::Success), // served above, before any context is loaded
         Command::Serve {
             socket,
             idle_ms,

@@ -263,6 +263,20 @@ pub fn by_token(token: &str, peer: Option<u32>) -> Option<Caller> {
         .map(from_entry)
 }
 
+/// The live session whose client is the process `pid` started at `proc_start` (as the client's
+/// registry records it): how a server the client spawned knows whom it serves. Nothing the
+/// server is told counts, only the kernel's parent pid and start time.
+pub fn of_client(pid: u32, proc_start: Option<&str>) -> Option<Caller> {
+    claude::entries()
+        .into_iter()
+        .filter(|e| e.pid == pid && e.alive())
+        .find(|e| match (e.proc_start.as_deref(), proc_start) {
+            (Some(recorded), Some(seen)) => recorded == seen,
+            _ => true,
+        })
+        .map(|e| from_entry(&e))
+}
+
 /// The caller of this process: a verified session, or the terminal in `cwd`.
 pub fn from_env(cwd: &Path) -> Result<Caller, IdentityError> {
     let id = std::env::var("CLAUDE_CODE_SESSION_ID").unwrap_or_default();

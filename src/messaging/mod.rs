@@ -20,6 +20,8 @@
 //! hook       the suite's hook route: queued messages and held notices at the next tool call
 //! wake       resuming a session that is not running (one wake per target)
 //! bus        `serve`: the local bus for programs in any language
+//! request    the JSON fields of a list or send request (bus and MCP tools), checked once
+//! mcp        `mcp`: the two tools as a stdio MCP server the session's client starts
 //! create     start a new session with a message as its first prompt
 //! ```
 
@@ -92,8 +94,10 @@ pub mod identity;
 pub mod ledger;
 pub mod limits;
 pub mod list;
+pub mod mcp;
 pub mod progress;
 pub mod recover;
+pub mod request;
 pub mod review;
 pub mod send;
 pub mod socket;

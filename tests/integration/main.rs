@@ -20,7 +20,7 @@
 //! - `reload_pipeline` (with the fake bridge `reload_bridge`): `reload-plugin` end to end.
 //! - `messaging_*`: `send-message` against fake live sessions (`messaging_common`: delivery,
 //!   hook route, holds, crash recovery, the bus, cold wake) and between real CLI sessions
-//!   (`messaging_e2e`).
+//!   (`messaging_e2e`), and the MCP tools between real sessions (`messaging_mcp`).
 //! - `selftest`: the `selftest/` case corpus through the real `guard`.
 //! - `lifecycle_*`: the claim race and a whole round through the real binaries.
 //! - `tools_*`: claim, release, status, wait-milestone and `guard install` one by one.
@@ -61,6 +61,7 @@ mod messaging_bus;
 mod messaging_common;
 mod messaging_e2e;
 mod messaging_hold;
+mod messaging_mcp;
 mod messaging_send;
 mod messaging_wake;
 mod reload_bridge;

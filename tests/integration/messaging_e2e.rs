@@ -13,14 +13,14 @@ use std::time::{Duration, Instant};
 const BIN: &str = env!("CARGO_BIN_EXE_send-message");
 const GUARD: &str = env!("CARGO_BIN_EXE_guard");
 
-struct World {
-    home: Home,
+pub(crate) struct World {
+    pub(crate) home: Home,
     state: tempfile::TempDir,
-    repo: GitRepo,
+    pub(crate) repo: GitRepo,
 }
 
 impl World {
-    fn new() -> World {
+    pub(crate) fn new() -> World {
         World {
             home: Home::new(),
             state: tempfile::tempdir().unwrap(),
@@ -28,7 +28,7 @@ impl World {
         }
     }
 
-    fn state(&self) -> &Path {
+    pub(crate) fn state(&self) -> &Path {
         self.state.path()
     }
 
@@ -51,7 +51,7 @@ impl World {
     }
 
     /// A session of `claude` in the shared HOME and state, named `name`, prompted with `prompt`.
-    fn session(
+    pub(crate) fn session(
         &self,
         claude: &Claude,
         model: &FakeModel,
@@ -65,7 +65,7 @@ impl World {
             .env("SESSION_LOCK_HOME", self.state())
     }
 
-    fn outbox_ids(&self) -> Vec<String> {
+    pub(crate) fn outbox_ids(&self) -> Vec<String> {
         std::fs::read_dir(self.state().join("messaging/outbox"))
             .map(|d| {
                 d.flatten()
@@ -90,7 +90,7 @@ impl World {
         self.outbox(&sender)
     }
 
-    fn outbox(&self, id: &str) -> Vec<Value> {
+    pub(crate) fn outbox(&self, id: &str) -> Vec<Value> {
         read_jsonl(
             &self
                 .state()
@@ -168,7 +168,7 @@ fn a_send_result(model: &FakeModel) -> Value {
     send_result(model, "A-PROMPT")
 }
 
-fn wait_for(what: &str, limit: Duration, mut f: impl FnMut() -> bool) {
+pub(crate) fn wait_for(what: &str, limit: Duration, mut f: impl FnMut() -> bool) {
     let until = Instant::now() + limit;
     while !f() {
         assert!(Instant::now() < until, "timed out waiting for {what}");
@@ -176,7 +176,7 @@ fn wait_for(what: &str, limit: Duration, mut f: impl FnMut() -> bool) {
     }
 }
 
-fn registered(home: &Home, name: &str) -> bool {
+pub(crate) fn registered(home: &Home, name: &str) -> bool {
     std::fs::read_dir(home.sessions_dir())
         .map(|d| {
             d.flatten().any(|e| {
@@ -188,7 +188,7 @@ fn registered(home: &Home, name: &str) -> bool {
 }
 
 /// Every model request (body) of the conversation that began with `marker`.
-fn conversation(model: &FakeModel, marker: &str) -> Vec<Value> {
+pub(crate) fn conversation(model: &FakeModel, marker: &str) -> Vec<Value> {
     model
         .requests()
         .into_iter()
@@ -196,7 +196,7 @@ fn conversation(model: &FakeModel, marker: &str) -> Vec<Value> {
         .collect()
 }
 
-fn everything(r: &Value) -> String {
+pub(crate) fn everything(r: &Value) -> String {
     let mut s = r.system_messages().join("\n");
     s.push('\n');
     s.push_str(&r.user_texts().join("\n"));
