@@ -57,7 +57,7 @@ pub struct Client {
 impl Client {
     /// This process's parent, now.
     pub fn parent() -> Option<Client> {
-        let pid = identity::parent_of(std::process::id())?;
+        let pid = crate::liveness::parent_of(std::process::id())?;
         Some(Client {
             pid,
             start: crate::liveness::start_time(pid),
