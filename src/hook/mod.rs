@@ -5,6 +5,7 @@
 //! with Claude Code is fixed: a block is the JSON decision on stdout and exit 0 (or, as a config
 //! option, the reason on stderr and exit 2); anything else allows. Its own failures allow.
 
+pub mod blocklog; // every deny and fail-open, one JSON line in session-lock/blocks.jsonl
 pub mod lifecycle;
 pub mod output;
 pub mod payload;

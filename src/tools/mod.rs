@@ -3,6 +3,7 @@
 
 pub mod build_renderer;
 pub mod claim;
+pub mod guard; // guard's own commands: install, uninstall, doctor, explain, log, hook mode
 pub mod release;
 pub mod reload_plugin;
 pub mod status;
@@ -93,7 +94,7 @@ pub fn read_lock(layout: &Layout, stream: &str) -> anyhow::Result<Option<crate::
 /// suite's built-in copy.
 pub fn protocol_text(layout: &Layout) -> String {
     std::fs::read_to_string(layout.dir.join("PROTOCOL.md"))
-        .unwrap_or_else(|_| crate::install::PROTOCOL.to_string())
+        .unwrap_or_else(|_| guard::PROTOCOL.to_string())
 }
 
 /// The stream's lock, which must exist and, when run inside a Claude Code session, belong to
