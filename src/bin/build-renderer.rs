@@ -1,6 +1,6 @@
 //! build-renderer: the one sanctioned renderer build, serialized by `session-lock/build.lock`.
 
-use clap::{CommandFactory, FromArgMatches, Parser};
+use clap::{CommandFactory, Parser};
 use session_lock::cli::Common;
 use session_lock::exit;
 use session_lock::tools::build_renderer::{self, Options};
@@ -41,14 +41,18 @@ struct Cli {
 
 fn main() -> std::process::ExitCode {
     let help = format!("{EXAMPLES}\n{}", exit::table());
-    let matches = Cli::command().after_help(help).get_matches();
-    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
-    build_renderer::finish(build_renderer::run(&Options {
-        repo: cli.common.repo,
-        json: cli.common.json,
-        status: cli.status,
-        no_wait: cli.no_wait,
-        timeout: cli.timeout.map(Duration::from_secs),
-        command: cli.command,
-    }))
+    let cli: Cli =
+        session_lock::cli::parse_command("build-renderer", Cli::command().after_help(help));
+    let json = cli.common.json;
+    build_renderer::finish(
+        json,
+        build_renderer::run(&Options {
+            repo: cli.common.repo,
+            json: cli.common.json,
+            status: cli.status,
+            no_wait: cli.no_wait,
+            timeout: cli.timeout.map(Duration::from_secs),
+            command: cli.command,
+        }),
+    )
 }

@@ -30,9 +30,10 @@ struct Args {
 }
 
 fn main() -> std::process::ExitCode {
-    let a = Args::parse();
-    cli::finish(
+    let a: Args = cli::parse("status");
+    cli::finish_json(
         "status",
+        a.common.json,
         status::run(status::Args {
             repo: a.common.repo.as_deref(),
             json: a.common.json,

@@ -26,9 +26,10 @@ struct Args {
 }
 
 fn main() -> std::process::ExitCode {
-    let a = Args::parse();
-    cli::finish(
+    let a: Args = cli::parse("wait-milestone");
+    cli::finish_json(
         "wait-milestone",
+        a.common.json,
         wait_milestone::run(wait_milestone::Args {
             target: &a.target,
             stream: a.stream.as_deref(),

@@ -141,14 +141,14 @@ pub enum Finished {
 }
 
 /// The process exit for a run: the build's own status when the build ran, else the table's.
-pub fn finish(result: anyhow::Result<Finished>) -> std::process::ExitCode {
+pub fn finish(json: bool, result: anyhow::Result<Finished>) -> std::process::ExitCode {
     match result {
         Ok(Finished::Build(n)) => {
             let _ = std::io::stdout().flush();
             std::process::ExitCode::from(n)
         }
         Ok(Finished::Code(code)) => crate::cli::finish(TOOL, Ok(code)),
-        Err(e) => crate::cli::finish(TOOL, Err(e)),
+        Err(e) => crate::cli::finish_json(TOOL, json, Err(e)),
     }
 }
 

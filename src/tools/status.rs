@@ -43,6 +43,9 @@ pub struct Report {
     pub round: u32,
     pub streams: Vec<Row>,
     pub problems: Vec<String>,
+    /// Calls the guard blocked, per stream, made by the session that holds it now (from
+    /// session-lock/blocks.jsonl; `guard log` shows them).
+    pub blocks: std::collections::BTreeMap<String, usize>,
 }
 
 fn row_for(h: &Held, milestone: Option<u32>, cfg: &Config, now: u64) -> Row {
@@ -89,11 +92,33 @@ pub fn report(root: &Path, cfg: &Config, layout: &Layout) -> Report {
             rows.push(row_for(h, None, cfg, now));
         }
     }
+    let blocks = block_counts(root, &rows);
     Report {
         round: layout.round(),
         streams: rows,
         problems,
+        blocks,
     }
+}
+
+/// Denies in the block log per stream, counting those of the session that holds it now.
+fn block_counts(root: &Path, rows: &[Row]) -> std::collections::BTreeMap<String, usize> {
+    let mut counts = std::collections::BTreeMap::new();
+    let Ok(entries) = crate::hook::blocklog::read(root) else {
+        return counts;
+    };
+    for e in entries
+        .iter()
+        .filter(|e| e.kind == crate::hook::blocklog::Kind::Deny)
+    {
+        if let Some(row) = rows
+            .iter()
+            .find(|r| r.session_id.as_deref() == Some(e.session.as_str()))
+        {
+            *counts.entry(row.stream.clone()).or_insert(0) += 1;
+        }
+    }
+    counts
 }
 
 /// The table as text.
@@ -125,6 +150,13 @@ pub fn render(r: &Report) -> String {
         if r.streams.iter().any(|x| x.orphaned) {
             out.push_str("* orphaned: the session's client process is gone; its lock protects until it goes stale\n");
         }
+    }
+    if !r.blocks.is_empty() {
+        let list: Vec<String> = r.blocks.iter().map(|(s, n)| format!("{s} {n}")).collect();
+        out.push_str(&format!(
+            "blocked calls: {} (guard log shows them)\n",
+            list.join(", ")
+        ));
     }
     for p in &r.problems {
         out.push_str(&format!("problem: {p}\n"));
@@ -221,7 +253,16 @@ pub fn run(a: Args) -> anyhow::Result<Code> {
     let mut archived = None;
     if a.archive {
         let _guard = layout
-            .lock_state(Duration::from_secs(30))?
+            .lock_state(Duration::from_secs(30))
+            .map_err(|e| {
+                fail(
+                    Code::Failure,
+                    format!(
+                        "cannot lock {}: {e}",
+                        layout.dir.join(".state.lock").display()
+                    ),
+                )
+            })?
             .ok_or_else(|| fail(Code::Busy, "the session-lock folder stayed locked for 30s"))?;
         // Archiving a live lock would take its protection away mid-round; looked at again
         // under the state lock, so a claim that came in after the wait is seen.
@@ -237,7 +278,9 @@ pub fn run(a: Args) -> anyhow::Result<Code> {
                 ),
             ));
         }
-        archived = layout.archive(time::now_ms())?;
+        archived = layout
+            .archive(time::now_ms())
+            .map_err(|e| fail(Code::Failure, format!("cannot archive the round: {e}")))?;
     }
     if a.json {
         let mut v = serde_json::to_value(&r)?;
