@@ -20,7 +20,7 @@ Examples:
     name = "build-renderer",
     version,
     about = "Build the renderer under the suite's build lock, so parallel sessions build one after the other.",
-    long_about = "Takes the exclusive OS lock session-lock/build.lock (released by the OS if the holder dies) and runs the build from the repo root, its output streamed through. The command is build.command in session-lock/config.json (default `npx vite build`, run through the shell), or the words after `--` (run directly). While another build holds the lock it shows who (stream, session, pid, command, since when) and waits, printing a line when the holder changes and \"still waiting\" every build.reportSeconds.\n\nWhen the build ran, the exit status is the build's own (a build killed by a signal exits 1). Before the build starts, the codes below apply."
+    long_about = "Takes the exclusive OS lock session-lock/build.lock (released by the OS if the holder dies) and runs the build from the repo root, its output streamed through. The command is build.command in session-lock/config.json (default `npx --no-install vite build`: the repo's own vite, never a download; run through the shell), or the words after `--` (run directly). While another build holds the lock it shows who (stream, session, pid, command, since when) and waits, printing a line when the holder changes and \"still waiting\" every build.reportSeconds.\n\nWhen the build ran, the exit status is the build's own (a build killed by a signal exits 1). Before the build starts, the codes below apply."
 )]
 struct Cli {
     #[command(flatten)]

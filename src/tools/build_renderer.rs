@@ -402,6 +402,9 @@ pub fn run(opts: &Options) -> anyhow::Result<Finished> {
     let config = Config::load(&root).map_err(|e| fail(Code::Usage, e.to_string()))?;
     let (mut command, shown) = if opts.command.is_empty() {
         let c = config.build.command.clone();
+        if let Some(missing) = super::missing_project_tool(&root, &c, "build.command") {
+            return Err(fail(Code::NotFound, missing));
+        }
         (shell(&c), c)
     } else {
         let mut c = Command::new(&opts.command[0]);

@@ -129,3 +129,48 @@ fn guard_in_a_terminal_or_with_help_shows_usage_and_examples() {
         "{out}"
     );
 }
+
+#[test]
+fn default_commands_never_download_and_name_the_key_to_set() {
+    let repo = Repo::new();
+    repo.plan("api", 1, &["src/api/**"]);
+    let (code, _, err) = run(&repo, "build-renderer", &[]);
+    assert_eq!(code, 6, "{err}");
+    assert!(
+        err.starts_with(
+            "build-renderer: `npx --no-install vite build` runs vite, which this repo does not have"
+        ) && err.contains("set build.command in session-lock/config.json"),
+        "{err}"
+    );
+    assert!(!repo.exists("node_modules"), "nothing was installed");
+
+    repo.claim("alice", "api");
+    let mut c = repo.tool_as("release", "alice");
+    c.arg("api");
+    let (code, _, err) = repo.run(c);
+    assert_eq!(code, 3, "{err}");
+    assert!(
+        err.contains("npx --no-install tsc --noEmit -p tsconfig.node.json")
+            && err.contains("runs tsc, which this repo does not have")
+            && err.contains("set releaseChecks"),
+        "{err}"
+    );
+    assert!(
+        !err.contains("release: running npx"),
+        "the check did not run: {err}"
+    );
+}
+
+#[test]
+fn output_tails_are_shown_without_terminal_codes() {
+    let repo = Repo::new();
+    repo.plan("api", 1, &["src/api/**"]);
+    repo.config(&serde_json::json!({"releaseChecks": ["printf '\\033[31mTS2304: no x\\033[0m\\n'; exit 2"]}));
+    repo.claim("alice", "api");
+    let mut c = repo.tool_as("release", "alice");
+    c.args(["api", "--json"]);
+    let (code, out, _) = repo.run(c);
+    assert_eq!(code, 3);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["checks"][0]["tail"], "TS2304: no x", "{v}");
+}
