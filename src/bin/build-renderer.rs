@@ -34,6 +34,10 @@ struct Cli {
     /// Stop waiting after SECS seconds (exit 5).
     #[arg(long, value_name = "SECS")]
     timeout: Option<u64>,
+    /// No progress on stderr while waiting (by default a live line on a terminal, else a line
+    /// when the holder changes and every build.reportSeconds).
+    #[arg(long, short)]
+    quiet: bool,
     /// Run this command (no shell) instead of build.command, under the same lock.
     #[arg(last = true, value_name = "COMMAND")]
     command: Vec<String>,
@@ -53,6 +57,7 @@ fn main() -> std::process::ExitCode {
             no_wait: cli.no_wait,
             timeout: cli.timeout.map(Duration::from_secs),
             command: cli.command,
+            quiet: cli.quiet,
         }),
     )
 }

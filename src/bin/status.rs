@@ -6,7 +6,7 @@ use session_lock::{cli, tools::status};
     name = "status",
     version,
     about = "See the round: every stream, its state, its session and heartbeat.",
-    long_about = "Lists the streams declared by plans and the locks in session-lock/: milestone, state (unclaimed / active / stale / done), session short id, heartbeat age and round. A lock whose client process is gone is marked orphaned. `--wait` blocks until every claimed stream is done (a lock stale for 60 minutes counts as finished), printing progress on stderr; `--archive` then moves *.lock, *.done and milestones/ into session-lock/history/<timestamp>/ (refused while a claimed stream is still open). `[W]` in scripts/run.sh runs `status --wait --archive`.",
+    long_about = "Lists the streams declared by plans and the locks in session-lock/: milestone, state (unclaimed / active / stale / done), session short id, heartbeat age and round. A lock whose client process is gone is marked orphaned. `--wait` blocks until every claimed stream is done (a lock stale for 60 minutes counts as finished), printing progress on stderr (on a terminal one live line with each open stream's session and heartbeat age, elapsed and time left; otherwise a line at each change and every minute; --quiet for none); `--archive` then moves *.lock, *.done and milestones/ into session-lock/history/<timestamp>/ (refused while a claimed stream is still open). `[W]` in scripts/run.sh runs `status --wait --archive`.",
     after_help = concat!(
         "Examples:\n  status\n  status --json\n  status --wait --timeout 3600 --archive\n\n",
         "Exit codes: 0 ok; 1 a plan or lock file is broken (listed as problems); 2 bad config; 5 --timeout ran out; 7 the state folder stayed locked; 8 --archive while streams are still open"
@@ -22,6 +22,10 @@ struct Args {
     /// Move this round's files into session-lock/history/<timestamp>/ (after --wait, if given).
     #[arg(long)]
     archive: bool,
+    /// With --wait: no progress on stderr (by default a live line on a terminal, else a line at
+    /// each change and every minute).
+    #[arg(long, short, requires = "wait")]
+    quiet: bool,
     /// Print one key of the effective config (defaults applied), e.g. rebuildCommand.
     #[arg(long, value_name = "KEY", conflicts_with_all = ["wait", "archive"])]
     config_value: Option<String>,
@@ -40,6 +44,7 @@ fn main() -> std::process::ExitCode {
             wait: a.wait,
             timeout: a.timeout,
             archive: a.archive,
+            quiet: a.quiet,
             config_value: a.config_value.as_deref(),
         }),
     )

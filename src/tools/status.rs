@@ -17,6 +17,8 @@ pub struct Args<'a> {
     pub wait: bool,
     pub timeout: Option<u64>,
     pub archive: bool,
+    /// No progress on stderr while waiting.
+    pub quiet: bool,
     /// Print one key of the effective config (for scripts) and nothing else.
     pub config_value: Option<&'a str>,
 }
@@ -178,9 +180,10 @@ fn describe_pending(rows: &[&Row]) -> String {
     rows.iter()
         .map(|r| {
             format!(
-                "{} ({}, heartbeat {} ago)",
+                "{} ({}, session {}, heartbeat {} ago)",
                 r.stream,
                 r.state.as_str(),
+                r.session_id.as_deref().map_or("-", short_id),
                 time::age(r.heartbeat_age_s.unwrap_or(0) * 1000)
             )
         })
@@ -210,8 +213,7 @@ pub fn run(a: Args) -> anyhow::Result<Code> {
     if a.wait {
         let start = Instant::now();
         let limit = a.timeout.map(Duration::from_secs);
-        let mut last = String::new();
-        let mut last_print = Instant::now();
+        let mut progress = super::progress::Progress::new("status", a.quiet, limit);
         loop {
             let r = report(&root, &cfg, &layout);
             let waiting = pending(&r);
@@ -219,16 +221,14 @@ pub fn run(a: Args) -> anyhow::Result<Code> {
                 break;
             }
             let now_text = describe_pending(&waiting);
-            let names: Vec<&str> = waiting.iter().map(|r| r.stream.as_str()).collect();
-            if names.join(",") != last || last_print.elapsed() >= Duration::from_secs(60) {
-                eprintln!(
-                    "status: waiting for {} stream(s) [{}s]: {now_text}",
-                    waiting.len(),
-                    start.elapsed().as_secs()
-                );
-                last = names.join(",");
-                last_print = Instant::now();
-            }
+            let key: Vec<String> = waiting
+                .iter()
+                .map(|r| format!("{}={}", r.stream, r.session_id.as_deref().unwrap_or("")))
+                .collect();
+            progress.update(
+                &key.join(","),
+                &format!("{} stream(s): {now_text}", waiting.len()),
+            );
             if let Some(limit) = limit
                 && start.elapsed() >= limit
             {
@@ -247,7 +247,7 @@ pub fn run(a: Args) -> anyhow::Result<Code> {
             }
             std::thread::sleep(pause);
         }
-        eprintln!("status: every claimed stream is done");
+        progress.finish("every claimed stream is done");
     }
     let r = report(&root, &cfg, &layout);
     let mut archived = None;

@@ -69,6 +69,7 @@ mod tools_claim;
 mod tools_corrupt;
 mod tools_errors;
 mod tools_install;
+mod tools_progress;
 mod tools_release;
 mod tools_status;
 mod tools_wait;

@@ -174,3 +174,31 @@ fn output_tails_are_shown_without_terminal_codes() {
     let v: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["checks"][0]["tail"], "TS2304: no x", "{v}");
 }
+
+#[test]
+fn guard_typed_in_a_terminal_prints_usage_at_once() {
+    crate::require_tmux!();
+    let repo = Repo::new();
+    let pane = crate::support::tmux::Pane::start(
+        crate::lifecycle_support::bin("guard"),
+        &repo.root,
+        &[],
+        200,
+        50,
+    );
+    // Well before the hook's 5 s deadline.
+    let (ok, screen) = pane.wait_for(std::time::Duration::from_secs(3), |s| {
+        crate::support::tmux::Pane::exit_code(s).is_some()
+    });
+    assert!(ok, "{screen}");
+    assert_eq!(
+        crate::support::tmux::Pane::exit_code(&screen),
+        Some(2),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("stdin is a terminal") && screen.contains("Examples:"),
+        "{screen}"
+    );
+    assert!(!screen.contains("allowing"), "{screen}");
+}

@@ -16,3 +16,4 @@ pub mod claude;
 pub mod fake_model;
 pub mod http;
 pub mod repo;
+pub mod tmux;
