@@ -8,7 +8,7 @@ use session_lock::{cli, tools::status};
     about = "See the round: every stream, its state, its session and heartbeat.",
     long_about = "Lists the streams declared by plans and the locks in session-lock/: milestone, state (unclaimed / active / stale / done), session short id, heartbeat age and round. A lock whose client process is gone is marked orphaned. `--wait` blocks until every claimed stream is done (a lock stale for 60 minutes counts as finished), printing progress on stderr (on a terminal one live line with each open stream's session and heartbeat age, elapsed and time left; otherwise a line at each change and every minute; --quiet for none); `--archive` then moves *.lock, *.done and milestones/ into session-lock/history/<timestamp>/ (refused while a claimed stream is still open). `[W]` in scripts/run.sh runs `status --wait --archive`.",
     after_help = concat!(
-        "Examples:\n  status\n  status --json\n  status --wait --timeout 3600 --archive\n\n",
+        "Examples:\n  status\n  status --json\n  status --watch\n  status --wait --timeout 3600 --archive\n\n",
         "Exit codes: 0 ok; 1 a plan or lock file is broken (listed as problems); 2 bad config; 5 --timeout ran out; 7 the state folder stayed locked; 8 --archive while streams are still open"
     )
 )]
@@ -26,6 +26,10 @@ struct Args {
     /// each change and every minute).
     #[arg(long, short, requires = "wait")]
     quiet: bool,
+    /// A live view of the round on the terminal, redrawn every second until q, Esc or
+    /// Ctrl-C: streams, the build lock's holder and queue, messages in flight, the last blocks.
+    #[arg(long, conflicts_with_all = ["wait", "archive", "json", "config_value"])]
+    watch: bool,
     /// Print one key of the effective config (defaults applied), e.g. rebuildCommand.
     #[arg(long, value_name = "KEY", conflicts_with_all = ["wait", "archive"])]
     config_value: Option<String>,
@@ -45,6 +49,7 @@ fn main() -> std::process::ExitCode {
             timeout: a.timeout,
             archive: a.archive,
             quiet: a.quiet,
+            watch: a.watch,
             config_value: a.config_value.as_deref(),
         }),
     )

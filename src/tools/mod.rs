@@ -9,6 +9,7 @@ pub mod release;
 pub mod reload_plugin;
 pub mod status;
 pub mod wait_milestone;
+pub mod watch; // status --watch: the live view of the round
 
 use crate::config::Config;
 use crate::exit::{Code, fail};

@@ -19,6 +19,8 @@ pub struct Args<'a> {
     pub archive: bool,
     /// No progress on stderr while waiting.
     pub quiet: bool,
+    /// The live view of the round (`tools::watch`) until the person quits.
+    pub watch: bool,
     /// Print one key of the effective config (for scripts) and nothing else.
     pub config_value: Option<&'a str>,
 }
@@ -209,6 +211,9 @@ pub fn run(a: Args) -> anyhow::Result<Code> {
     if let Some(key) = a.config_value {
         println!("{}", config_value(&cfg, key)?);
         return Ok(Code::Success);
+    }
+    if a.watch {
+        return super::watch::run(&root, &cfg, &layout);
     }
     if a.wait {
         let start = Instant::now();

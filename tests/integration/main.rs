@@ -73,3 +73,4 @@ mod tools_progress;
 mod tools_release;
 mod tools_status;
 mod tools_wait;
+mod tools_watch;
