@@ -23,7 +23,10 @@
 //!   (`messaging_e2e`).
 //! - `selftest`: the `selftest/` case corpus through the real `guard`.
 //! - `lifecycle_*`: the claim race and a whole round through the real binaries.
-//! - `tools_*`: claim, release, status, wait-milestone and `guard install` one by one.
+//! - `tools_*`: claim, release, status, wait-milestone and `guard install` / `uninstall` /
+//!   `doctor` one by one; `tools_errors` the failures people read, `tools_progress` and
+//!   `tools_watch` the terminal views, read under tmux (`support::tmux`).
+//! - `guard_log`: the block log through the real guard.
 
 //! - `e2e_bed`: the shared bed of the scenarios below: a repo wired by
 //!   `guard install`, sessions with the suite's tools on PATH, gates, and the
