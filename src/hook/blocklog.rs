@@ -97,15 +97,32 @@ fn kind_of(out: &Outcome) -> Option<Kind> {
     }
 }
 
-/// The stream whose live lock names `session`.
+/// The stream whose live lock names `session`. Only the lock whose text mentions the session
+/// is parsed: a deny with many live locks stays cheap.
 fn stream_of(layout: &Layout, session: &str) -> Option<String> {
     if session.is_empty() {
         return None;
     }
-    let (held, _) = layout.read_locks();
-    held.into_iter()
-        .find(|h| h.record.session_id == session && !h.done)
-        .map(|h| h.record.stream)
+    let quoted = format!("\"{session}\"");
+    for e in std::fs::read_dir(&layout.dir).ok()?.flatten() {
+        let name = e.file_name().to_string_lossy().to_string();
+        let Some(stream) = name.strip_suffix(".lock") else {
+            continue;
+        };
+        if stream.starts_with('.') || name == "build.lock" {
+            continue;
+        }
+        if !std::fs::read_to_string(e.path()).is_ok_and(|t| t.contains(&quoted)) {
+            continue;
+        }
+        if let Ok(Some(h)) = layout.read_lock(stream)
+            && h.record.session_id == session
+            && !h.done
+        {
+            return Some(h.record.stream);
+        }
+    }
+    None
 }
 
 /// The log entry for an outcome, from the payload's fields (`tool_name`, `tool_input`).
