@@ -69,8 +69,16 @@ fn thirty_two_sessions_race_for_one_stream() {
             .unwrap()
             .flatten()
             .map(|e| e.file_name().to_string_lossy().to_string())
-            .filter(|n| n != ".state.lock")
+            .filter(|n| n != ".state.lock" && n != "blocks.jsonl")
             .collect();
         assert_eq!(leftovers, vec!["api.lock"], "round {round}");
+        // Every blocked claim is in the block log, one whole line each (concurrent appends
+        // do not interleave).
+        let log = repo.read("session-lock/blocks.jsonl").unwrap_or_default();
+        let lines: Vec<serde_json::Value> = log
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("a whole JSON line"))
+            .collect();
+        assert_eq!(lines.len(), SESSIONS - 1, "round {round}: {log}");
     }
 }
