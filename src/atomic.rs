@@ -28,22 +28,72 @@ pub fn sync_dir(dir: &Path) -> io::Result<()> {
     Ok(())
 }
 
-fn temp_with(path: &Path, bytes: &[u8]) -> io::Result<tempfile::NamedTempFile> {
+/// An I/O error while writing `path`, naming `path` (not the temp file beside it) and the
+/// OS's reason: `cannot write session-lock/ui.done: Read-only file system (os error 30)`.
+pub fn write_error(path: &Path, e: io::Error) -> io::Error {
+    // tempfile's errors end with ` at path "<the temp file>"`: that path means nothing to a
+    // reader, who never asked for it.
+    let text = e.to_string();
+    let reason = match text.find(" at path \"") {
+        Some(i) => text[..i].to_string(),
+        None => text,
+    };
+    io::Error::new(
+        e.kind(),
+        format!("cannot write {}: {reason}", path.display()),
+    )
+}
+
+/// The mode a replaced file gets.
+enum Mode {
+    /// Private to the owner (tempfile's default).
+    Private,
+    /// What `open(…, 0666)` gives under the umask.
+    UmaskDefault,
+    /// The replaced file's own mode.
+    Keep(fs::Permissions),
+}
+
+fn temp_with(path: &Path, bytes: &[u8], mode: &Mode) -> io::Result<tempfile::NamedTempFile> {
     let dir = parent_of(path);
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".tmp-")
-        .suffix(".part")
-        .tempfile_in(dir)?;
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".tmp-").suffix(".part");
+    #[cfg(unix)]
+    if let Mode::UmaskDefault = mode {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(fs::Permissions::from_mode(0o666));
+    }
+    let mut tmp = builder.tempfile_in(dir)?;
+    if let Mode::Keep(perms) = mode {
+        // Set after the create, so the umask does not narrow it.
+        tmp.as_file().set_permissions(perms.clone())?;
+    }
     tmp.write_all(bytes)?;
     tmp.as_file().sync_all()?;
     Ok(tmp)
 }
 
-/// Replaces `path` with `bytes` atomically and durably.
+/// Replaces `path` with `bytes` atomically and durably. The new file is private to its owner
+/// (the suite's own state files).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let tmp = temp_with(path, bytes)?;
-    tmp.persist(path).map_err(|e| e.error)?;
-    sync_dir(parent_of(path))
+    replace(path, bytes, &Mode::Private)
+}
+
+/// [`write_atomic`] for a file people own (`.gitignore`, `.claude/settings.json`): an existing
+/// file keeps its mode; a new one gets the umask's default, as editors and git create files.
+pub fn write_atomic_shared(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let mode = match fs::metadata(path) {
+        Ok(m) => Mode::Keep(m.permissions()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Mode::UmaskDefault,
+        Err(e) => return Err(write_error(path, e)),
+    };
+    replace(path, bytes, &mode)
+}
+
+fn replace(path: &Path, bytes: &[u8], mode: &Mode) -> io::Result<()> {
+    let tmp = temp_with(path, bytes, mode).map_err(|e| write_error(path, e))?;
+    tmp.persist(path).map_err(|e| write_error(path, e.error))?;
+    sync_dir(parent_of(path)).map_err(|e| write_error(path, e))
 }
 
 /// Replaces a derived cache file atomically but without syncing: readers see the old file or the
@@ -60,14 +110,14 @@ pub fn replace_cache(path: &Path, bytes: &[u8]) -> io::Result<()> {
 /// Creates `path` with `bytes` only if it does not exist yet; the content appears whole or not
 /// at all. Returns `false` (and changes nothing) when the file already exists.
 pub fn create_new(path: &Path, bytes: &[u8]) -> io::Result<bool> {
-    let tmp = temp_with(path, bytes)?;
+    let tmp = temp_with(path, bytes, &Mode::Private).map_err(|e| write_error(path, e))?;
     match tmp.persist_noclobber(path) {
         Ok(_) => {
-            sync_dir(parent_of(path))?;
+            sync_dir(parent_of(path)).map_err(|e| write_error(path, e))?;
             Ok(true)
         }
         Err(e) if e.error.kind() == io::ErrorKind::AlreadyExists => Ok(false),
-        Err(e) => Err(e.error),
+        Err(e) => Err(write_error(path, e.error)),
     }
 }
 
@@ -165,6 +215,45 @@ mod tests {
         assert_eq!(fs::read_to_string(&p).unwrap(), "second");
         let leftovers: Vec<_> = fs::read_dir(dir.path()).unwrap().collect();
         assert_eq!(leftovers.len(), 1, "temp files left behind");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn shared_files_keep_their_mode_and_new_ones_follow_the_umask() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join(".gitignore");
+        fs::write(&p, "a\n").unwrap();
+        fs::set_permissions(&p, fs::Permissions::from_mode(0o664)).unwrap();
+        write_atomic_shared(&p, b"b\n").unwrap();
+        assert_eq!(
+            fs::metadata(&p).unwrap().permissions().mode() & 0o777,
+            0o664
+        );
+        let fresh = dir.path().join("new.md");
+        write_atomic_shared(&fresh, b"x").unwrap();
+        // What a plain create gives under the same umask.
+        let plain = dir.path().join("plain.md");
+        fs::write(&plain, "x").unwrap();
+        let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&fresh), mode(&plain));
+    }
+
+    #[test]
+    fn write_errors_name_the_target_not_the_temp_file() {
+        let dir = tempfile::tempdir().unwrap();
+        // A parent that is a file fails the temp file's create, whoever runs the test.
+        let blocker = dir.path().join("session-lock");
+        fs::write(&blocker, "not a folder").unwrap();
+        let target = blocker.join("ui.done");
+        let e = write_atomic(&target, b"x").unwrap_err().to_string();
+        assert!(
+            e.starts_with(&format!("cannot write {}: ", target.display())),
+            "{e}"
+        );
+        assert!(!e.contains(".tmp-"), "{e}");
+        let e = create_new(&target, b"x").unwrap_err().to_string();
+        assert!(e.contains("ui.done") && !e.contains(".tmp-"), "{e}");
     }
 
     #[test]

@@ -83,7 +83,7 @@ pub struct BuildConfig {
 impl Default for BuildConfig {
     fn default() -> BuildConfig {
         BuildConfig {
-            command: "npx vite build".into(),
+            command: "npx --no-install vite build".into(),
             report_seconds: 30,
         }
     }
@@ -134,8 +134,8 @@ impl Default for ReloadPluginConfig {
     fn default() -> ReloadPluginConfig {
         ReloadPluginConfig {
             protected: vec!["ai-chat".into()],
-            typecheck: "npx tsc --noEmit -p tsconfig.plugins.json".into(),
-            emit: "npx tsc -p tsconfig.plugins.json".into(),
+            typecheck: "npx --no-install tsc --noEmit -p tsconfig.plugins.json".into(),
+            emit: "npx --no-install tsc -p tsconfig.plugins.json".into(),
             plugin_folder: "plugins-library/{id}".into(),
             copy_from: "main".into(),
             user_data_dir: None,
@@ -163,8 +163,8 @@ impl Default for Config {
             poll_seconds: 5,
             plan_glob: "plans/*-ms-*-*/plan.md".into(),
             release_checks: s(&[
-                "npx tsc --noEmit -p tsconfig.node.json",
-                "npx tsc --noEmit -p tsconfig.web.json",
+                "npx --no-install tsc --noEmit -p tsconfig.node.json",
+                "npx --no-install tsc --noEmit -p tsconfig.web.json",
             ]),
             write_tools: s(&["Edit", "Write", "MultiEdit", "NotebookEdit"]),
             mcp_write_tools: s(&["write_project_file", "write_plugin_source"]),
@@ -530,12 +530,15 @@ mod tests {
     #[test]
     fn build_and_reload_defaults_are_the_protocols() {
         let c = parse("{}").unwrap();
-        assert_eq!(c.build.command, "npx vite build");
+        assert_eq!(c.build.command, "npx --no-install vite build");
         assert_eq!(c.build.report_seconds, 30);
         let r = &c.reload_plugin;
         assert_eq!(r.protected, vec!["ai-chat"]);
-        assert_eq!(r.typecheck, "npx tsc --noEmit -p tsconfig.plugins.json");
-        assert_eq!(r.emit, "npx tsc -p tsconfig.plugins.json");
+        assert_eq!(
+            r.typecheck,
+            "npx --no-install tsc --noEmit -p tsconfig.plugins.json"
+        );
+        assert_eq!(r.emit, "npx --no-install tsc -p tsconfig.plugins.json");
         assert_eq!(r.plugin_folder, "plugins-library/{id}");
         assert_eq!(r.copy_from, "main");
         assert_eq!(r.app_name, "kazuo-ai");

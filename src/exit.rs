@@ -56,6 +56,21 @@ impl Code {
         }
     }
 
+    /// The stable name `--json` failures carry as `error`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Code::Success => "ok",
+            Code::Failure => "failure",
+            Code::Usage => "usage",
+            Code::GateFailed => "gate-failed",
+            Code::Conflict => "conflict",
+            Code::Timeout => "timeout",
+            Code::NotFound => "not-found",
+            Code::Busy => "busy",
+            Code::Refused => "refused",
+        }
+    }
+
     /// One line for the table in `--help` and PROTOCOL.md.
     pub fn meaning(self) -> &'static str {
         match self {

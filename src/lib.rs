@@ -9,7 +9,6 @@ pub mod exit; // the exit-code table
 pub mod filelock; // the only place OS file locks are taken
 pub mod globs; // `owns` patterns with `!` exclusions → one matcher
 pub mod hook; // guard's pipeline: payload → decision → output
-pub mod install; // `guard install`: hook entries, .gitignore lines, PROTOCOL.md
 pub mod leases; // streams across machines: claims as compare-and-swap leases on the git remote
 pub mod liveness; // pid + start time: is that process still the one we saw?
 pub mod messaging; // send-message: addresses, authorization, limits, ledgers, delivery, wake, bus

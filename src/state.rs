@@ -374,13 +374,23 @@ impl Layout {
             target = self.history().join(format!("{base}-{n}"));
             n += 1;
         }
-        std::fs::create_dir_all(&target)?;
+        // Each error names the file or folder it is about.
+        let named =
+            |what: String, e: std::io::Error| std::io::Error::new(e.kind(), format!("{what}: {e}"));
+        std::fs::create_dir_all(&target)
+            .map_err(|e| named(format!("cannot create {}", target.display()), e))?;
         for from in moving {
             if let Some(name) = from.file_name() {
-                std::fs::rename(&from, target.join(name))?;
+                std::fs::rename(&from, target.join(name)).map_err(|e| {
+                    named(
+                        format!("cannot move {} into {}", from.display(), target.display()),
+                        e,
+                    )
+                })?;
             }
         }
-        atomic::sync_dir(&self.dir)?;
+        atomic::sync_dir(&self.dir)
+            .map_err(|e| named(format!("cannot sync {}", self.dir.display()), e))?;
         Ok(Some(target))
     }
 }

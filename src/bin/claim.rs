@@ -27,9 +27,10 @@ struct Args {
 }
 
 fn main() -> std::process::ExitCode {
-    let a = Args::parse();
-    cli::finish(
+    let a: Args = cli::parse("claim");
+    cli::finish_json(
         "claim",
+        a.common.json,
         claim::run(claim::Args {
             stream: &a.stream,
             repo: a.common.repo.as_deref(),

@@ -1,20 +1,28 @@
-//! guard: the Claude Code hook. See `guard --help`.
+//! guard: the Claude Code hook and its own commands. See `guard --help`.
 
-use clap::{Parser, Subcommand};
-use session_lock::hook::{self, Outcome, lifecycle::Env};
-use std::io::{Read, Write};
-use std::time::Duration;
-
-/// How long one hook run may take before the guard gives up and allows.
-const DEADLINE: Duration = Duration::from_secs(5);
+use clap::{CommandFactory, Parser, Subcommand};
+use session_lock::cli;
+use session_lock::hook;
+use session_lock::tools::guard::{doctor, explain, hook_mode, install, log};
+use std::path::PathBuf;
 
 #[derive(Parser)]
 #[command(
     name = "guard",
     version,
     about = "The session-lock hook for Claude Code: records claims, keeps heartbeats, blocks writes to files another live stream owns, and blocks commands that would break other sessions.",
-    long_about = "Wired in .claude/settings.json for PreToolUse, PostToolUse, SessionStart, SessionEnd, UserPromptSubmit and Stop (see `guard install`). It reads the hook payload on stdin. A block is a JSON decision on stdout with exit 0 (or, with \"decision\": \"exit2\" in session-lock/config.json, the reason on stderr and exit 2). Any failure of the guard itself allows the tool call, with a one-line note on stderr.",
-    after_help = "Exit codes (hook mode): 0 allow, or block through the JSON decision on stdout; 2 block (exit2 form only). Nothing else."
+    long_about = "Wired in .claude/settings.json for PreToolUse, PostToolUse, SessionStart, SessionEnd, UserPromptSubmit and Stop (see `guard install`). With no command it reads the hook payload on stdin; run in a terminal with nothing piped in, it prints this help. A block is a JSON decision on stdout with exit 0 (or, with \"decision\": \"exit2\" in session-lock/config.json, the reason on stderr and exit 2). Any failure of the guard itself allows the tool call, with a one-line note on stderr. Every block and every such failure is appended to session-lock/blocks.jsonl (`guard log`).",
+    after_help = concat!(
+        "Examples:\n",
+        "  guard install                      wire the repo you are in (its git top level)\n",
+        "  guard doctor                       is this repo guarded on this machine? ok / warn / fail\n",
+        "  guard explain 'git add -A'         how the guard reads a command; exit 1 when it blocks\n",
+        "  guard log --since 1h               what was blocked in the last hour\n",
+        "  guard uninstall                    remove exactly what install added\n",
+        "  echo '{\"hook_event_name\":\"PreToolUse\",...}' | guard   what Claude Code runs before each tool call\n\n",
+        "Exit codes (hook mode): 0 allow, or block through the JSON decision on stdout; 2 block (exit2 form only), or stdin is a terminal. Nothing else.\n",
+        "Exit codes (commands): see each command's --help."
+    )
 )]
 struct Cli {
     #[command(subcommand)]
@@ -25,21 +33,22 @@ struct Cli {
 enum Command {
     /// Show how the guard reads a command: segments (argv), peeled wrappers, heredocs, and the
     /// rule it hits or "allow". Rules come from the repo's session-lock/config.json.
-    #[command(
-        after_help = "Examples:\n  guard explain 'git checkout -b x && git reset --hard'\n  guard explain --powershell 'Stop-Process -Name electron'\n  guard explain --cwd web 'rm -rf ../dist'"
-    )]
+    #[command(after_help = concat!(
+        "Examples:\n  guard explain 'git checkout -b x && git reset --hard'\n  guard explain --powershell 'Stop-Process -Name electron'\n  guard explain --cwd web 'rm -rf ../dist'\n  guard explain 'git add -A' >/dev/null || echo blocked\n\n",
+        "Exit codes: 0 the verdict is allow; 1 the verdict is block (also a block only while another session works in the tree); 2 bad arguments or a bad session-lock/config.json"
+    ))]
     Explain {
         /// The command, as the Bash (or PowerShell) tool would receive it.
         command: String,
         /// The shell's working directory, relative to the repo root or absolute.
         #[arg(long, value_name = "DIR")]
-        cwd: Option<std::path::PathBuf>,
+        cwd: Option<PathBuf>,
         /// Read the command as PowerShell.
         #[arg(long)]
         powershell: bool,
         /// The repo (default: the git top level of the current folder).
         #[arg(long, value_name = "DIR")]
-        repo: Option<std::path::PathBuf>,
+        repo: Option<PathBuf>,
     },
     /// Path-boundary hook of run-agent's restricted runs (read-only review, workspace
     /// single-tool). Allows only Read, Grep and Glob (plus --allow-tool names) on targets that
@@ -53,13 +62,20 @@ enum Command {
         allow_tools: Vec<String>,
     },
     /// Wire the guard into a repo: hook entries in .claude/settings.json (others kept), the
-    /// .gitignore lines and session-lock/PROTOCOL.md. Running it twice changes nothing.
+    /// .gitignore lines, session-lock/PROTOCOL.md and the hook launcher session-lock/guard-hook.
+    /// Running it twice changes nothing. Commit what it wrote: the launcher finds the guard on
+    /// every machine that has the suite, and blocks (saying so) on one that has not.
+    #[command(after_help = concat!(
+        "Examples:\n  guard install                 the git top level of the current folder\n  guard install ~/proj\n  guard install --timeout 20 --json\n\n",
+        "Exit codes: 0 wired (or already wired); 1 a file could not be read or written; 2 REPO is not a git top level, or .claude/settings.json is not a JSON object with a hooks object (nothing changed)"
+    ))]
     Install {
-        /// The repo to wire (default: the git top level of the current folder).
-        repo: Option<std::path::PathBuf>,
-        /// The guard program the hooks run (default: this guard binary).
+        /// The repo to wire: a git top level (default: the one of the current folder).
+        repo: Option<PathBuf>,
+        /// Run this guard program directly instead of the committed launcher (the path is
+        /// this machine's: for a settings file that is not shared).
         #[arg(long, value_name = "PATH")]
-        guard: Option<std::path::PathBuf>,
+        guard: Option<PathBuf>,
         /// Hook timeout in seconds (the client's default is 600).
         #[arg(long, default_value_t = 10)]
         timeout: u64,
@@ -67,145 +83,107 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-}
-
-fn explain(
-    command: &str,
-    cwd: Option<std::path::PathBuf>,
-    powershell: bool,
-    repo: Option<std::path::PathBuf>,
-) -> anyhow::Result<session_lock::exit::Code> {
-    use session_lock::exit::{Code, fail};
-    let root = session_lock::tools::repo_root(repo.as_deref())
-        .or_else(|_| std::env::current_dir().map_err(anyhow::Error::from))?;
-    let config =
-        session_lock::config::Config::load(&root).map_err(|e| fail(Code::Usage, e.to_string()))?;
-    let rules = session_lock::rules::compile(&config.rules)
-        .map_err(|e| fail(Code::Usage, e.to_string()))?;
-    let cwd = match cwd {
-        Some(c) if c.is_absolute() => c,
-        Some(c) => root.join(c),
-        None => root.clone(),
-    };
-    let shell = if powershell {
-        session_lock::rules::Shell::PowerShell
-    } else {
-        session_lock::rules::Shell::Bash
-    };
-    let ctx = session_lock::rules::CommandContext::new(
-        cwd.display().to_string(),
-        root.display().to_string(),
-    )
-    .with_shell(shell);
-    print!("{}", session_lock::rules::explain(&rules, command, &ctx));
-    print!(
-        "{}",
-        session_lock::hook::bash_writes::explain_command(&root, config, &ctx, command)
-    );
-    Ok(Code::Success)
-}
-
-fn install(
-    repo: Option<std::path::PathBuf>,
-    guard: Option<std::path::PathBuf>,
-    timeout: u64,
-    json: bool,
-) -> anyhow::Result<session_lock::exit::Code> {
-    let repo = session_lock::tools::repo_root(repo.as_deref())?;
-    let guard = match guard {
-        Some(g) => g,
-        None => std::env::current_exe()?,
-    };
-    let report = session_lock::install::install(&repo, &guard, timeout)?;
-    if json {
-        session_lock::cli::print_json(&report)?;
-    } else if report.changed.is_empty() {
-        println!("{}: already wired, nothing changed", repo.display());
-    } else {
-        for f in &report.changed {
-            println!("wrote {f}");
-        }
-        println!("hooks run: {}", guard.display());
-    }
-    Ok(session_lock::exit::Code::Success)
-}
-
-fn hook_mode() -> Outcome {
-    // A watchdog, not a worker: the work stays on the main thread (no second malloc arena, no
-    // big stack), and if it ever runs past the deadline the watchdog allows and exits.
-    let _ = std::thread::Builder::new().stack_size(64 * 1024).spawn(|| {
-        std::thread::sleep(DEADLINE);
-        let out = Outcome::allow_with_note(format!(
-            "no answer within {}s; allowing",
-            DEADLINE.as_secs()
-        ));
-        let _ = emit(&out);
-        std::process::exit(0);
-    });
-    let result = std::panic::catch_unwind(|| {
-        let mut bytes = Vec::new();
-        let limit = (hook::MAX_PAYLOAD + 1) as u64;
-        if let Err(e) = std::io::stdin().take(limit).read_to_end(&mut bytes) {
-            return Outcome::allow_with_note(format!("cannot read stdin: {e}"));
-        }
-        // Drain the rest of an oversized payload, so the client never meets a closed pipe.
-        let _ = std::io::copy(&mut std::io::stdin(), &mut std::io::sink());
-        hook::run(&bytes, &Env::from_process())
-    });
-    result.unwrap_or_else(|panic| {
-        let what = panic
-            .downcast_ref::<&str>()
-            .map(|s| s.to_string())
-            .or_else(|| panic.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "unknown panic".into());
-        Outcome::allow_with_note(format!("internal error ({what}); allowing"))
-    })
-}
-
-fn emit(out: &Outcome) -> std::process::ExitCode {
-    if !out.stdout.is_empty() {
-        let mut so = std::io::stdout().lock();
-        let _ = so.write_all(out.stdout.as_bytes());
-        let _ = so.flush();
-    }
-    if !out.stderr.is_empty() {
-        let _ = std::io::stderr().write_all(out.stderr.as_bytes());
-    }
-    std::process::ExitCode::from(if out.code == 2 { 2 } else { 0 })
+    /// Remove exactly what install added: the guard's hook entries, the .gitignore lines, and
+    /// PROTOCOL.md and the launcher unless they were edited. On the machine that installed,
+    /// the files come back byte for byte.
+    #[command(after_help = concat!(
+        "Examples:\n  guard uninstall\n  guard uninstall ~/proj --json\n\n",
+        "Exit codes: 0 removed (or nothing to remove); 1 a file could not be read or written; 2 REPO is not a git top level, or .claude/settings.json is not valid (nothing changed)"
+    ))]
+    Uninstall {
+        /// The repo: a git top level (default: the one of the current folder).
+        repo: Option<PathBuf>,
+        /// Print what changed as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Check that the repo is guarded on this machine: hook entries present and running a guard
+    /// that answers, no disableAllHooks in any settings file a session reads, matching versions,
+    /// a writable session-lock/, plans that parse, the pinned Claude Code CLI.
+    #[command(after_help = concat!(
+        "Examples:\n  guard doctor\n  guard doctor ~/proj --json\n\n",
+        "Exit codes: 0 no check failed (warnings allowed); 1 a check failed; 2 REPO is not a git top level"
+    ))]
+    Doctor {
+        /// The repo: a git top level (default: the one of the current folder).
+        repo: Option<PathBuf>,
+        /// Print {ok, repo, checks: [{name, level, detail, fix}]}.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show what the guard blocked in this repo (and where it allowed because of its own
+    /// trouble), from session-lock/blocks.jsonl, oldest first. Secrets are redacted.
+    #[command(after_help = concat!(
+        "Examples:\n  guard log\n  guard log --since 1h\n  guard log --session 3f2a9c1e --json\n\n",
+        "Exit codes: 0 shown; 1 the log cannot be read; 2 bad arguments"
+    ))]
+    Log {
+        /// Only entries newer than this: 90s, 30m, 1h, 2d.
+        #[arg(long, value_name = "AGE")]
+        since: Option<String>,
+        /// Only this session's entries (its id or first characters).
+        #[arg(long, value_name = "ID")]
+        session: Option<String>,
+        #[command(flatten)]
+        common: cli::Common,
+    },
 }
 
 fn main() -> std::process::ExitCode {
     // Silent panics: a backtrace costs time and says nothing to the client.
     std::panic::set_hook(Box::new(|_| {}));
-    let cli = match Cli::try_parse() {
-        Ok(cli) => cli,
-        Err(e) => {
-            let _ = e.print();
-            return std::process::ExitCode::from(if e.use_stderr() { 1 } else { 0 });
-        }
-    };
+    let cli: Cli = cli::parse("guard");
     match cli.command {
-        None => {
-            let out = hook_mode();
-            emit(&out)
-        }
+        None => hook_mode::run(&Cli::command().render_help().to_string()),
         Some(Command::Scope { roots, allow_tools }) => {
-            emit(&hook::scope::hook_mode(hook::scope::Scope {
-                roots,
-                allow_tools,
-            }))
+            let out = hook::scope::hook_mode(hook::scope::Scope { roots, allow_tools });
+            std::process::ExitCode::from(hook_mode::emit(&out) as u8)
         }
         Some(Command::Explain {
             command,
             cwd,
             powershell,
             repo,
-        }) => session_lock::cli::finish("guard explain", explain(&command, cwd, powershell, repo)),
+        }) => cli::finish(
+            "guard explain",
+            explain::run(explain::Args {
+                command: &command,
+                cwd: cwd.as_deref(),
+                powershell,
+                repo: repo.as_deref(),
+            }),
+        ),
         Some(Command::Install {
             repo,
             guard,
             timeout,
             json,
-        }) => session_lock::cli::finish("guard install", install(repo, guard, timeout, json)),
+        }) => cli::finish_json(
+            "guard install",
+            json,
+            install::run_install(repo.as_deref(), guard.as_deref(), timeout, json),
+        ),
+        Some(Command::Uninstall { repo, json }) => cli::finish_json(
+            "guard uninstall",
+            json,
+            install::run_uninstall(repo.as_deref(), json),
+        ),
+        Some(Command::Doctor { repo, json }) => {
+            cli::finish_json("guard doctor", json, doctor::run(repo.as_deref(), json))
+        }
+        Some(Command::Log {
+            since,
+            session,
+            common,
+        }) => cli::finish_json(
+            "guard log",
+            common.json,
+            log::run(log::Args {
+                repo: common.repo.as_deref(),
+                since: since.as_deref(),
+                session: session.as_deref(),
+                json: common.json,
+            }),
+        ),
     }
 }

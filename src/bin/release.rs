@@ -20,9 +20,10 @@ struct Args {
 }
 
 fn main() -> std::process::ExitCode {
-    let a = Args::parse();
-    cli::finish(
+    let a: Args = cli::parse("release");
+    cli::finish_json(
         "release",
+        a.common.json,
         release::run(release::Args {
             stream: &a.stream,
             repo: a.common.repo.as_deref(),

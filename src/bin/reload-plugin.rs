@@ -1,6 +1,6 @@
 //! reload-plugin: reload one plugin's backend in the running app without restarting it.
 
-use clap::{CommandFactory, FromArgMatches, Parser};
+use clap::{CommandFactory, Parser};
 use session_lock::cli::{self, Common};
 use session_lock::exit;
 use session_lock::tools::reload_plugin::{self, Options};
@@ -42,8 +42,9 @@ fn main() -> std::process::ExitCode {
         "{EXAMPLES}\nExit codes: 3 when typecheck or emit fails; 1 when a copy or a bridge call fails; 8 for a protected plugin or a bridge that is not loopback.\n\n{}",
         exit::table()
     );
-    let matches = Cli::command().after_help(help).get_matches();
-    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    let cli: Cli =
+        session_lock::cli::parse_command("reload-plugin", Cli::command().after_help(help));
+    // Under --json the tool prints its own report (ok: false and the failed step) on failure.
     cli::finish(
         "reload-plugin",
         reload_plugin::run(&Options {

@@ -6,9 +6,9 @@ use session_lock::{cli, tools::status};
     name = "status",
     version,
     about = "See the round: every stream, its state, its session and heartbeat.",
-    long_about = "Lists the streams declared by plans and the locks in session-lock/: milestone, state (unclaimed / active / stale / done / corrupt: a lock file that cannot be read / broken: a plan that cannot be read), session short id, heartbeat age and round. A lock whose client process is gone is marked orphaned. `--wait` blocks until every claimed stream is done (a lock stale for 60 minutes counts as finished), printing progress on stderr; `--archive` then moves *.lock, *.done and milestones/ into session-lock/history/<timestamp>/ (refused, exit 8, while a claimed stream is still open or a lock is corrupt: a corrupt lock never counts as finished). Plans whose owns overlap are warned about. `[W]` in scripts/run.sh runs `status --wait --archive`.",
+    long_about = "Lists the streams declared by plans and the locks in session-lock/: milestone, state (unclaimed / active / stale / done / corrupt: a lock file that cannot be read / broken: a plan that cannot be read), session short id, heartbeat age and round. A lock whose client process is gone is marked orphaned. `--wait` blocks until every claimed stream is done (a lock stale for 60 minutes counts as finished), printing progress on stderr (on a terminal one live line with each open stream's session and heartbeat age, elapsed and time left; otherwise a line at each change and every minute; --quiet for none); `--archive` then moves *.lock, *.done and milestones/ into session-lock/history/<timestamp>/ (refused, exit 8, while a claimed stream is still open or a lock is corrupt: a corrupt lock never counts as finished). Plans whose owns overlap are warned about. `[W]` in scripts/run.sh runs `status --wait --archive`.",
     after_help = concat!(
-        "Examples:\n  status\n  status --json\n  status --wait --timeout 3600 --archive\n\n",
+        "Examples:\n  status\n  status --json\n  status --watch\n  status --wait --timeout 3600 --archive\n\n",
         "Exit codes: 0 ok; 1 a plan or lock file is broken (listed as problems); 2 bad config; 5 --timeout ran out; 7 the state folder stayed locked; 8 --archive while streams are still open"
     )
 )]
@@ -22,6 +22,14 @@ struct Args {
     /// Move this round's files into session-lock/history/<timestamp>/ (after --wait, if given).
     #[arg(long)]
     archive: bool,
+    /// With --wait: no progress on stderr (by default a live line on a terminal, else a line at
+    /// each change and every minute).
+    #[arg(long, short, requires = "wait")]
+    quiet: bool,
+    /// A live view of the round on the terminal, redrawn every second until q, Esc or
+    /// Ctrl-C: streams, the build lock's holder and queue, messages in flight, the last blocks.
+    #[arg(long, conflicts_with_all = ["wait", "archive", "json", "config_value"])]
+    watch: bool,
     /// Print one key of the effective config (defaults applied), e.g. rebuildCommand.
     #[arg(long, value_name = "KEY", conflicts_with_all = ["wait", "archive"])]
     config_value: Option<String>,
@@ -34,15 +42,18 @@ struct Args {
 }
 
 fn main() -> std::process::ExitCode {
-    let a = Args::parse();
-    cli::finish(
+    let a: Args = cli::parse("status");
+    cli::finish_json(
         "status",
+        a.common.json,
         status::run(status::Args {
             repo: a.common.repo.as_deref(),
             json: a.common.json,
             wait: a.wait,
             timeout: a.timeout,
             archive: a.archive,
+            quiet: a.quiet,
+            watch: a.watch,
             config_value: a.config_value.as_deref(),
             refresh_leases: a.refresh_leases,
         }),

@@ -6,6 +6,7 @@
 //! option, the reason on stderr and exit 2); anything else allows. Its own failures allow.
 
 pub mod bash_writes; // ownership of the files a Bash/PowerShell command writes
+pub mod blocklog; // every deny and fail-open, one JSON line in session-lock/blocks.jsonl
 pub mod lifecycle;
 pub mod notices; // told once per session: corrupt locks, unloadable config, failed heartbeats
 pub mod output;

@@ -131,6 +131,8 @@ pub struct Options {
     pub timeout: Option<Duration>,
     /// Run this instead of the configured build (argv, no shell).
     pub command: Vec<String>,
+    /// No progress on stderr while waiting.
+    pub quiet: bool,
 }
 
 /// How a run ended: a code of the suite's table, or the build's own exit status.
@@ -141,14 +143,14 @@ pub enum Finished {
 }
 
 /// The process exit for a run: the build's own status when the build ran, else the table's.
-pub fn finish(result: anyhow::Result<Finished>) -> std::process::ExitCode {
+pub fn finish(json: bool, result: anyhow::Result<Finished>) -> std::process::ExitCode {
     match result {
         Ok(Finished::Build(n)) => {
             let _ = std::io::stdout().flush();
             std::process::ExitCode::from(n)
         }
         Ok(Finished::Code(code)) => crate::cli::finish(TOOL, Ok(code)),
-        Err(e) => crate::cli::finish(TOOL, Err(e)),
+        Err(e) => crate::cli::finish_json(TOOL, json, Err(e)),
     }
 }
 
@@ -402,6 +404,9 @@ pub fn run(opts: &Options) -> anyhow::Result<Finished> {
     let config = Config::load(&root).map_err(|e| fail(Code::Usage, e.to_string()))?;
     let (mut command, shown) = if opts.command.is_empty() {
         let c = config.build.command.clone();
+        if let Some(missing) = super::missing_project_tool(&root, &c, "build.command") {
+            return Err(fail(Code::NotFound, missing));
+        }
         (shell(&c), c)
     } else {
         let mut c = Command::new(&opts.command[0]);
@@ -431,7 +436,7 @@ pub fn run(opts: &Options) -> anyhow::Result<Finished> {
     me.since = time::iso(time::now_ms());
     let record = HolderRecord::write(&paths, &me)
         .with_context(|| format!("cannot write {}", paths.holder.display()))?;
-    if waited >= POLL {
+    if waited >= POLL && !opts.quiet {
         say(&format!(
             "got the build lock after {}; running `{shown}`",
             seconds(waited)
@@ -513,6 +518,7 @@ fn acquire(
     let _entry = QueueEntry::join(paths, me)
         .with_context(|| format!("cannot join the queue in {}", paths.queue.display()))?;
     let started = Instant::now();
+    let mut progress = super::progress::Progress::new(TOOL, opts.quiet, opts.timeout);
     let report = Duration::from_secs(config.build.report_seconds.max(1));
     let mut next_report = started + report;
     let mut shown: Option<Option<(u32, String)>> = None;
@@ -533,7 +539,22 @@ fn acquire(
             let since = *unsettled_since.get_or_insert(now);
             now.duration_since(since) >= Duration::from_secs(1)
         };
-        if settled && shown.as_ref() != Some(&key) {
+        if progress.is_live() {
+            let (queue, _) = paths.read_queue();
+            let place = queue
+                .iter()
+                .position(|w| w.pid == me.pid)
+                .map(|i| format!(" (you are {} of {} in the queue)", i + 1, queue.len()))
+                .unwrap_or_default();
+            progress.update(
+                &format!("{key:?}"),
+                &format!(
+                    "the build lock{place}, {}",
+                    holder_text(paths, time::now_ms())
+                ),
+            );
+        } else if opts.quiet {
+        } else if settled && shown.as_ref() != Some(&key) {
             let verb = if shown.is_none() {
                 "waiting: the build lock is"
             } else {
@@ -542,7 +563,7 @@ fn acquire(
             say(&format!("{verb} {}", holder_text(paths, time::now_ms())));
             shown = Some(key);
         }
-        if now >= next_report {
+        if now >= next_report && !progress.is_live() && !opts.quiet {
             say(&format!(
                 "still waiting ({}s); {}",
                 started.elapsed().as_secs(),

@@ -3,10 +3,13 @@
 
 pub mod build_renderer;
 pub mod claim;
+pub mod guard; // guard's own commands: install, uninstall, doctor, explain, log, hook mode
+pub mod progress; // the live line (or plain lines) of every wait
 pub mod release;
 pub mod reload_plugin;
 pub mod status;
 pub mod wait_milestone;
+pub mod watch; // status --watch: the live view of the round
 
 use crate::config::Config;
 use crate::exit::{Code, fail};
@@ -84,6 +87,72 @@ pub fn shell(command: &str) -> std::process::Command {
     }
 }
 
+/// A default command runs the project's own tool with `npx --no-install <tool>`, so it never
+/// downloads one. When the repo does not have that tool (no `node_modules/.bin/<tool>`), this
+/// says so and names the config `key` that sets another command; `None` when the command is
+/// not of that form or the tool is there.
+pub fn missing_project_tool(root: &Path, command: &str, key: &str) -> Option<String> {
+    let mut words = command.split_whitespace();
+    if words.next() != Some("npx") {
+        return None;
+    }
+    let mut no_install = false;
+    let tool = loop {
+        let w = words.next()?;
+        match w {
+            "--no-install" | "--no" => no_install = true,
+            w if w.starts_with('-') => {}
+            w => break w,
+        }
+    };
+    let bin = root.join("node_modules").join(".bin");
+    let present = ["", ".cmd", ".exe"]
+        .iter()
+        .any(|ext| bin.join(format!("{tool}{ext}")).is_file());
+    (no_install && !present).then(|| {
+        format!(
+            "`{command}` runs {tool}, which this repo does not have (no node_modules/.bin/{tool}): install the project's dependencies (npm install), or set {key} in session-lock/config.json"
+        )
+    })
+}
+
+/// `text` without terminal escape sequences (colors, cursor moves), for output tails shown in
+/// messages and JSON.
+pub fn strip_ansi(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\u{1b}' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            // CSI: parameters, then one final byte in @..~.
+            Some('[') => {
+                for c in chars.by_ref() {
+                    if ('@'..='~').contains(&c) {
+                        break;
+                    }
+                }
+            }
+            // OSC: up to BEL or ESC \.
+            Some(']') => {
+                while let Some(c) = chars.next() {
+                    if c == '\u{7}' {
+                        break;
+                    }
+                    if c == '\u{1b}' {
+                        chars.next();
+                        break;
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
 /// Reads one lock, turning a broken file into a clear error.
 pub fn read_lock(layout: &Layout, stream: &str) -> anyhow::Result<Option<crate::state::Held>> {
     layout
@@ -95,7 +164,7 @@ pub fn read_lock(layout: &Layout, stream: &str) -> anyhow::Result<Option<crate::
 /// suite's built-in copy.
 pub fn protocol_text(layout: &Layout) -> String {
     std::fs::read_to_string(layout.dir.join("PROTOCOL.md"))
-        .unwrap_or_else(|_| crate::install::PROTOCOL.to_string())
+        .unwrap_or_else(|_| guard::PROTOCOL.to_string())
 }
 
 /// The stream's lock, which must exist and, when run inside a Claude Code session, belong to
@@ -132,4 +201,44 @@ pub fn acting_for(
         ));
     }
     Ok((held, caller))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ansi_codes_are_stripped() {
+        assert_eq!(
+            strip_ansi("\u{1b}[31merror\u{1b}[0m TS2304: \u{1b}[1;4mx\u{1b}[m"),
+            "error TS2304: x"
+        );
+        assert_eq!(
+            strip_ansi("\u{1b}]8;;http://x\u{7}link\u{1b}]8;;\u{1b}\\ ok"),
+            "link ok"
+        );
+        assert_eq!(strip_ansi("plain ünï"), "plain ünï");
+    }
+
+    #[test]
+    fn a_missing_project_tool_is_named_with_its_config_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let msg = missing_project_tool(dir.path(), "npx --no-install vite build", "build.command")
+            .unwrap();
+        assert!(
+            msg.contains("runs vite") && msg.contains("set build.command"),
+            "{msg}"
+        );
+        assert_eq!(missing_project_tool(dir.path(), "npm run build", "k"), None);
+        assert_eq!(
+            missing_project_tool(dir.path(), "npx vite build", "k"),
+            None
+        );
+        std::fs::create_dir_all(dir.path().join("node_modules/.bin")).unwrap();
+        std::fs::write(dir.path().join("node_modules/.bin/vite"), "").unwrap();
+        assert_eq!(
+            missing_project_tool(dir.path(), "npx --no-install vite build", "k"),
+            None
+        );
+    }
 }

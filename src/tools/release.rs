@@ -37,6 +37,7 @@ fn run_check(root: &Path, command: &str) -> Check {
         Ok(out) => {
             let mut text = String::from_utf8_lossy(&out.stdout).to_string();
             text.push_str(&String::from_utf8_lossy(&out.stderr));
+            let text = super::strip_ansi(&text);
             let lines: Vec<&str> = text.lines().collect();
             let tail = lines[lines.len().saturating_sub(15)..].join("\n");
             Check {
@@ -178,6 +179,15 @@ pub fn run(a: Args) -> anyhow::Result<Code> {
         .collect();
     let mut checks = Vec::new();
     for command in &config.release_checks {
+        if let Some(missing) = super::missing_project_tool(&root, command, "releaseChecks") {
+            checks.push(Check {
+                command: command.clone(),
+                ok: false,
+                status: None,
+                tail: missing,
+            });
+            continue;
+        }
         if !a.json {
             eprintln!("release: running {command}");
         }

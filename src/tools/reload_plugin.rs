@@ -249,6 +249,9 @@ pub struct Plan {
     pub http_timeout: Duration,
 }
 
+/// The bridge a dry run without one shows in its plan.
+const NO_BRIDGE: &str = "<no bridge>";
+
 /// Why the `check` step stopped the run.
 #[derive(Debug)]
 pub struct Refusal {
@@ -287,6 +290,14 @@ pub fn plan(
         (b, BRIDGE_ENV.to_string())
     } else if let Some(b) = cfg.bridge_url.clone() {
         (b, "config reloadPlugin.bridgeUrl".to_string())
+    } else if opts.dry_run {
+        // The plan is still worth showing; the real run refuses without a bridge.
+        (
+            NO_BRIDGE.to_string(),
+            format!(
+                "nowhere yet: pass --bridge http://127.0.0.1:PORT, set {BRIDGE_ENV}, or set reloadPlugin.bridgeUrl"
+            ),
+        )
     } else {
         return Err(refuse(
             Code::Usage,
@@ -295,7 +306,11 @@ pub fn plan(
             ),
         ));
     };
-    let bridge = check_bridge_url(&bridge_raw).map_err(|e| refuse(e.code(), e.to_string()))?;
+    let bridge = if bridge_raw == NO_BRIDGE {
+        bridge_raw
+    } else {
+        check_bridge_url(&bridge_raw).map_err(|e| refuse(e.code(), e.to_string()))?
+    };
 
     let plugin_folder = cfg
         .plugin_folder
@@ -469,8 +484,9 @@ impl Progress {
         let took = seconds(Duration::from_millis(step.duration_ms));
         let text = match step.status {
             StepStatus::Ok => format!("[{}] ok in {took}: {}", step.name, step.detail),
-            StepStatus::Failed => format!("[{}] FAILED after {took}: {}", step.name, step.detail),
-            StepStatus::Refused => format!("[{}] REFUSED: {}", step.name, step.detail),
+            // The reason is the error line the run ends with: printed once, there.
+            StepStatus::Failed => format!("[{}] FAILED after {took}", step.name),
+            StepStatus::Refused => format!("[{}] REFUSED", step.name),
             StepStatus::Skipped | StepStatus::Planned => return,
         };
         self.line(&text);
@@ -511,10 +527,17 @@ pub fn run(opts: &Options) -> anyhow::Result<Code> {
             return Err(fail(refusal.code, refusal.message));
         }
     };
-    let check_detail = format!(
-        "plugin '{}' is not protected; bridge {} (from {}) is loopback",
-        plan.plugin, plan.bridge, plan.bridge_from
-    );
+    let check_detail = if plan.bridge == NO_BRIDGE {
+        format!(
+            "plugin '{}' is not protected; no bridge url ({})",
+            plan.plugin, plan.bridge_from
+        )
+    } else {
+        format!(
+            "plugin '{}' is not protected; bridge {} (from {}) is loopback",
+            plan.plugin, plan.bridge, plan.bridge_from
+        )
+    };
     if opts.dry_run {
         return dry_run(plan, check_detail, report, &progress);
     }

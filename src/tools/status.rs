@@ -17,6 +17,10 @@ pub struct Args<'a> {
     pub wait: bool,
     pub timeout: Option<u64>,
     pub archive: bool,
+    /// No progress on stderr while waiting.
+    pub quiet: bool,
+    /// The live view of the round (`tools::watch`) until the person quits.
+    pub watch: bool,
     /// Print one key of the effective config (for scripts) and nothing else.
     pub config_value: Option<&'a str>,
     /// The detached lease refresher's pass (started by the guard), quiet.
@@ -62,6 +66,9 @@ pub struct Report {
     /// With leases: states that need a person's eye but are not broken files.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// Calls the guard blocked, per stream, made by the session that holds it now (from
+    /// session-lock/blocks.jsonl; `guard log` shows them).
+    pub blocks: std::collections::BTreeMap<String, usize>,
 }
 
 fn row_for(h: &Held, milestone: Option<u32>, cfg: &Config, now: u64) -> Row {
@@ -191,12 +198,14 @@ pub fn report(root: &Path, cfg: &Config, layout: &Layout) -> Report {
             rows.push(row_for(h, None, cfg, now));
         }
     }
+    let blocks = block_counts(root, &rows);
     let warnings = overlaps(&streams, cfg.case_insensitive());
     let mut report = Report {
         round: layout.round(),
         streams: rows,
         problems,
         warnings,
+        blocks,
         leases: None,
         notes: Vec::new(),
     };
@@ -204,6 +213,26 @@ pub fn report(root: &Path, cfg: &Config, layout: &Layout) -> Report {
         crate::leases::tool::add_remote_rows(root, layout, cfg, lc, &locks, &mut report, now);
     }
     report
+}
+
+/// Denies in the block log per stream, counting those of the session that holds it now.
+fn block_counts(root: &Path, rows: &[Row]) -> std::collections::BTreeMap<String, usize> {
+    let mut counts = std::collections::BTreeMap::new();
+    let Ok(entries) = crate::hook::blocklog::read(root) else {
+        return counts;
+    };
+    for e in entries
+        .iter()
+        .filter(|e| e.kind == crate::hook::blocklog::Kind::Deny)
+    {
+        if let Some(row) = rows
+            .iter()
+            .find(|r| r.session_id.as_deref() == Some(e.session.as_str()))
+        {
+            *counts.entry(row.stream.clone()).or_insert(0) += 1;
+        }
+    }
+    counts
 }
 
 /// The table as text.
@@ -239,6 +268,13 @@ pub fn render(r: &Report) -> String {
             out.push_str("* orphaned: the session's client process is gone; its lock protects until it goes stale\n");
         }
     }
+    if !r.blocks.is_empty() {
+        let list: Vec<String> = r.blocks.iter().map(|(s, n)| format!("{s} {n}")).collect();
+        out.push_str(&format!(
+            "blocked calls: {} (guard log shows them)\n",
+            list.join(", ")
+        ));
+    }
     for p in &r.problems {
         out.push_str(&format!("problem: {p}\n"));
     }
@@ -268,9 +304,10 @@ fn describe_pending(rows: &[&Row]) -> String {
         .map(|r| match &r.problem {
             Some(why) => format!("{} (corrupt: {why})", r.stream),
             None => format!(
-                "{} ({}, heartbeat {} ago)",
+                "{} ({}, session {}, heartbeat {} ago)",
                 r.stream,
                 r.state.as_str(),
+                r.session_id.as_deref().map_or("-", short_id),
                 time::age(r.heartbeat_age_s.unwrap_or(0) * 1000)
             ),
         })
@@ -300,11 +337,13 @@ pub fn run(a: Args) -> anyhow::Result<Code> {
     if a.refresh_leases {
         return crate::leases::tool::refresher(&root, &layout, &cfg);
     }
+    if a.watch {
+        return super::watch::run(&root, &cfg, &layout);
+    }
     if a.wait {
         let start = Instant::now();
         let limit = a.timeout.map(Duration::from_secs);
-        let mut last = String::new();
-        let mut last_print = Instant::now();
+        let mut progress = super::progress::Progress::new("status", a.quiet, limit);
         loop {
             let r = report(&root, &cfg, &layout);
             let waiting = pending(&r);
@@ -312,16 +351,14 @@ pub fn run(a: Args) -> anyhow::Result<Code> {
                 break;
             }
             let now_text = describe_pending(&waiting);
-            let names: Vec<&str> = waiting.iter().map(|r| r.stream.as_str()).collect();
-            if names.join(",") != last || last_print.elapsed() >= Duration::from_secs(60) {
-                eprintln!(
-                    "status: waiting for {} stream(s) [{}s]: {now_text}",
-                    waiting.len(),
-                    start.elapsed().as_secs()
-                );
-                last = names.join(",");
-                last_print = Instant::now();
-            }
+            let key: Vec<String> = waiting
+                .iter()
+                .map(|r| format!("{}={}", r.stream, r.session_id.as_deref().unwrap_or("")))
+                .collect();
+            progress.update(
+                &key.join(","),
+                &format!("{} stream(s): {now_text}", waiting.len()),
+            );
             if let Some(limit) = limit
                 && start.elapsed() >= limit
             {
@@ -340,13 +377,22 @@ pub fn run(a: Args) -> anyhow::Result<Code> {
             }
             std::thread::sleep(pause);
         }
-        eprintln!("status: every claimed stream is done");
+        progress.finish("every claimed stream is done");
     }
     let r = report(&root, &cfg, &layout);
     let mut archived = None;
     if a.archive {
         let _guard = layout
-            .lock_state(Duration::from_secs(30))?
+            .lock_state(Duration::from_secs(30))
+            .map_err(|e| {
+                fail(
+                    Code::Failure,
+                    format!(
+                        "cannot lock {}: {e}",
+                        layout.dir.join(".state.lock").display()
+                    ),
+                )
+            })?
             .ok_or_else(|| fail(Code::Busy, "the session-lock folder stayed locked for 30s"))?;
         // Archiving a live lock would take its protection away mid-round; looked at again
         // under the state lock, so a claim that came in after the wait is seen.
@@ -362,7 +408,9 @@ pub fn run(a: Args) -> anyhow::Result<Code> {
                 ),
             ));
         }
-        archived = layout.archive(time::now_ms())?;
+        archived = layout
+            .archive(time::now_ms())
+            .map_err(|e| fail(Code::Failure, format!("cannot archive the round: {e}")))?;
         crate::round_index::Index::after_write(&layout, None, &[]);
     }
     if a.json {

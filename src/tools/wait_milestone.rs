@@ -2,9 +2,10 @@
 //! one stream is done. A wait is one long tool call with no heartbeat, so `--stream <mine>`
 //! heartbeats the caller's own lock every poll; without it, waits over the limit are refused.
 
+use super::progress::Progress;
 use super::{check_stream_name, open};
 use crate::exit::{Code, fail};
-use crate::state::Layout;
+use crate::state::{Layout, short_id};
 use crate::{plans, time};
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -15,6 +16,8 @@ pub struct Args<'a> {
     pub timeout: Option<u64>,
     pub repo: Option<&'a Path>,
     pub json: bool,
+    /// No progress on stderr.
+    pub quiet: bool,
 }
 
 /// What is waited for.
@@ -63,6 +66,30 @@ fn check(
             Ok((open.is_empty(), open))
         }
     }
+}
+
+/// What is still open, for the progress line: each stream with its holder's session and
+/// heartbeat age. The key changes when a stream finishes or changes hands.
+fn describe_open(layout: &Layout, open: &[String], now: u64) -> (String, String) {
+    let mut key = Vec::new();
+    let mut detail = Vec::new();
+    for s in open {
+        match layout.read_lock(s) {
+            Ok(Some(h)) => {
+                key.push(format!("{s}={}", h.record.session_id));
+                detail.push(format!(
+                    "{s} (session {}, heartbeat {} ago)",
+                    short_id(&h.record.session_id),
+                    time::age(h.age_ms(now))
+                ));
+            }
+            _ => {
+                key.push(s.clone());
+                detail.push(format!("{s} (not claimed)"));
+            }
+        }
+    }
+    (key.join(","), detail.join(", "))
 }
 
 pub fn run(a: Args) -> anyhow::Result<Code> {
@@ -122,7 +149,7 @@ pub fn run(a: Args) -> anyhow::Result<Code> {
         (None, Some(_)) => None,
     };
     let start = Instant::now();
-    let mut last_open: Vec<String> = Vec::new();
+    let mut progress = Progress::new("wait-milestone", a.quiet, timeout.map(Duration::from_secs));
     loop {
         if let (Some(s), Some(session)) = (a.stream, &mine) {
             let _ = layout.touch_heartbeat(s, session, time::now_ms(), Duration::from_secs(5));
@@ -131,15 +158,8 @@ pub fn run(a: Args) -> anyhow::Result<Code> {
         if done {
             break;
         }
-        if open != last_open {
-            eprintln!(
-                "wait-milestone: waiting for {} [{}s]: {}",
-                a.target,
-                start.elapsed().as_secs(),
-                open.join(", ")
-            );
-            last_open = open;
-        }
+        let (key, detail) = describe_open(&layout, &open, time::now_ms());
+        progress.update(&key, &format!("{}: {detail}", a.target));
         if let Some(t) = timeout
             && start.elapsed() >= Duration::from_secs(t)
         {
@@ -148,7 +168,7 @@ pub fn run(a: Args) -> anyhow::Result<Code> {
                 format!(
                     "{} is not done after {t}s; still open: {}",
                     a.target,
-                    last_open.join(", ")
+                    open.join(", ")
                 ),
             ));
         }
@@ -160,6 +180,7 @@ pub fn run(a: Args) -> anyhow::Result<Code> {
         }
         std::thread::sleep(pause);
     }
+    progress.finish("");
     if a.json {
         crate::cli::print_json(
             &serde_json::json!({"target": a.target, "done": true, "waitedS": start.elapsed().as_secs()}),

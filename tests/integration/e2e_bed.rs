@@ -80,9 +80,11 @@ impl Bed {
             String::from_utf8_lossy(&out.stderr)
         );
         let settings = repo.read(".claude/settings.json").unwrap_or_default();
+        // The hooks run the committed launcher, which finds this guard first on the
+        // sessions' PATH (see `session_in`).
         assert!(
-            settings.contains(env!("CARGO_BIN_EXE_guard")),
-            "the hooks run this guard: {settings}"
+            settings.contains("session-lock/guard-hook"),
+            "the hooks run the launcher: {settings}"
         );
         repo.commit_all("wire session-lock");
         let temp = |prefix: &str| {

@@ -72,7 +72,7 @@ fn exit2_decision_form_blocks_and_the_model_sees_the_reason() {
     );
     assert!(
         r.content.starts_with("PreToolUse:Edit hook error: [")
-            && r.content.contains(env!("CARGO_BIN_EXE_guard")),
+            && r.content.contains("session-lock/guard-hook"),
         "the exit-2 form shows the model the hook's command line too: {}",
         r.content
     );
@@ -126,6 +126,66 @@ fn writes_are_checked_from_the_directory_a_bash_cd_moved_to() {
     assert_ran(&run, &model, "toolu_rel_up");
     assert_eq!(bed.repo.read("src/ui/new.ts").as_deref(), Some("free\n"));
     assert_eq!(bed.repo.read("docs/new.md").as_deref(), Some("up\n"));
+}
+
+/// Why install writes the launcher and not a bare program name: a hook whose program the shell
+/// cannot find exits 127, which the client treats as a failed hook and runs the tool anyway.
+/// The launcher turns a machine without the suite into a block that says what is missing.
+#[test]
+fn without_a_guard_on_the_machine_the_launcher_blocks_where_a_missing_program_would_not() {
+    let claude = require_claude!();
+    let bed = Bed::new(claude, json!({"releaseChecks": ["true"]}));
+    let no_suite = "/usr/local/bin:/usr/bin:/bin";
+    let model = FakeModel::start(vec![
+        write("toolu_w", bed.repo.join("docs/a.md"), "a\n"),
+        Turn::text("done"),
+    ]);
+    let run = bed
+        .session(&model, "A")
+        .env("PATH", no_suite)
+        .env_remove("SESSION_LOCK_GUARD")
+        .run();
+    run.assert_success();
+    // UserPromptSubmit exit 2 stops the prompt itself: the session does nothing, and the
+    // person sees why.
+    let told = run
+        .events_of("system", Some("informational"))
+        .iter()
+        .any(|e| {
+            e["content"].as_str().is_some_and(|c| {
+                c.starts_with("UserPromptSubmit operation blocked by hook")
+                    && c.contains("need the session-lock guard, and none was found")
+            })
+        });
+    assert!(
+        told,
+        "{}",
+        run.describe("the launcher blocks the prompt when no guard is installed")
+    );
+    assert!(
+        bed.repo.read("docs/a.md").is_none(),
+        "the write did not run"
+    );
+
+    // The same session with a hook command that is not found: the write runs unguarded.
+    let settings = bed.repo.join(".claude/settings.json");
+    let text = std::fs::read_to_string(&settings).unwrap();
+    std::fs::write(
+        &settings,
+        text.replace(
+            r#"sh \"$CLAUDE_PROJECT_DIR/session-lock/guard-hook\""#,
+            "session-lock-guard-not-installed",
+        ),
+    )
+    .unwrap();
+    let model = FakeModel::start(vec![
+        write("toolu_w2", bed.repo.join("docs/b.md"), "b\n"),
+        Turn::text("done"),
+    ]);
+    let run = bed.session(&model, "B").env("PATH", no_suite).run();
+    run.assert_success();
+    assert_ran(&run, &model, "toolu_w2");
+    assert_eq!(bed.repo.read("docs/b.md").as_deref(), Some("b\n"));
 }
 
 #[test]

@@ -20,12 +20,13 @@ fn explain(repo: &Repo, args: &[&str]) -> (i32, String, String) {
 fn explain_shows_segments_wrappers_heredocs_and_the_rule() {
     let repo = Repo::new();
     let (code, out, err) = explain(&repo, &["sudo FOO=1 bash -c 'git add -A' && echo ok"]);
-    assert_eq!(code, 0, "{err}");
+    assert_eq!(code, 1, "a block exits 1: {err}");
     assert!(out.contains("[git] [add] [-A]"), "{out}");
     assert!(out.contains("sudo"), "peeled wrappers are shown: {out}");
     assert!(out.contains("verdict: block (git.add-all)"), "{out}");
 
-    let (_, out, _) = explain(&repo, &["cat > notes.md <<'EOF'\nrm -rf dist\nEOF"]);
+    let (code, out, _) = explain(&repo, &["cat > notes.md <<'EOF'\nrm -rf dist\nEOF"]);
+    assert_eq!(code, 0, "an allow exits 0");
     assert!(out.contains("heredoc"), "{out}");
     assert!(
         out.contains("verdict: allow"),

@@ -69,9 +69,17 @@ fn thirty_two_sessions_race_for_one_stream() {
             .unwrap()
             .flatten()
             .map(|e| e.file_name().to_string_lossy().to_string())
-            // The state lock and the round index's cache folder stay; nothing else may.
-            .filter(|n| n != ".state.lock" && n != ".index")
+            // The state lock and the round index's cache folder and the block log stay; nothing else may.
+            .filter(|n| n != ".state.lock" && n != ".index" && n != "blocks.jsonl")
             .collect();
         assert_eq!(leftovers, vec!["api.lock"], "round {round}");
+        // Every blocked claim is in the block log, one whole line each (concurrent appends
+        // do not interleave).
+        let log = repo.read("session-lock/blocks.jsonl").unwrap_or_default();
+        let lines: Vec<serde_json::Value> = log
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("a whole JSON line"))
+            .collect();
+        assert_eq!(lines.len(), SESSIONS - 1, "round {round}: {log}");
     }
 }

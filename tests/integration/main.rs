@@ -23,7 +23,10 @@
 //!   (`messaging_e2e`), and the MCP tools between real sessions (`messaging_mcp`).
 //! - `selftest`: the `selftest/` case corpus through the real `guard`.
 //! - `lifecycle_*`: the claim race and a whole round through the real binaries.
-//! - `tools_*`: claim, release, status, wait-milestone and `guard install` one by one.
+//! - `tools_*`: claim, release, status, wait-milestone and `guard install` / `uninstall` /
+//!   `doctor` one by one; `tools_errors` the failures people read, `tools_progress` and
+//!   `tools_watch` the terminal views, read under tmux (`support::tmux`).
+//! - `guard_log`: the block log through the real guard.
 
 //! - `e2e_bed`: the shared bed of the scenarios below: a repo wired by
 //!   `guard install`, sessions with the suite's tools on PATH, gates, and the
@@ -52,6 +55,7 @@ mod e2e_lifecycle;
 mod e2e_testbed;
 mod e2e_trust;
 mod guard_explain;
+mod guard_log;
 mod guard_props;
 mod leases_remote;
 mod lifecycle_flow;
@@ -71,7 +75,10 @@ mod selftest;
 mod selftest_commands;
 mod tools_claim;
 mod tools_corrupt;
+mod tools_errors;
 mod tools_install;
+mod tools_progress;
 mod tools_release;
 mod tools_status;
 mod tools_wait;
+mod tools_watch;

@@ -437,6 +437,37 @@ fn dry_run_shows_the_plan_and_does_nothing() {
 }
 
 #[test]
+fn issue_15_dry_run_without_a_bridge_shows_the_plan_and_errors_print_once() {
+    let fx = Fixture::usual();
+    let out = fx.run(&["notes", "--dry-run"]);
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    assert!(
+        stdout.contains(
+            "[check] ok: plugin 'notes' is not protected; no bridge url (nowhere yet: pass --bridge"
+        ),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("[toggle-1] POST <no bridge>/plugins/toggle"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("[copy] copy "), "{stdout}");
+    assert_eq!(fx.calls(), "", "no command ran");
+
+    // Without --dry-run the missing bridge is refused, and the reason is printed once.
+    let out = fx.run(&["notes"]);
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{stdout}{stderr}");
+    let both = format!("{stdout}{stderr}");
+    assert_eq!(both.matches("no bridge url").count(), 1, "{both}");
+    assert!(
+        stderr.starts_with("reload-plugin: no bridge url"),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn a_failing_bridge_call_stops_the_run_and_says_which() {
     let fx = Fixture::usual();
     let bridge = FakeBridge::start();

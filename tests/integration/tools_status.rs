@@ -146,7 +146,7 @@ fn wait_returns_when_the_last_stream_is_released() {
     assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
     assert!(
         stderr.contains("status: waiting for 1 stream(s)")
-            && stderr.contains("api (active, heartbeat")
+            && stderr.contains("api (active, session alice000, heartbeat")
             && stderr.contains("status: every claimed stream is done"),
         "{stderr}"
     );
@@ -194,7 +194,10 @@ fn a_lock_stale_past_the_round_limit_does_not_hold_the_wait() {
     repo.lock("ui", "bob", &["src/ui/**"], 1, 45 * 60_000);
     let (code, _, err) = status(&repo, &["--wait", "--timeout", "1"]);
     assert_eq!(code, 5, "{err}");
-    assert!(err.contains("ui (stale, heartbeat 45m ago)"), "{err}");
+    assert!(
+        err.contains("ui (stale, session bob00000, heartbeat 45m ago)"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -270,7 +273,7 @@ fn archive_is_refused_while_a_stream_is_open() {
     assert_eq!(code, 8, "{err}");
     assert!(
         err.contains("will not archive while 2 stream(s) are open: api (active")
-            && err.contains("ui (stale, heartbeat 45m ago)"),
+            && err.contains("ui (stale, session bob00000, heartbeat 45m ago)"),
         "{err}"
     );
     assert!(repo.exists("session-lock/api.lock") && !repo.exists("session-lock/history"));

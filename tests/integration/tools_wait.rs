@@ -61,7 +61,7 @@ fn waiting_with_stream_keeps_my_lock_fresh_until_the_stream_is_done() {
     assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
     assert!(stdout.starts_with("theirs is done (waited "), "{stdout}");
     assert!(
-        stderr.contains("wait-milestone: waiting for theirs [0s]: theirs"),
+        stderr.contains("wait-milestone: waiting for theirs: theirs (session bob00000, heartbeat 0s ago) [0s elapsed"),
         "{stderr}"
     );
 }
@@ -89,7 +89,8 @@ fn waiting_for_a_milestone_returns_when_its_marker_appears() {
     );
     let err = text(&out.stderr);
     assert!(
-        err.contains("waiting for ms-01") && err.contains("mine, theirs"),
+        err.contains("waiting for ms-01: mine (session alice000")
+            && err.contains("theirs (session bob00000"),
         "{err}"
     );
 }

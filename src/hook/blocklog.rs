@@ -1,0 +1,435 @@
+//! The block log: every deny the guard makes, and every time it allowed because of its own
+//! trouble (a fail-open), one JSON line in `session-lock/blocks.jsonl` of the repo.
+//!
+//! ```text
+//! {"time":"2026-…Z","session":"3f2a…","stream":"ui","tool":"Bash","kind":"deny",
+//!  "rule":"git.add-all","segment":"git add -A","reason":"git.add-all: `git add -A` …"}
+//! ```
+//!
+//! Written after the decision is on stdout, only for denies and fail-opens (a plain allow
+//! writes nothing), with one `O_APPEND` write and no fsync: a lost line costs a log entry, not
+//! a decision. Secrets are redacted before anything is written (`Authorization`/`Cookie`
+//! headers, `--token`/`--password` values, `*_KEY=`/`*_TOKEN=`/`*_SECRET=`/`*_PASSWORD=`
+//! assignments). The log is bounded: past [`MAX_BYTES`] it is renamed to `blocks.1.jsonl`
+//! (replacing the older one) and a new one starts, so at most twice that is kept.
+
+use super::Outcome;
+use crate::state::Layout;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// The log, in `session-lock/`.
+pub const FILE: &str = "blocks.jsonl";
+/// The previous log, after a rotation.
+pub const ROTATED: &str = "blocks.1.jsonl";
+/// A log past this size is rotated.
+pub const MAX_BYTES: u64 = 1024 * 1024;
+/// The longest segment or reason kept in one line.
+const MAX_TEXT: usize = 2000;
+
+/// A deny, or an allow the guard gave because of its own trouble.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Kind {
+    Deny,
+    FailOpen,
+}
+
+/// One line of the log.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Entry {
+    /// UTC ISO time.
+    pub time: String,
+    pub session: String,
+    /// The stream the session holds, when it holds one.
+    #[serde(default)]
+    pub stream: Option<String>,
+    pub tool: String,
+    pub kind: Kind,
+    /// The command rule's id (`git.add-all`), or `ownership`/`protocol` for write checks.
+    #[serde(default)]
+    pub rule: Option<String>,
+    /// The offending segment (commands) or target path (writes).
+    #[serde(default)]
+    pub segment: String,
+    pub reason: String,
+}
+
+/// Where the log of the repo at `root` lives.
+pub fn path(root: &Path) -> PathBuf {
+    Layout::new(root).dir.join(FILE)
+}
+
+/// Appends the entry for `out` (a deny or a fail-open) to the log of the payload's repo.
+/// Nothing for a plain allow, a payload with no repo, or an event other than a tool call's.
+pub fn record(payload: &[u8], out: &Outcome) {
+    let Some(kind) = kind_of(out) else { return };
+    let p: Value = serde_json::from_slice(payload).unwrap_or(Value::Null);
+    let field = |k: &str| p.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+    let cwd = field("cwd");
+    let project = std::env::var("CLAUDE_PROJECT_DIR").ok();
+    let start = if cwd.is_empty() {
+        std::env::current_dir().unwrap_or_default()
+    } else {
+        PathBuf::from(&cwd)
+    };
+    let Some(root) = crate::state::repo_root(&start, project.as_deref()) else {
+        return;
+    };
+    let layout = Layout::new(&root);
+    if !layout.dir.is_dir() {
+        return;
+    }
+    let session = field("session_id");
+    let entry = entry_for(kind, out, &p, &session, stream_of(&layout, &session));
+    let _ = append(&layout.dir, &entry);
+}
+
+fn kind_of(out: &Outcome) -> Option<Kind> {
+    if out.is_block() {
+        Some(Kind::Deny)
+    } else if out.stdout.is_empty() && !out.stderr.is_empty() {
+        Some(Kind::FailOpen)
+    } else {
+        None
+    }
+}
+
+/// The stream whose live lock names `session`. Only the lock whose text mentions the session
+/// is parsed: a deny with many live locks stays cheap.
+fn stream_of(layout: &Layout, session: &str) -> Option<String> {
+    if session.is_empty() {
+        return None;
+    }
+    let quoted = format!("\"{session}\"");
+    for e in std::fs::read_dir(&layout.dir).ok()?.flatten() {
+        let name = e.file_name().to_string_lossy().to_string();
+        let Some(stream) = name.strip_suffix(".lock") else {
+            continue;
+        };
+        if stream.starts_with('.') || name == "build.lock" {
+            continue;
+        }
+        if !std::fs::read_to_string(e.path()).is_ok_and(|t| t.contains(&quoted)) {
+            continue;
+        }
+        if let Ok(Some(h)) = layout.read_lock(stream)
+            && h.record.session_id == session
+            && !h.done
+        {
+            return Some(h.record.stream);
+        }
+    }
+    None
+}
+
+/// The log entry for an outcome, from the payload's fields (`tool_name`, `tool_input`).
+pub fn entry_for(
+    kind: Kind,
+    out: &Outcome,
+    payload: &Value,
+    session: &str,
+    stream: Option<String>,
+) -> Entry {
+    let reason = match kind {
+        Kind::Deny => serde_json::from_str::<Value>(&out.stdout)
+            .ok()
+            .and_then(|v| {
+                v.pointer("/hookSpecificOutput/permissionDecisionReason")
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+            })
+            .unwrap_or_else(|| out.stderr.trim().to_string()),
+        Kind::FailOpen => out
+            .stderr
+            .lines()
+            .map(|l| l.strip_prefix("guard: ").unwrap_or(l))
+            .collect::<Vec<_>>()
+            .join("; "),
+    };
+    let input = payload.get("tool_input");
+    let input_str = |k: &str| input.and_then(|i| i.get(k)).and_then(Value::as_str);
+    let (rule, segment) = match rule_and_segment(&reason) {
+        Some((rule, segment)) => (Some(rule), segment),
+        None => {
+            let target = input_str("command")
+                .or_else(|| input_str("file_path"))
+                .or_else(|| input_str("notebook_path"))
+                .or_else(|| input_str("path"))
+                .unwrap_or("");
+            let rule = (kind == Kind::Deny).then(|| {
+                if reason.contains(" is owned by stream ") {
+                    "ownership".to_string()
+                } else {
+                    "protocol".to_string()
+                }
+            });
+            (rule, target.to_string())
+        }
+    };
+    Entry {
+        time: crate::time::iso(crate::time::now_ms()),
+        session: session.to_string(),
+        stream,
+        tool: payload
+            .get("tool_name")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string(),
+        kind,
+        rule,
+        segment: clip(&redact(&segment)),
+        reason: clip(&redact(&reason)),
+    }
+}
+
+/// A command rule's reason starts `<rule.id>: \`<segment>\``.
+fn rule_and_segment(reason: &str) -> Option<(String, String)> {
+    let (id, rest) = reason.split_once(": `")?;
+    let id_ok = id.contains('.')
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"-._".contains(&b));
+    if !id_ok {
+        return None;
+    }
+    let end = rest.find("` ").or_else(|| rest.rfind('`'))?;
+    Some((id.to_string(), rest[..end].to_string()))
+}
+
+fn clip(s: &str) -> String {
+    if s.len() <= MAX_TEXT {
+        return s.to_string();
+    }
+    let mut end = MAX_TEXT;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &s[..end])
+}
+
+fn append(dir: &Path, entry: &Entry) -> std::io::Result<()> {
+    let file = dir.join(FILE);
+    if std::fs::metadata(&file).is_ok_and(|m| m.len() >= MAX_BYTES) {
+        std::fs::rename(&file, dir.join(ROTATED))?;
+    }
+    let mut line = serde_json::to_vec(entry).map_err(std::io::Error::other)?;
+    line.push(b'\n');
+    // One write on an O_APPEND file: concurrent guards' lines do not interleave.
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&file)?;
+    f.write_all(&line)
+}
+
+/// Every entry of the repo's log (the rotated one first), oldest first. Lines that do not parse
+/// are skipped.
+pub fn read(root: &Path) -> std::io::Result<Vec<Entry>> {
+    let dir = Layout::new(root).dir;
+    let mut out = Vec::new();
+    for name in [ROTATED, FILE] {
+        let lines = crate::atomic::read_lines(&dir.join(name), false)?;
+        out.extend(
+            lines
+                .records
+                .into_iter()
+                .filter_map(|v| serde_json::from_value::<Entry>(v).ok()),
+        );
+    }
+    Ok(out)
+}
+
+const REDACTED: &str = "[redacted]";
+
+/// Hides secrets in a command or reason: header values of `Authorization`, `Proxy-Authorization`
+/// and `Cookie`/`Set-Cookie`; the value after `--token`, `--password`, `--api-key`, `--secret`
+/// (`=` or a space); and the value of assignments to names ending in `_KEY`, `_TOKEN`,
+/// `_SECRET`, `_PASSWORD` (any case).
+pub fn redact(text: &str) -> String {
+    let lower = text.to_ascii_lowercase();
+    let b = lower.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < b.len() {
+        if let Some((value_at, header)) = secret_starts(b, i) {
+            out.push_str(&text[i..value_at]);
+            out.push_str(REDACTED);
+            i = if header {
+                // A header's value runs to the end of its quoted argument or line.
+                b[value_at..]
+                    .iter()
+                    .position(|c| b"'\"\n".contains(c))
+                    .map_or(b.len(), |k| value_at + k)
+            } else {
+                value_end(b, value_at)
+            };
+            continue;
+        }
+        let ch = text[i..].chars().next().expect("in bounds");
+        out.push(ch);
+        i += ch.len_utf8();
+    }
+    out
+}
+
+const HEADERS: [&str; 2] = ["authorization:", "cookie:"];
+const FLAGS: [&str; 4] = ["--token", "--password", "--api-key", "--secret"];
+const SUFFIXES: [&str; 4] = ["_key=", "_token=", "_secret=", "_password="];
+
+fn is_word(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || c == b'_'
+}
+
+/// Where a secret value starts, when a secret's name starts at `i` (and whether it is a
+/// header's).
+fn secret_starts(b: &[u8], i: usize) -> Option<(usize, bool)> {
+    let at = &b[i..];
+    let skip_spaces = |mut j: usize| {
+        while j < b.len() && b[j] == b' ' {
+            j += 1;
+        }
+        j
+    };
+    for h in HEADERS {
+        if at.starts_with(h.as_bytes()) {
+            return Some((skip_spaces(i + h.len()), true)).filter(|&(j, _)| j < b.len());
+        }
+    }
+    if i == 0 || !is_word(b[i - 1]) && b[i - 1] != b'-' {
+        for f in FLAGS {
+            if at.starts_with(f.as_bytes()) {
+                let j = i + f.len();
+                match b.get(j) {
+                    Some(b'=') => return Some((j + 1, false)),
+                    Some(b' ') => {
+                        return Some((skip_spaces(j), false)).filter(|&(k, _)| k < b.len());
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    // An assignment: the name runs from a non-word byte to one of the suffixes.
+    if is_word(b[i]) && (i == 0 || !is_word(b[i - 1])) {
+        let mut j = i;
+        while j < b.len() && is_word(b[j]) {
+            j += 1;
+        }
+        if b.get(j) == Some(&b'=') {
+            let name_eq = &b[i..=j];
+            if SUFFIXES.iter().any(|s| name_eq.ends_with(s.as_bytes())) {
+                return Some((j + 1, false));
+            }
+        }
+    }
+    None
+}
+
+/// Where a secret value ends: its closing quote when quoted, else the next space, quote,
+/// separator or line end.
+fn value_end(b: &[u8], start: usize) -> usize {
+    if let Some(&q) = b.get(start).filter(|c| **c == b'\'' || **c == b'"') {
+        return b[start + 1..]
+            .iter()
+            .position(|c| *c == q)
+            .map_or(b.len(), |k| start + 1 + k + 1);
+    }
+    let mut j = start;
+    while j < b.len() && !b" \t\n'\";&|`)".contains(&b[j]) {
+        j += 1;
+    }
+    j
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::DecisionForm;
+    use serde_json::json;
+
+    #[test]
+    fn secrets_are_redacted() {
+        let cases = [
+            (
+                "curl -H 'Authorization: Bearer abc.def' https://x",
+                "curl -H 'Authorization: [redacted]' https://x",
+            ),
+            (
+                "curl -H \"Cookie: sid=1; a=2\" u",
+                "curl -H \"Cookie: [redacted]\" u",
+            ),
+            ("gh --token ghp_123 api", "gh --token [redacted] api"),
+            (
+                "mysql --password=hunter2 db",
+                "mysql --password=[redacted] db",
+            ),
+            (
+                "OPENAI_API_KEY=sk-1 GH_TOKEN='a b' npm run x",
+                "OPENAI_API_KEY=[redacted] GH_TOKEN=[redacted] npm run x",
+            ),
+            (
+                "export db_password=\"p w\"; ls",
+                "export db_password=[redacted]; ls",
+            ),
+            ("git push --tokens-file x", "git push --tokens-file x"),
+            ("MONKEY=1 KEY=2 ls", "MONKEY=1 KEY=2 ls"),
+            ("echo ünïcode_TOKEN=x", "echo ünïcode_TOKEN=[redacted]"),
+        ];
+        for (input, want) in cases {
+            assert_eq!(redact(input), want, "{input}");
+        }
+    }
+
+    #[test]
+    fn an_entry_names_the_rule_and_segment_of_a_command_deny() {
+        let reason = "git.add-all: `git add -A` stages every session's files; sweeping. Instead: git add <paths>.";
+        let out = Outcome::deny(reason, DecisionForm::Json);
+        let p = json!({"tool_name": "Bash", "tool_input": {"command": "TOKEN_KEY=s git add -A"}});
+        let e = entry_for(Kind::Deny, &out, &p, "s1", Some("ui".into()));
+        assert_eq!(e.rule.as_deref(), Some("git.add-all"));
+        assert_eq!(e.segment, "git add -A");
+        assert_eq!(e.reason, reason);
+        assert_eq!((e.tool.as_str(), e.stream.as_deref()), ("Bash", Some("ui")));
+
+        let out = Outcome::deny(
+            "session-lock: src/api/x.ts is owned by stream 'api' (session 3f2a9c1e). Edit only…",
+            DecisionForm::Exit2,
+        );
+        let p = json!({"tool_name": "Edit", "tool_input": {"file_path": "/r/src/api/x.ts"}});
+        let e = entry_for(Kind::Deny, &out, &p, "s1", None);
+        assert_eq!(e.rule.as_deref(), Some("ownership"));
+        assert_eq!(e.segment, "/r/src/api/x.ts");
+        assert!(e.reason.starts_with("session-lock: src/api/x.ts is owned"));
+
+        let out = Outcome::allow_with_note("bad config");
+        assert_eq!(kind_of(&out), Some(Kind::FailOpen));
+        assert_eq!(kind_of(&Outcome::allow()), None);
+        let e = entry_for(Kind::FailOpen, &out, &p, "s1", None);
+        assert_eq!((e.rule, e.reason.as_str()), (None, "bad config"));
+    }
+
+    #[test]
+    fn the_log_rotates_past_its_bound() {
+        let dir = tempfile::tempdir().unwrap();
+        let sl = dir.path().join("session-lock");
+        std::fs::create_dir_all(&sl).unwrap();
+        let p = json!({"tool_name": "Bash", "tool_input": {"command": "x"}});
+        let e = entry_for(
+            Kind::FailOpen,
+            &Outcome::allow_with_note("n"),
+            &p,
+            "s",
+            None,
+        );
+        std::fs::write(sl.join(FILE), vec![b'\n'; MAX_BYTES as usize]).unwrap();
+        append(&sl, &e).unwrap();
+        assert_eq!(
+            std::fs::metadata(sl.join(ROTATED)).unwrap().len(),
+            MAX_BYTES
+        );
+        assert_eq!(read(dir.path()).unwrap(), vec![e]);
+    }
+}

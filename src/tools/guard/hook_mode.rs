@@ -1,0 +1,80 @@
+//! `guard` with no command: the hook itself. It reads the payload on stdin, runs the pipeline
+//! (`crate::hook`), writes the decision, and appends every deny and fail-open to the block log.
+//! A watchdog allows if the run ever passes the deadline; a panic allows too.
+
+use crate::hook::{self, Outcome, lifecycle::Env};
+use std::io::{IsTerminal, Read, Write};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+/// How long one hook run may take before the guard gives up and allows.
+pub const DEADLINE: Duration = Duration::from_secs(5);
+
+/// The payload, for the watchdog's log line.
+static PAYLOAD: OnceLock<Vec<u8>> = OnceLock::new();
+
+/// Runs the hook on stdin and returns the process exit code (0, or 2 in the exit-2 form).
+/// With stdin a terminal (a person typed `guard`), prints `usage` and returns 2 at once.
+pub fn run(usage: &str) -> std::process::ExitCode {
+    if std::io::stdin().is_terminal() {
+        let _ = writeln!(
+            std::io::stderr(),
+            "guard: reads a Claude Code hook payload on stdin (it is wired by `guard install`); stdin is a terminal, so there is nothing to read\n\n{usage}"
+        );
+        return std::process::ExitCode::from(2);
+    }
+    // A watchdog, not a worker: the work stays on the main thread (no second malloc arena, no
+    // big stack), and if it ever runs past the deadline the watchdog allows and exits.
+    let _ = std::thread::Builder::new().stack_size(64 * 1024).spawn(|| {
+        std::thread::sleep(DEADLINE);
+        let out = Outcome::allow_with_note(format!(
+            "no answer within {}s; allowing",
+            DEADLINE.as_secs()
+        ));
+        let code = emit(&out);
+        record(&out);
+        std::process::exit(code);
+    });
+    let mut bytes = Vec::new();
+    let limit = (hook::MAX_PAYLOAD + 1) as u64;
+    let read = std::io::stdin().take(limit).read_to_end(&mut bytes);
+    // Drain the rest of an oversized payload, so the client never meets a closed pipe.
+    let _ = std::io::copy(&mut std::io::stdin(), &mut std::io::sink());
+    let out = match read {
+        Err(e) => Outcome::allow_with_note(format!("cannot read stdin: {e}")),
+        Ok(_) => {
+            let bytes = PAYLOAD.get_or_init(|| bytes);
+            let result = std::panic::catch_unwind(|| hook::run(bytes, &Env::from_process()));
+            result.unwrap_or_else(|panic| {
+                let what = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "unknown panic".into());
+                Outcome::allow_with_note(format!("internal error ({what}); allowing"))
+            })
+        }
+    };
+    let code = emit(&out);
+    record(&out);
+    std::process::ExitCode::from(code as u8)
+}
+
+/// The block log line for a deny or a fail-open; nothing for a plain allow.
+fn record(out: &Outcome) {
+    let payload = PAYLOAD.get().map(Vec::as_slice).unwrap_or_default();
+    let _ = std::panic::catch_unwind(|| crate::hook::blocklog::record(payload, out));
+}
+
+/// Writes an outcome (a path-boundary run's too) and returns its exit code.
+pub fn emit(out: &Outcome) -> i32 {
+    if !out.stdout.is_empty() {
+        let mut so = std::io::stdout().lock();
+        let _ = so.write_all(out.stdout.as_bytes());
+        let _ = so.flush();
+    }
+    if !out.stderr.is_empty() {
+        let _ = std::io::stderr().write_all(out.stderr.as_bytes());
+    }
+    if out.code == 2 { 2 } else { 0 }
+}

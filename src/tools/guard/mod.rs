@@ -1,0 +1,169 @@
+//! `guard`'s own commands, beside its hook mode: `install`, `uninstall`, `doctor`, `explain`,
+//! `log`. The binary only parses arguments; each command is one module here.
+//!
+//! What install wires, and uninstall removes again:
+//!
+//! ```text
+//! .claude/settings.json        one guard entry per hook event (others' hooks kept)
+//! .gitignore                   the session-lock lines (after a comment line naming them)
+//! session-lock/PROTOCOL.md     the protocol every session is shown
+//! session-lock/guard-hook      the launcher the hook entries run (committed): it finds the
+//!                              guard on this machine, or blocks and says it is missing
+//! session-lock/install-backup.json
+//!                              the files as they were before the first install (not
+//!                              committed), so uninstall on this machine restores them byte
+//!                              for byte
+//! ```
+
+pub mod doctor;
+pub mod explain;
+pub mod hook_mode;
+pub mod install;
+pub mod log;
+
+use crate::exit::{Code, fail};
+use std::path::{Path, PathBuf};
+
+/// The protocol text every session is shown, installed as `session-lock/PROTOCOL.md`.
+pub const PROTOCOL: &str = include_str!("../../../PROTOCOL.md");
+
+/// The launcher the hook entries run, installed as `session-lock/guard-hook`.
+pub const LAUNCHER: &str = include_str!("guard-hook.sh");
+
+/// The hook command every entry runs: the committed launcher, found through the folder the
+/// client started the session in (`CLAUDE_PROJECT_DIR`, the folder of `.claude/settings.json`).
+pub const HOOK_COMMAND: &str = "sh \"$CLAUDE_PROJECT_DIR/session-lock/guard-hook\"";
+
+/// The hook events the guard handles, with the matcher each entry uses.
+pub const EVENTS: [(&str, Option<&str>); 6] = [
+    ("PreToolUse", Some("*")),
+    ("PostToolUse", Some("*")),
+    ("SessionStart", None),
+    ("SessionEnd", None),
+    ("UserPromptSubmit", None),
+    ("Stop", None),
+];
+
+/// The `.gitignore` lines: everything in session-lock/ but the committed files.
+pub const GITIGNORE: [&str; 4] = [
+    "session-lock/*",
+    "!session-lock/PROTOCOL.md",
+    "!session-lock/config.json",
+    "!session-lock/guard-hook",
+];
+
+/// The comment line install writes above the lines it adds to `.gitignore`.
+pub const GITIGNORE_COMMENT: &str =
+    "# session-lock: only PROTOCOL.md, config.json and guard-hook are committed";
+
+/// The files of one repo that install writes.
+#[derive(Clone, Debug)]
+pub struct Wiring {
+    pub root: PathBuf,
+    pub settings: PathBuf,
+    pub gitignore: PathBuf,
+    pub protocol: PathBuf,
+    pub launcher: PathBuf,
+    pub backup: PathBuf,
+}
+
+impl Wiring {
+    pub fn new(root: &Path) -> Wiring {
+        let dir = root.join("session-lock");
+        Wiring {
+            root: root.to_path_buf(),
+            settings: root.join(".claude").join("settings.json"),
+            gitignore: root.join(".gitignore"),
+            protocol: dir.join("PROTOCOL.md"),
+            launcher: dir.join("guard-hook"),
+            backup: dir.join("install-backup.json"),
+        }
+    }
+}
+
+/// The repo a guard command acts on, given as `REPO` or the git top level of the current
+/// folder. It must be a git top level: the client reads `.claude/settings.json` from the folder
+/// a session starts in, and sessions start at the top.
+pub fn target_repo(given: Option<&Path>, command: &str) -> anyhow::Result<PathBuf> {
+    let Some(dir) = given else {
+        let cwd = std::env::current_dir()?;
+        return crate::state::git_top(&cwd).ok_or_else(|| {
+            fail(
+                Code::Usage,
+                format!(
+                    "the current folder {} is not inside a git repo; name one: guard {command} REPO",
+                    cwd.display()
+                ),
+            )
+        });
+    };
+    if !dir.exists() {
+        return Err(fail(
+            Code::Usage,
+            format!("{}: no such folder", dir.display()),
+        ));
+    }
+    if !dir.is_dir() {
+        return Err(fail(
+            Code::Usage,
+            format!("{}: not a folder", dir.display()),
+        ));
+    }
+    let full = std::path::absolute(dir)?;
+    match crate::state::git_top(&full) {
+        Some(top) if top == full || same_file(&top, &full) => Ok(full),
+        Some(top) => Err(fail(
+            Code::Usage,
+            format!(
+                "{} is inside the git repo {}, not its top level; sessions start at the top, so wire that: guard {command} {}",
+                dir.display(),
+                top.display(),
+                install::shell_quote(&top.to_string_lossy())
+            ),
+        )),
+        None => Err(fail(
+            Code::Usage,
+            format!(
+                "{} is not in a git repo (run `git init` there first)",
+                dir.display()
+            ),
+        )),
+    }
+}
+
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => false,
+    }
+}
+
+/// True when a hook command runs the guard: the launcher, or a guard program by path.
+pub fn is_guard_command(cmd: &str) -> bool {
+    let cmd = cmd.trim();
+    if cmd == HOOK_COMMAND || cmd.contains("session-lock/guard-hook") {
+        return true;
+    }
+    let first = cmd.trim_start_matches(['\'', '"']);
+    let program = if cmd.starts_with(['\'', '"']) {
+        &first[..first.find(['\'', '"']).unwrap_or(first.len())]
+    } else {
+        first.split_whitespace().next().unwrap_or("")
+    };
+    crate::shell::word::command_name(program) == "guard"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recognizes_guard_commands() {
+        assert!(is_guard_command(HOOK_COMMAND));
+        assert!(is_guard_command("/home/u/.cargo/bin/guard"));
+        assert!(is_guard_command("'/a b/guard'"));
+        assert!(is_guard_command("C:\\tools\\guard.exe"));
+        assert!(!is_guard_command("other-hook"));
+        assert!(!is_guard_command("/bin/guardian"));
+    }
+}

@@ -1,0 +1,119 @@
+//! The block log: every deny and fail-open of the real guard lands in
+//! session-lock/blocks.jsonl, secrets redacted; `guard log` shows it and `status` counts it.
+
+use crate::lifecycle_support::{Repo, Verdict, sid, text, verdict};
+use serde_json::{Value, json};
+
+fn log(repo: &Repo, args: &[&str]) -> (i32, String, String) {
+    let mut c = repo.tool("guard");
+    c.arg("log").args(args);
+    repo.run(c)
+}
+
+#[test]
+fn denies_and_fail_opens_are_logged_redacted_and_counted_per_stream() {
+    let repo = Repo::new();
+    repo.plan("api", 1, &["src/api/**"]);
+    repo.plan("ui", 1, &["src/ui/**"]);
+    repo.lock("api", "bob", &["src/api/**"], 1, 60_000);
+    repo.claim("alice", "ui");
+    let (code, out, _) = log(&repo, &[]);
+    assert_eq!(code, 0);
+    assert!(out.starts_with("no blocks logged in "), "{out}");
+
+    // An edit of bob's file, and a sweeping add carrying a token.
+    let edit = repo.payload(
+        "alice",
+        "Edit",
+        json!({"file_path": repo.path("src/api/x.ts").to_string_lossy()}),
+    );
+    assert!(matches!(verdict(&repo.guard(&edit)), Ok(Verdict::Block(_))));
+    let add = repo.payload(
+        "alice",
+        "Bash",
+        json!({"command": "curl -H 'Authorization: Bearer s3cr3t-bearer' http://127.0.0.1/ && GH_TOKEN=s3cr3t-gh git add -A"}),
+    );
+    assert!(matches!(verdict(&repo.guard(&add)), Ok(Verdict::Block(_))));
+    // An allowed call writes nothing.
+    let read = repo.payload("alice", "Read", json!({"file_path": "README.md"}));
+    assert_eq!(verdict(&repo.guard(&read)), Ok(Verdict::Allow));
+
+    let raw = repo.read("session-lock/blocks.jsonl").expect("the log");
+    assert_eq!(raw.lines().count(), 2, "{raw}");
+    assert!(
+        !raw.contains("s3cr3t"),
+        "secrets never reach the log: {raw}"
+    );
+    let (code, out, _) = log(&repo, &["--json"]);
+    assert_eq!(code, 0);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let entries = v["entries"].as_array().unwrap();
+    assert_eq!(entries.len(), 2);
+    assert_eq!(entries[0]["kind"], "deny");
+    assert_eq!(entries[0]["rule"], "ownership");
+    assert_eq!(entries[0]["stream"], "ui");
+    assert_eq!(entries[0]["session"], sid("alice"));
+    assert_eq!(entries[0]["tool"], "Edit");
+    assert!(
+        entries[0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("owned by stream 'api'")
+    );
+    assert_eq!(entries[1]["rule"], "git.add-all");
+    assert_eq!(entries[1]["tool"], "Bash");
+    assert!(entries[1]["time"].as_str().unwrap().ends_with('Z'));
+
+    let (_, out, _) = log(&repo, &[]);
+    assert!(
+        out.contains("blocked (git.add-all)") && out.contains("blocked (ownership)"),
+        "{out}"
+    );
+    let (_, out, _) = log(&repo, &["--session", &sid("bob")[..8]]);
+    assert!(
+        out.starts_with("no blocks logged"),
+        "filtered by session: {out}"
+    );
+    let (_, out, _) = log(
+        &repo,
+        &["--since", "1h", "--session", &sid("alice")[..8], "--json"],
+    );
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["entries"].as_array().unwrap().len(), 2);
+    let (code, out, err) = log(&repo, &["--since", "1w", "--json"]);
+    assert_eq!(code, 2, "{err}");
+    let v: Value = serde_json::from_str(&out).expect("one JSON object on failure");
+    assert_eq!(
+        (v["ok"].clone(), v["error"].clone()),
+        (json!(false), json!("usage"))
+    );
+    assert!(
+        err.starts_with("guard log: --since 1w: unknown unit 'w'"),
+        "{err}"
+    );
+
+    // status counts them for the stream whose session was blocked.
+    let (code, out, _) = repo.run(repo.tool("status"));
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("blocked calls: ui 2"), "{out}");
+    let (_, out, _) = repo.run({
+        let mut c = repo.tool("status");
+        c.arg("--json");
+        c
+    });
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["blocks"], json!({"ui": 2}));
+
+    // A config the guard cannot load: it allows, and the fail-open is logged.
+    repo.write("session-lock/config.json", "{\"pollSeconds\": \"x\"}");
+    let out = repo.guard(&edit);
+    assert_eq!(verdict(&out), Ok(Verdict::Allow), "{}", text(&out.stderr));
+    let (_, out, _) = log(&repo, &["--json"]);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let last = v["entries"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["kind"], "fail-open", "{last}");
+    assert!(
+        last["reason"].as_str().unwrap().contains("pollSeconds"),
+        "{last}"
+    );
+}
