@@ -54,6 +54,42 @@ mod platform {
     }
 }
 
+/// Child processes for tests, spelled for every platform the suite builds for.
+#[cfg(test)]
+pub(crate) mod test_process {
+    use std::process::{Child, Command, Stdio};
+
+    /// The pid of a child that has already exited.
+    pub(crate) fn exited() -> u32 {
+        let mut c = if cfg!(windows) {
+            let mut c = Command::new("cmd");
+            c.args(["/C", "exit 0"]);
+            c
+        } else {
+            Command::new("true")
+        };
+        let mut child = c.stdin(Stdio::null()).spawn().expect("spawn a short child");
+        let pid = child.id();
+        child.wait().expect("wait for the short child");
+        pid
+    }
+
+    /// A child that runs until its stdin is closed (or it is killed).
+    pub(crate) fn waiting() -> Child {
+        let mut c = if cfg!(windows) {
+            let mut c = Command::new("cmd");
+            c.args(["/C", "set /p line="]);
+            c
+        } else {
+            Command::new("cat")
+        };
+        c.stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("spawn a waiting child")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -72,9 +108,7 @@ mod tests {
 
     #[test]
     fn finished_child_is_dead() {
-        let mut child = std::process::Command::new("true").spawn().unwrap();
-        let pid = child.id();
-        child.wait().unwrap();
+        let pid = test_process::exited();
         assert!(!is_alive(pid, None));
         assert!(!is_alive(0, None));
     }

@@ -841,7 +841,8 @@ pub fn copy_tree(from: &Path, to: &Path) -> Result<Copied, String> {
             )
         })?;
         copied.files += 1;
-        copied.bytes += n;
+        // What landed, read back: wine's CopyFileEx reports 0 bytes for a copy it made.
+        copied.bytes += std::fs::metadata(&dest).map_or(n, |m| m.len());
         seen.insert(rel.to_path_buf());
     }
     for entry in walkdir::WalkDir::new(to).min_depth(1).into_iter().flatten() {
