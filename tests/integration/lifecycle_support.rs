@@ -224,7 +224,12 @@ impl Repo {
 
     /// A command for one of the suite's tools, run from the repo root with a clean environment.
     pub fn tool(&self, name: &str) -> Command {
-        let mut c = Command::new(bin(name));
+        self.scrubbed(Command::new(bin(name)))
+    }
+
+    /// `cmd` with the variables that would change what a tool sees removed, this repo's state
+    /// home set, run from the repo root with stdin closed.
+    pub fn scrubbed(&self, mut c: Command) -> Command {
         for v in SCRUB {
             c.env_remove(v);
         }

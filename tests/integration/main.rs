@@ -24,6 +24,9 @@
 //! - `selftest`: the `selftest/` case corpus through the real `guard`.
 //! - `lifecycle_*`: the claim race and a whole round through the real binaries.
 //! - `tools_*`: claim, release, status, wait-milestone and `guard install` one by one.
+//! - `windows`: the Windows build under wine (`scripts/test-windows`): path forms, a stream's
+//!   lifecycle, serialized builds, `run.bat`'s keys, live Windows processes. The corpus
+//!   runners (`selftest`, `selftest_commands`) also run every case through `guard.exe`.
 
 //! - `e2e_bed`: the shared bed of the scenarios below: a repo wired by
 //!   `guard install`, sessions with the suite's tools on PATH, gates, and the
@@ -70,3 +73,4 @@ mod tools_install;
 mod tools_release;
 mod tools_status;
 mod tools_wait;
+mod windows;

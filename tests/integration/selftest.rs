@@ -2,7 +2,8 @@
 //! selftest/README.md) runs the real `guard` binary in a fresh temp git repo. Every failing case
 //! is reported by file, line and name, then the test fails once.
 
-use crate::lifecycle_support::{Repo, bin, dead_pid, parse_age, run_with_stdin, sid, verdict};
+use crate::lifecycle_support::{Repo, bin, parse_age, sid, verdict};
+use crate::support::wine::{Form, Host, require_wine};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
@@ -82,6 +83,8 @@ struct Case {
     stdin: Option<String>,
     expect: Option<Expect>,
     notes: Vec<String>,
+    /// `only: unix|windows`: the case states a fact of that platform alone.
+    only: Option<String>,
     after: Vec<(usize, After)>,
     /// Keys given once per case, to refuse repeats.
     seen: Vec<String>,
@@ -351,6 +354,13 @@ impl Case {
                 self.once(key)?;
                 self.stdin = Some(v.to_string());
             }
+            "only" => {
+                self.once(key)?;
+                if v != "unix" && v != "windows" {
+                    return Err(format!("only: 'unix' or 'windows', found '{v}'"));
+                }
+                self.only = Some(v.to_string());
+            }
             _ => return Err(format!("unknown key '{key}'")),
         }
         Ok(())
@@ -496,11 +506,12 @@ fn normalize(p: &Path) -> PathBuf {
     out
 }
 
-fn guard_dir() -> String {
-    Path::new(bin("guard"))
-        .parent()
-        .map(|p| p.to_string_lossy().to_string())
-        .unwrap_or_default()
+fn guard_dir(host: Host) -> PathBuf {
+    let guard = match host {
+        Host::Linux => PathBuf::from(bin("guard")),
+        Host::Windows(wine, _) => wine.exe("guard"),
+    };
+    guard.parent().map(Path::to_path_buf).unwrap_or_default()
 }
 
 /// The `tool_input` a client would send for `tool` on `file` (or the Bash `command`).
@@ -542,6 +553,7 @@ struct Written {
 }
 
 fn write_lock(
+    host: Host,
     repo: &Repo,
     case: &Case,
     now: u64,
@@ -588,16 +600,16 @@ fn write_lock(
         "claimedAt": claimed,
         "heartbeatAt": hb,
         "round": round,
-        "cwd": repo.root.to_string_lossy(),
+        "cwd": host.path(&repo.root),
     });
     match client {
         Some(Client::Live) => {
-            let me = std::process::id();
-            rec["clientPid"] = json!(me);
-            rec["clientStart"] = json!(session_lock::liveness::start_time(me));
+            let (pid, start) = host.live();
+            rec["clientPid"] = json!(pid);
+            rec["clientStart"] = json!(start);
         }
         Some(Client::Dead) => {
-            rec["clientPid"] = json!(dead_pid());
+            rec["clientPid"] = json!(host.dead());
             rec["clientStart"] = json!("1");
         }
         None => {}
@@ -610,7 +622,7 @@ fn write_lock(
 }
 
 /// Writes the case's plans, locks, markers and files into the repo, in order.
-fn write_setup(repo: &Repo, case: &Case, now: u64) -> Result<Written, String> {
+fn write_setup(host: Host, repo: &Repo, case: &Case, now: u64) -> Result<Written, String> {
     let mut out = Written::default();
     let mut holders: HashMap<&str, &str> = HashMap::new();
     for s in &case.setup {
@@ -624,7 +636,7 @@ fn write_setup(repo: &Repo, case: &Case, now: u64) -> Result<Written, String> {
                 repo.plan(stream, *milestone, &refs);
             }
             Setup::Lock { stream, who, .. } => {
-                let (name, times) = write_lock(repo, case, now, s)?;
+                let (name, times) = write_lock(host, repo, case, now, s)?;
                 out.locks.insert(name, times);
                 holders.insert(stream, who);
             }
@@ -666,12 +678,12 @@ fn write_setup(repo: &Repo, case: &Case, now: u64) -> Result<Written, String> {
                 ));
             }
             Setup::Registered(who) => {
-                let me = std::process::id();
+                let (pid, start) = host.live();
                 let entry = json!({
                     "sessionId": sid(who),
-                    "cwd": repo.root.to_string_lossy(),
-                    "pid": me,
-                    "procStart": session_lock::liveness::start_time(me),
+                    "cwd": host.path(&repo.root),
+                    "pid": pid,
+                    "procStart": start,
                     "updatedAt": session_lock::time::iso(now),
                 });
                 let dir = repo.home.join("sessions");
@@ -685,8 +697,8 @@ fn write_setup(repo: &Repo, case: &Case, now: u64) -> Result<Written, String> {
 }
 
 /// The hook payload (or the raw stdin) the case describes.
-fn payload_bytes(case: &Case, repo: &Repo, cwd: &Path) -> Result<Vec<u8>, String> {
-    let root = repo.root.to_string_lossy().to_string();
+fn payload_bytes(host: Host, case: &Case, repo: &Repo, cwd: &Path) -> Result<Vec<u8>, String> {
+    let root = host.path(&repo.root);
     let root_json = serde_json::to_string(&root).unwrap_or_default();
     let root_inner = &root_json[1..root_json.len() - 1];
     if let Some(raw) = &case.stdin {
@@ -695,8 +707,8 @@ fn payload_bytes(case: &Case, repo: &Repo, cwd: &Path) -> Result<Vec<u8>, String
     let event = case.event.as_deref().unwrap_or("PreToolUse");
     let mut p = json!({
         "session_id": case.session.as_deref().map(sid).unwrap_or_default(),
-        "transcript_path": repo.base.join("transcript.jsonl").to_string_lossy(),
-        "cwd": cwd.to_string_lossy(),
+        "transcript_path": host.path(&repo.base.join("transcript.jsonl")),
+        "cwd": host.path(cwd),
         "permission_mode": "default",
         "hook_event_name": event,
     });
@@ -715,9 +727,9 @@ fn payload_bytes(case: &Case, repo: &Repo, cwd: &Path) -> Result<Vec<u8>, String
             if let Some(r) = v.strip_prefix("raw:") {
                 r.to_string()
             } else if let Some(r) = v.strip_prefix("bindir:") {
-                format!("{}/{r}", guard_dir())
+                host.join(&guard_dir(host), r)
             } else {
-                format!("{root}/{v}")
+                host.join(&repo.root, v)
             }
         });
         p["tool_input"] = match &case.input {
@@ -739,16 +751,16 @@ fn payload_bytes(case: &Case, repo: &Repo, cwd: &Path) -> Result<Vec<u8>, String
     Ok(p.to_string().into_bytes())
 }
 
-fn prepare(case: &Case) -> Result<Prepared, String> {
+fn prepare(host: Host, case: &Case) -> Result<Prepared, String> {
     let repo = Repo::new();
     let now = session_lock::time::now_ms();
-    let written = write_setup(&repo, case, now)?;
+    let written = write_setup(host, &repo, case, now)?;
     let cwd = match case.cwd.as_deref() {
         None | Some("none") => repo.root.clone(),
         Some(rel) => normalize(&repo.root.join(rel)),
     };
     std::fs::create_dir_all(&cwd).map_err(|e| format!("cwd: {e}"))?;
-    let stdin = payload_bytes(case, &repo, &cwd)?;
+    let stdin = payload_bytes(host, case, &repo, &cwd)?;
     Ok(Prepared {
         repo,
         stdin,
@@ -855,23 +867,31 @@ fn check_after(case: &Case, p: &Prepared) -> Vec<String> {
     errs
 }
 
-fn run_case(case: &Case) -> Result<(), String> {
-    let p = prepare(case)?;
-    let mut cmd = p.repo.tool("guard");
-    cmd.current_dir(&p.proc_cwd);
-    match case.client {
-        Some(Client::Live) => {
-            cmd.env("CLAUDE_PID", std::process::id().to_string());
+/// `text` holds `fragment`; on Windows a fragment naming a file (`session-lock/api.lock`) may
+/// also appear with the platform's separator, as in a message naming the file's full path.
+fn holds(host: Host, text: &str, fragment: &str) -> bool {
+    text.contains(fragment) || (host.is_windows() && text.contains(&fragment.replace('/', "\\")))
+}
+
+fn run_case(case: &Case, host: Host) -> Result<(), String> {
+    let p = prepare(host, case)?;
+    let make = || {
+        let mut cmd = host.guard(&p.repo, &p.proc_cwd);
+        match case.client {
+            Some(Client::Live) => {
+                cmd.env("CLAUDE_PID", host.live().0.to_string());
+            }
+            Some(Client::Dead) => {
+                cmd.env("CLAUDE_PID", host.dead().to_string());
+            }
+            None => {}
         }
-        Some(Client::Dead) => {
-            cmd.env("CLAUDE_PID", dead_pid().to_string());
+        for (k, v) in &case.env {
+            cmd.env(k, v.replace("$REPO", &host.path(&p.repo.root)));
         }
-        None => {}
-    }
-    for (k, v) in &case.env {
-        cmd.env(k, v.replace("$REPO", &p.repo.root.to_string_lossy()));
-    }
-    let out = run_with_stdin(cmd, &p.stdin);
+        cmd
+    };
+    let out = host.run(make, &p.stdin);
     let stdout = String::from_utf8_lossy(&out.stdout).to_string();
     let stderr = String::from_utf8_lossy(&out.stderr).to_string();
     let shown = || {
@@ -884,7 +904,7 @@ fn run_case(case: &Case) -> Result<(), String> {
     let missing_notes: Vec<&String> = case
         .notes
         .iter()
-        .filter(|n| !stderr.contains(n.as_str()))
+        .filter(|n| !holds(host, &stderr, n))
         .collect();
     if !missing_notes.is_empty() {
         errs.push(format!("stderr lacks {missing_notes:?}; {}", shown()));
@@ -894,10 +914,7 @@ fn run_case(case: &Case) -> Result<(), String> {
             if out.status.code() != Some(2) || !stdout.is_empty() {
                 errs.push(format!("expected exit 2 and empty stdout; {}", shown()));
             }
-            let lacking: Vec<&String> = frags
-                .iter()
-                .filter(|f| !stderr.contains(f.as_str()))
-                .collect();
+            let lacking: Vec<&String> = frags.iter().filter(|f| !holds(host, &stderr, f)).collect();
             if !lacking.is_empty() {
                 errs.push(format!(
                     "the reason on stderr lacks {lacking:?}; {}",
@@ -909,10 +926,8 @@ fn run_case(case: &Case) -> Result<(), String> {
             match (verdict(&out), expect) {
                 (Ok(crate::lifecycle_support::Verdict::Allow), Expect::Allow) => {}
                 (Ok(crate::lifecycle_support::Verdict::Block(reason)), Expect::Block(frags)) => {
-                    let lacking: Vec<&String> = frags
-                        .iter()
-                        .filter(|f| !reason.contains(f.as_str()))
-                        .collect();
+                    let lacking: Vec<&String> =
+                        frags.iter().filter(|f| !holds(host, &reason, f)).collect();
                     if !lacking.is_empty() {
                         errs.push(format!("the reason {reason:?} lacks {lacking:?}"));
                     }
@@ -936,8 +951,23 @@ fn run_case(case: &Case) -> Result<(), String> {
     }
 }
 
-#[test]
-fn lifecycle_corpus() {
+/// Why `case` does not run on `host`, if it does not.
+fn skip_reason(case: &Case, host: Host) -> Option<&'static str> {
+    match (host.is_windows(), case.only.as_deref()) {
+        (true, Some("unix")) => return Some("a fact of POSIX systems alone"),
+        (false, Some("windows")) => return Some("a fact of Windows alone"),
+        _ => {}
+    }
+    let symlink = case.setup.iter().any(|s| matches!(s, Setup::Symlink(..)));
+    (host.is_windows() && symlink).then_some(
+        "symlinks: wine fakes them (creating one succeeds and makes nothing), and real Windows \
+         needs a privilege to make them",
+    )
+}
+
+/// Runs every lifecycle case on the host `host_for` picks for it; lists every failure, then
+/// fails once.
+fn run_corpus(label: &str, host_for: impl Fn(usize) -> Host + Sync) {
     let files = crate::lifecycle_support::case_files("lifecycle");
     let mut cases: Vec<Case> = Vec::new();
     let mut failures: Vec<String> = Vec::new();
@@ -953,6 +983,7 @@ fn lifecycle_corpus() {
         "selftest/lifecycle"
     );
     let next = AtomicUsize::new(0);
+    let skipped = AtomicUsize::new(0);
     let failed = Mutex::new(Vec::<(String, usize, String)>::new());
     let threads = std::thread::available_parallelism()
         .map(|n| n.get())
@@ -964,9 +995,19 @@ fn lifecycle_corpus() {
                 loop {
                     let i = next.fetch_add(1, Ordering::SeqCst);
                     let Some(case) = cases.get(i) else { break };
+                    let host = host_for(i);
+                    if let Some(why) = skip_reason(case, host) {
+                        println!(
+                            "selftest: {label}: skipped {}:{} {} ({why})",
+                            case.file, case.line, case.name
+                        );
+                        skipped.fetch_add(1, Ordering::SeqCst);
+                        continue;
+                    }
                     let started = std::time::Instant::now();
-                    let result = run_case(case);
-                    if started.elapsed() > std::time::Duration::from_secs(1) {
+                    let result = run_case(case, host);
+                    // Under wine every process start costs more; the hint is for Linux.
+                    if !host.is_windows() && started.elapsed() > std::time::Duration::from_secs(1) {
                         println!(
                             "selftest: slow case {}:{} {} ({:?})",
                             case.file,
@@ -978,7 +1019,14 @@ fn lifecycle_corpus() {
                     if let Err(e) = result
                         && let Ok(mut f) = failed.lock()
                     {
-                        let text = format!("{}:{} {}\n      {e}", case.file, case.line, case.name);
+                        let shown = match host {
+                            Host::Linux => String::new(),
+                            Host::Windows(_, form) => format!(" [paths {form:?}]"),
+                        };
+                        let text = format!(
+                            "{}:{} {}{shown}\n      {e}",
+                            case.file, case.line, case.name
+                        );
                         f.push((case.file.clone(), case.line, text));
                     }
                 }
@@ -989,10 +1037,12 @@ fn lifecycle_corpus() {
     run_failures.sort();
     failures.extend(run_failures.into_iter().map(|(_, _, text)| text));
     println!(
-        "selftest: {} lifecycle cases in {} files, {} failed",
+        "selftest: {label}: {} lifecycle cases in {} files, {} skipped, {} failed ({} started again after wine failed to start them)",
         cases.len(),
         files.len(),
-        failures.len()
+        skipped.into_inner(),
+        failures.len(),
+        crate::support::wine::RESTARTS.load(Ordering::SeqCst)
     );
     assert!(
         failures.is_empty(),
@@ -1000,6 +1050,22 @@ fn lifecycle_corpus() {
         failures.len(),
         failures.join("\n  ")
     );
+}
+
+#[test]
+fn lifecycle_corpus() {
+    run_corpus("linux", |_| Host::Linux);
+}
+
+/// The same corpus through the Windows `guard.exe` under wine, each case addressing the repo
+/// in one of the Windows path forms in turn (`Z:\…`, `Z:/…`, upper case, a lower-case drive,
+/// a `..` segment).
+#[test]
+fn lifecycle_corpus_on_windows() {
+    let wine = require_wine!();
+    run_corpus("windows", |i| {
+        Host::Windows(wine, Form::ALL[i % Form::ALL.len()])
+    });
 }
 
 #[test]
@@ -1058,7 +1124,7 @@ fn runner_reports_wrong_expectations() {
     let cases = parse_file("x.case", text).unwrap();
     let errs: Vec<String> = cases
         .iter()
-        .map(|c| run_case(c).expect_err(&c.name))
+        .map(|c| run_case(c, Host::Linux).expect_err(&c.name))
         .collect();
     assert!(errs[0].contains("expected Allow, got Block"), "{}", errs[0]);
     assert!(

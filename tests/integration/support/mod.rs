@@ -8,6 +8,8 @@
 //!   and [`claude::run_all`] to run headless sessions, [`claude::Finished`] to
 //!   read their output.
 //! - [`http`]: the minimal HTTP/1.1 server layer under the fake model.
+//! - [`wine`]: the Windows builds of the tools under wine, paths in Windows form, a live
+//!   Windows process.
 
 // A library for many test modules: not every module uses every item.
 #![allow(dead_code)]
@@ -16,3 +18,4 @@ pub mod claude;
 pub mod fake_model;
 pub mod http;
 pub mod repo;
+pub mod wine;
