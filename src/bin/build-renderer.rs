@@ -40,7 +40,7 @@ struct Cli {
 }
 
 fn main() -> std::process::ExitCode {
-    let help = format!("{EXAMPLES}\n{}", exit::table());
+    let help = format!("{EXAMPLES}\n{}", exit::help(exit::tools::BUILD_RENDERER));
     let matches = Cli::command().after_help(help).get_matches();
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     build_renderer::finish(build_renderer::run(&Options {

@@ -14,7 +14,7 @@ const DEADLINE: Duration = Duration::from_secs(5);
     version,
     about = "The session-lock hook for Claude Code: records claims, keeps heartbeats, blocks writes to files another live stream owns, and blocks commands that would break other sessions.",
     long_about = "Wired in .claude/settings.json for PreToolUse, PostToolUse, SessionStart, SessionEnd, UserPromptSubmit and Stop (see `guard install`). It reads the hook payload on stdin. A block is a JSON decision on stdout with exit 0 (or, with \"decision\": \"exit2\" in session-lock/config.json, the reason on stderr and exit 2). Any failure of the guard itself allows the tool call, with a one-line note on stderr.",
-    after_help = "Exit codes (hook mode): 0 allow, or block through the JSON decision on stdout; 2 block (exit2 form only). Nothing else."
+    after_help = session_lock::exit::section("Exit codes (hook mode, nothing else):", session_lock::exit::tools::GUARD)
 )]
 struct Cli {
     #[command(subcommand)]

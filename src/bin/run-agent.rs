@@ -18,14 +18,6 @@ Examples:
 Output: exactly one JSON object on stdout,
   {\"ok\", \"tabId\", \"sessionId\", \"text\", \"isError\", \"costUsd\"?, \"error\"?}
 (the same on failure, with the reason also on stderr).
-
-Exit codes:
-  0  ok
-  1  the run failed: the CLI could not start, an API error, an exit without an answer, interrupted
-  2  bad options: missing cwd or prompt, empty prompt, a malformed value or JSON
-  5  timeout (timeoutMs ran out; the CLI was stopped)
-  6  not found: the claude CLI, the cwd, an env profile, a scope root, guard or run-agent
-  8  refused: an env profile file others can read, a workspace .mcp.json that does not pass
 ";
 
 #[derive(Parser)]
@@ -33,7 +25,7 @@ Exit codes:
     name = "run-agent",
     about = "Run one Claude Code agent turn headless and print its result as JSON.",
     long_about = "Runs `claude -p --output-format stream-json` in --cwd with stdin closed, collects every main-level assistant text block, and prints one RunAgentResult object. Restricted runs: --read-only-scope-root (read-only review) and --workspace-unity-state (read-only plus the editor-state tool). Options may come as flags or as one RunAgentOptions JSON object on stdin (--json).",
-    after_help = EXAMPLES,
+    after_help = format!("{EXAMPLES}\n{}", exit::help(exit::tools::RUN_AGENT)),
     disable_version_flag = true,
     args_conflicts_with_subcommands = true
 )]

@@ -15,8 +15,6 @@ const AFTER: &str = "Examples:
 Send statuses: delivered (in the target's transcript), accepted (the target's hook hands it over
 at its next tool call), queued (kept; confirmed or retried later), held (the target reviews it,
 or its client holds it for the sender's mode), duplicate, refused, not_found, ambiguous, self.
-send exits 0 for delivered/accepted/queued/held/duplicate, 8 refused/self, 6 not_found,
-2 ambiguous.
 ";
 
 #[derive(Parser)]
@@ -24,7 +22,7 @@ send exits 0 for delivered/accepted/queued/held/duplicate, 8 refused/self, 6 not
     name = "send-message",
     version,
     about = "Let Claude Code sessions on one machine list each other and send each other messages, with authorization, limits, durable ledgers, inbound review, and cold wake.",
-    after_help = format!("{AFTER}\n{}", exit::table())
+    after_help = format!("{AFTER}\n{}", exit::help(exit::tools::SEND_MESSAGE))
 )]
 struct Cli {
     #[command(flatten)]

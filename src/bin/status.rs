@@ -1,5 +1,5 @@
 use clap::Parser;
-use session_lock::{cli, tools::status};
+use session_lock::{cli, exit, tools::status};
 
 #[derive(Parser)]
 #[command(
@@ -7,9 +7,9 @@ use session_lock::{cli, tools::status};
     version,
     about = "See the round: every stream, its state, its session and heartbeat.",
     long_about = "Lists the streams declared by plans and the locks in session-lock/: milestone, state (unclaimed / active / stale / done), session short id, heartbeat age and round. A lock whose client process is gone is marked orphaned. `--wait` blocks until every claimed stream is done (a lock stale for 60 minutes counts as finished), printing progress on stderr; `--archive` then moves *.lock, *.done and milestones/ into session-lock/history/<timestamp>/ (refused while a claimed stream is still open). `[W]` in scripts/run.sh runs `status --wait --archive`.",
-    after_help = concat!(
-        "Examples:\n  status\n  status --json\n  status --wait --timeout 3600 --archive\n\n",
-        "Exit codes: 0 ok; 1 a plan or lock file is broken (listed as problems); 2 bad config; 5 --timeout ran out; 7 the state folder stayed locked; 8 --archive while streams are still open"
+    after_help = format!(
+        "Examples:\n  status\n  status --json\n  status --wait --timeout 3600 --archive\n\n{}",
+        exit::help(exit::tools::STATUS)
     )
 )]
 struct Args {

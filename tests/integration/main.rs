@@ -24,6 +24,7 @@
 //! - `selftest`: the `selftest/` case corpus through the real `guard`.
 //! - `lifecycle_*`: the claim race and a whole round through the real binaries.
 //! - `tools_*`: claim, release, status, wait-milestone and `guard install` one by one.
+//! - `exit_codes`: PROTOCOL.md's table against `exit::Code`, each `--help` against its tool's codes.
 //! - `windows`: the Windows build under wine (`scripts/test-windows`): path forms, a stream's
 //!   lifecycle, serialized builds, `run.bat`'s keys, live Windows processes. The corpus
 //!   runners (`selftest`, `selftest_commands`) also run every case through `guard.exe`.
@@ -51,6 +52,7 @@ mod e2e_bed;
 mod e2e_hook_contract;
 mod e2e_lifecycle;
 mod e2e_testbed;
+mod exit_codes;
 mod guard_explain;
 mod guard_props;
 mod lifecycle_flow;
