@@ -324,6 +324,37 @@ fn kill_tree(pid: u32, child: &mut Child) {
     }
 }
 
+/// The process facts run-agent's reaping stands on, on every platform (the Windows build runs
+/// these under wine): a child is found below this process and killed by pid and start time.
+#[cfg(test)]
+mod tree_tests {
+    use super::*;
+
+    #[test]
+    fn a_noted_descendant_is_found_and_killed() {
+        let mut child = crate::liveness::test_process::waiting();
+        let pid = child.id();
+        assert!(descendants(std::process::id()).contains(&pid));
+        let start = crate::liveness::start_time(pid);
+        assert!(start.is_some(), "a running child has a start time");
+        kill_noted(&[(pid, Some("another start".into()))]);
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "another start time is another process: left alone"
+        );
+        kill_noted(&[(pid, start)]);
+        // Its stdin stays open (`wait` would close it first), so only the kill ends it. The
+        // status is not checked: on Windows the kill is `taskkill /F`, whose exit code for the
+        // victim differs between Windows (1) and wine (0).
+        let t0 = Instant::now();
+        while child.try_wait().unwrap().is_none() {
+            assert!(t0.elapsed() < Duration::from_secs(10), "still running");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(!descendants(std::process::id()).contains(&pid));
+    }
+}
+
 #[cfg(all(test, unix))]
 mod tests {
     use super::*;
