@@ -59,16 +59,23 @@ mod platform {
 pub(crate) mod test_process {
     use std::process::{Child, Command, Stdio};
 
-    /// The pid of a child that has already exited.
-    pub(crate) fn exited() -> u32 {
-        let mut c = if cfg!(windows) {
+    /// `windows` through `cmd /C` on Windows, else the program `unix`.
+    fn command(windows: &str, unix: &str) -> Command {
+        if cfg!(windows) {
             let mut c = Command::new("cmd");
-            c.args(["/C", "exit 0"]);
+            c.args(["/C", windows]);
             c
         } else {
-            Command::new("true")
-        };
-        let mut child = c.stdin(Stdio::null()).spawn().expect("spawn a short child");
+            Command::new(unix)
+        }
+    }
+
+    /// The pid of a child that has already exited.
+    pub(crate) fn exited() -> u32 {
+        let mut child = command("exit 0", "true")
+            .stdin(Stdio::null())
+            .spawn()
+            .expect("spawn a short child");
         let pid = child.id();
         child.wait().expect("wait for the short child");
         pid
@@ -76,14 +83,8 @@ pub(crate) mod test_process {
 
     /// A child that runs until its stdin is closed (or it is killed).
     pub(crate) fn waiting() -> Child {
-        let mut c = if cfg!(windows) {
-            let mut c = Command::new("cmd");
-            c.args(["/C", "set /p line="]);
-            c
-        } else {
-            Command::new("cat")
-        };
-        c.stdin(Stdio::piped())
+        command("set /p line=", "cat")
+            .stdin(Stdio::piped())
             .stdout(Stdio::null())
             .spawn()
             .expect("spawn a waiting child")

@@ -1,23 +1,9 @@
 //! The exit-code table, once: PROTOCOL.md's table is `exit::Code`, and every tool's `--help`
 //! has exactly one exit-code section, made from the codes the tool declares in `exit::tools`.
 
+use crate::lifecycle_support::bin;
 use session_lock::exit::{self, Code};
 use std::process::Command;
-
-fn binary(tool: &str) -> &'static str {
-    match tool {
-        "guard" => env!("CARGO_BIN_EXE_guard"),
-        "claim" => env!("CARGO_BIN_EXE_claim"),
-        "release" => env!("CARGO_BIN_EXE_release"),
-        "status" => env!("CARGO_BIN_EXE_status"),
-        "wait-milestone" => env!("CARGO_BIN_EXE_wait-milestone"),
-        "build-renderer" => env!("CARGO_BIN_EXE_build-renderer"),
-        "reload-plugin" => env!("CARGO_BIN_EXE_reload-plugin"),
-        "run-agent" => env!("CARGO_BIN_EXE_run-agent"),
-        "send-message" => env!("CARGO_BIN_EXE_send-message"),
-        other => panic!("no binary {other}"),
-    }
-}
 
 /// The rows of PROTOCOL.md's exit-code table: (code, meaning without backticks).
 fn protocol_rows() -> Vec<(i32, String)> {
@@ -56,7 +42,7 @@ fn protocol_md_table_is_the_enum() {
 #[test]
 fn every_help_has_one_exit_code_section_from_the_tools_list() {
     for (tool, codes) in exit::tools::ALL {
-        let out = Command::new(binary(tool))
+        let out = Command::new(bin(tool))
             .arg("--help")
             .output()
             .unwrap_or_else(|e| panic!("{tool} --help: {e}"));

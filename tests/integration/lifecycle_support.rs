@@ -28,6 +28,10 @@ pub fn bin(name: &str) -> &'static str {
         "release" => env!("CARGO_BIN_EXE_release"),
         "status" => env!("CARGO_BIN_EXE_status"),
         "wait-milestone" => env!("CARGO_BIN_EXE_wait-milestone"),
+        "build-renderer" => env!("CARGO_BIN_EXE_build-renderer"),
+        "reload-plugin" => env!("CARGO_BIN_EXE_reload-plugin"),
+        "run-agent" => env!("CARGO_BIN_EXE_run-agent"),
+        "send-message" => env!("CARGO_BIN_EXE_send-message"),
         other => panic!("no binary {other}"),
     }
 }
