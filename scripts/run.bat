@@ -23,20 +23,32 @@ goto menu
 :key
 if /i "%~1"=="R" goto restart
 if /i "%~1"=="S" ( status --repo "%REPO%" & exit /b !errorlevel! )
-if /i "%~1"=="W" (
-  echo run: waiting until every claimed stream is released ^(a lock stale for 60 min counts as finished^)
-  status --repo "%REPO%" --wait --archive || ( echo run: the wait did not finish; nothing restarted & exit /b 1 )
-  goto restart
-)
+if /i "%~1"=="W" goto wait
 echo run: unknown key "%~1" (R, W, S or Q)
 exit /b 2
+
+rem Failures are read with "if errorlevel 1", not "||": some cmd implementations (wine's) run
+rem the right side of "||" whatever the exit code.
+:wait
+echo run: waiting until every claimed stream is released (a lock stale for 60 min counts as finished)
+status --repo "%REPO%" --wait --archive
+if errorlevel 1 (
+  echo run: the wait did not finish; nothing restarted
+  exit /b 1
+)
+goto restart
 
 :restart
 for /f "delims=" %%c in ('status --repo "%REPO%" --config-value rebuildCommand') do set "REBUILD=%%c"
 for /f "delims=" %%c in ('status --repo "%REPO%" --config-value restartCommand') do set "START=%%c"
 echo run: rebuilding: !REBUILD!
 pushd "%REPO%"
-cmd /c "!REBUILD!" || ( echo run: rebuild failed; the app was not restarted & popd & exit /b 1 )
+cmd /c "!REBUILD!"
+if errorlevel 1 (
+  echo run: rebuild failed; the app was not restarted
+  popd
+  exit /b 1
+)
 echo run: starting: !START!
 start "app" cmd /c "!START!"
 popd

@@ -1,5 +1,7 @@
-//! The one exit-code table of the suite. PROTOCOL.md and every tool's `--help` repeat it; the
-//! unit test below keeps the numbers from drifting.
+//! The one exit-code table of the suite: [`Code`]. Each tool declares the codes it can end
+//! with in [`tools`], and its `--help` section is made from that list ([`help`]); PROTOCOL.md
+//! writes the table down. The unit tests below and `tests/integration/exit_codes.rs` hold the
+//! lists, every `--help` and PROTOCOL.md to the enum.
 //!
 //! `guard` is the exception: its contract with Claude Code is fixed (0 allow; 2 block in the
 //! exit-2 decision form). Every other tool uses this table.
@@ -87,11 +89,192 @@ impl Code {
     }
 }
 
-/// The exit-code table as text, for `--help` footers.
-pub fn table() -> String {
-    let mut out = String::from("Exit codes:\n");
-    for code in Code::ALL {
-        out.push_str(&format!("  {}  {}\n", code.as_i32(), code.meaning()));
+/// What one tool's exit codes mean for it, in the order of the table. Every tool but `guard`
+/// can end with 1 (an unexpected failure) and 2 (clap refuses bad arguments with 2).
+pub type Codes = &'static [(Code, &'static str)];
+
+/// Each tool's exit codes: the one list its `--help` section is made from.
+pub mod tools {
+    use super::{Code, Codes};
+
+    /// `guard` in hook mode: the fixed contract with Claude Code.
+    pub const GUARD: Codes = &[
+        (
+            Code::Success,
+            "allow, or block through the JSON decision on stdout",
+        ),
+        (
+            Code::Usage,
+            "block (the exit2 decision form only), or stdin is a terminal (usage printed)",
+        ),
+    ];
+    pub const CLAIM: Codes = &[
+        (Code::Success, "claimed"),
+        (
+            Code::Failure,
+            "unexpected failure (I/O, a broken lock file)",
+        ),
+        (Code::Usage, "bad stream name, arguments or config"),
+        (
+            Code::Conflict,
+            "held by another session (here or, with leases, on another machine)",
+        ),
+        (
+            Code::NotFound,
+            "no plan declares the stream, or no lock (the hook did not run)",
+        ),
+        (
+            Code::Refused,
+            "leases: the remote is unreachable or refuses the lease ref (--offline claims here only)",
+        ),
+    ];
+    pub const RELEASE: Codes = &[
+        (Code::Success, "released (or already released)"),
+        (
+            Code::Failure,
+            "unexpected failure (I/O, a broken file, git could not run)",
+        ),
+        (Code::Usage, "bad stream name, arguments or config"),
+        (
+            Code::GateFailed,
+            "a check failed or owned files are uncommitted",
+        ),
+        (
+            Code::Conflict,
+            "the lock is another session's (the caller runs inside another session's process tree)",
+        ),
+        (Code::NotFound, "the stream is not claimed"),
+    ];
+    pub const STATUS: Codes = &[
+        (Code::Success, "ok"),
+        (
+            Code::Failure,
+            "a plan or lock file is broken (listed as problems)",
+        ),
+        (Code::Usage, "bad arguments or config"),
+        (Code::Timeout, "--timeout ran out"),
+        (Code::Busy, "the state folder stayed locked"),
+        (
+            Code::Refused,
+            "--archive while streams are still open or a lock is corrupt",
+        ),
+    ];
+    pub const WAIT_MILESTONE: Codes = &[
+        (Code::Success, "done"),
+        (Code::Failure, "unexpected failure (I/O, a broken file)"),
+        (Code::Usage, "bad arguments or config"),
+        (Code::Conflict, "--stream is another session's"),
+        (Code::Timeout, "timed out"),
+        (
+            Code::NotFound,
+            "no such milestone or stream (no plan, no lock), or --stream is not claimed",
+        ),
+        (Code::Refused, "a long wait without --stream"),
+    ];
+    /// Before the build starts; once it ran, the build's own status.
+    pub const BUILD_RENDERER: Codes = &[
+        (Code::Success, "built (the build's own status once it ran)"),
+        (
+            Code::Failure,
+            "the build could not start, or failed without a code of its own",
+        ),
+        (Code::Usage, "bad arguments or config"),
+        (
+            Code::Timeout,
+            "--timeout ran out while waiting for the lock",
+        ),
+        (
+            Code::Busy,
+            "another build holds the lock and --no-wait was given",
+        ),
+    ];
+    pub const RELOAD_PLUGIN: Codes = &[
+        (
+            Code::Success,
+            "every step passed (or --dry-run: the check passed)",
+        ),
+        (
+            Code::Failure,
+            "the copy or a bridge call failed; a command could not start or was killed",
+        ),
+        (Code::Usage, "bad arguments or config"),
+        (Code::GateFailed, "typecheck or emit failed"),
+        (Code::NotFound, "no such plugin folder, or no main/ in it"),
+        (
+            Code::Refused,
+            "a protected plugin, or a bridge that is not loopback",
+        ),
+    ];
+    pub const RUN_AGENT: Codes = &[
+        (Code::Success, "ok"),
+        (
+            Code::Failure,
+            "the run failed: the CLI could not start, an API error, an exit without an answer, interrupted",
+        ),
+        (
+            Code::Usage,
+            "bad options: missing cwd or prompt, empty prompt, a malformed value or JSON",
+        ),
+        (
+            Code::Timeout,
+            "timeout (timeoutMs ran out; the CLI was stopped)",
+        ),
+        (
+            Code::NotFound,
+            "not found: the claude CLI, the cwd, an env profile, a scope root, guard or run-agent, the session to resume (session_not_found); interrupt: no run with that tabId",
+        ),
+        (
+            Code::Refused,
+            "refused: an env profile file others can read, a workspace .mcp.json that does not pass",
+        ),
+    ];
+    pub const SEND_MESSAGE: Codes = &[
+        (
+            Code::Success,
+            "done; send: delivered, accepted, queued, held or duplicate",
+        ),
+        (
+            Code::Failure,
+            "unexpected failure (I/O); create: the first turn failed",
+        ),
+        (
+            Code::Usage,
+            "bad arguments; send: ambiguous; serve: another server owns the socket",
+        ),
+        (
+            Code::NotFound,
+            "send: not_found; status, review: no such message",
+        ),
+        (
+            Code::Refused,
+            "send: refused or self; identity not verified; review from a terminal; create refused",
+        ),
+    ];
+
+    /// Every tool with its list, for the tests that hold them to the table.
+    pub const ALL: [(&str, Codes); 9] = [
+        ("guard", GUARD),
+        ("claim", CLAIM),
+        ("release", RELEASE),
+        ("status", STATUS),
+        ("wait-milestone", WAIT_MILESTONE),
+        ("build-renderer", BUILD_RENDERER),
+        ("reload-plugin", RELOAD_PLUGIN),
+        ("run-agent", RUN_AGENT),
+        ("send-message", SEND_MESSAGE),
+    ];
+}
+
+/// A tool's `--help` section from its list: `Exit codes:` and one `  N  meaning` line per code.
+pub fn help(codes: Codes) -> String {
+    section("Exit codes:", codes)
+}
+
+/// [`help`] under another heading (`guard`'s hook mode).
+pub fn section(heading: &str, codes: Codes) -> String {
+    let mut out = format!("{heading}\n");
+    for (code, meaning) in codes {
+        out.push_str(&format!("  {}  {meaning}\n", code.as_i32()));
     }
     out
 }
@@ -136,10 +319,30 @@ mod tests {
     }
 
     #[test]
-    fn table_lists_every_code() {
-        let t = table();
-        for code in Code::ALL {
-            assert!(t.contains(code.meaning()), "{code:?} missing from table");
+    fn every_tool_lists_its_codes_once_in_table_order() {
+        for (tool, codes) in tools::ALL {
+            let numbers: Vec<i32> = codes.iter().map(|(c, _)| c.as_i32()).collect();
+            let mut sorted = numbers.clone();
+            sorted.sort_unstable();
+            sorted.dedup();
+            assert_eq!(numbers, sorted, "{tool}: out of order or repeated");
+            assert!(codes.iter().all(|(_, m)| !m.is_empty()), "{tool}");
+            if tool != "guard" {
+                // finish() maps any unexpected error to 1; clap ends bad arguments with 2.
+                assert_eq!(numbers[..3], [0, 1, 2], "{tool}");
+            }
         }
+    }
+
+    #[test]
+    fn help_renders_one_line_per_code() {
+        assert_eq!(
+            help(tools::CLAIM),
+            "Exit codes:\n  0  claimed\n  1  unexpected failure (I/O, a broken lock file)\n  2  bad stream name, arguments or config\n  4  held by another session\n  6  no lock (the hook did not run)\n"
+        );
+        assert!(
+            section("Exit codes (hook mode):", tools::GUARD)
+                .starts_with("Exit codes (hook mode):\n  0  ")
+        );
     }
 }

@@ -149,9 +149,67 @@ mod platform {
     }
 }
 
+/// Child processes for tests, spelled for every platform the suite builds for.
+#[cfg(test)]
+pub(crate) mod test_process {
+    use std::process::{Child, Command, Stdio};
+
+    /// `windows` through `cmd /C` on Windows, else the program `unix`.
+    fn command(windows: &str, unix: &str) -> Command {
+        if cfg!(windows) {
+            let mut c = Command::new("cmd");
+            c.args(["/C", windows]);
+            c
+        } else {
+            Command::new(unix)
+        }
+    }
+
+    /// The pid of a child that has already exited.
+    pub(crate) fn exited() -> u32 {
+        let mut child = command("exit 0", "true")
+            .stdin(Stdio::null())
+            .spawn()
+            .expect("spawn a short child");
+        let pid = child.id();
+        child.wait().expect("wait for the short child");
+        pid
+    }
+
+    /// A child that runs until its stdin is closed (or it is killed).
+    pub(crate) fn waiting() -> Child {
+        command("set /p line=", "cat")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("spawn a waiting child")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_child_descends_from_this_process_and_not_the_reverse() {
+        let me = std::process::id();
+        // A process started from the Linux side of wine has no Windows parent.
+        let parent = parent_of(me);
+        assert!(
+            parent.is_some() || cfg!(windows),
+            "this process has no parent"
+        );
+        if let Some(parent) = parent {
+            assert!(descends_from(me, parent));
+        }
+        assert!(descends_from(me, me));
+        let mut child = test_process::waiting();
+        assert_eq!(parent_of(child.id()), Some(me));
+        assert!(descends_from(child.id(), me));
+        assert!(!descends_from(me, child.id()));
+        let _ = child.kill();
+        let _ = child.wait();
+    }
 
     #[test]
     fn own_process_is_alive_with_its_start_time() {
@@ -167,9 +225,7 @@ mod tests {
 
     #[test]
     fn finished_child_is_dead() {
-        let mut child = std::process::Command::new("true").spawn().unwrap();
-        let pid = child.id();
-        child.wait().unwrap();
+        let pid = test_process::exited();
         assert!(!is_alive(pid, None));
         assert!(!is_alive(0, None));
     }

@@ -44,7 +44,7 @@ struct Cli {
 }
 
 fn main() -> std::process::ExitCode {
-    let help = format!("{EXAMPLES}\n{}", exit::table());
+    let help = format!("{EXAMPLES}\n{}", exit::help(exit::tools::BUILD_RENDERER));
     let cli: Cli =
         session_lock::cli::parse_command("build-renderer", Cli::command().after_help(help));
     let json = cli.common.json;

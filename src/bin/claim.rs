@@ -1,5 +1,5 @@
 use clap::Parser;
-use session_lock::{cli, tools::claim};
+use session_lock::{cli, exit, tools::claim};
 
 #[derive(Parser)]
 #[command(
@@ -7,9 +7,9 @@ use session_lock::{cli, tools::claim};
     version,
     about = "Take a stream: the first command of every session.",
     long_about = "Run it with the Bash tool of a Claude Code session: `claim <stream>`. The guard hook sees the command before it runs and records session-lock/<stream>.lock with the session's real id and the plan's `owns`; claim then reads the lock back, checks it is this session's, and prints the protocol's rules, the globs you own and who owns what else. If another live session holds the stream, the hook blocks the call and claim never runs.",
-    after_help = concat!(
-        "Examples:\n  claim api\n  claim api --json\n  claim api --offline   (leases on a git remote that is down: claim here only)\n\n",
-        "Exit codes: 0 claimed; 2 bad stream name or config; 4 held by another session (here or, with leases, on another machine); 6 no plan declares the stream, or no lock (the hook did not run); 8 leases: the remote is unreachable or refuses the lease ref"
+    after_help = format!(
+        "Examples:\n  claim api\n  claim api --json\n  claim api --offline   (leases on a git remote that is down: claim here only)\n\n{}",
+        exit::help(exit::tools::CLAIM)
     )
 )]
 struct Args {

@@ -12,16 +12,21 @@ use std::path::PathBuf;
     version,
     about = "The session-lock hook for Claude Code: records claims, keeps heartbeats, blocks writes to files another live stream owns, and blocks commands that would break other sessions.",
     long_about = "Wired in .claude/settings.json for PreToolUse, PostToolUse, SessionStart, SessionEnd, UserPromptSubmit and Stop (see `guard install`). With no command it reads the hook payload on stdin; run in a terminal with nothing piped in, it prints this help. A block is a JSON decision on stdout with exit 0 (or, with \"decision\": \"exit2\" in session-lock/config.json, the reason on stderr and exit 2). Any failure of the guard itself allows the tool call, with a one-line note on stderr. Every block and every such failure is appended to session-lock/blocks.jsonl (`guard log`).",
-    after_help = concat!(
+    after_help = format!(
+        concat!(
         "Examples:\n",
         "  guard install                      wire the repo you are in (its git top level)\n",
         "  guard doctor                       is this repo guarded on this machine? ok / warn / fail\n",
         "  guard explain 'git add -A'         how the guard reads a command; exit 1 when it blocks\n",
         "  guard log --since 1h               what was blocked in the last hour\n",
         "  guard uninstall                    remove exactly what install added\n",
-        "  echo '{\"hook_event_name\":\"PreToolUse\",...}' | guard   what Claude Code runs before each tool call\n\n",
-        "Exit codes (hook mode): 0 allow, or block through the JSON decision on stdout; 2 block (exit2 form only), or stdin is a terminal. Nothing else.\n",
-        "Exit codes (commands): see each command's --help."
+        "  echo '{{\"hook_event_name\":\"PreToolUse\",...}}' | guard   what Claude Code runs before each tool call\n\n",
+        "{}Exit codes (commands): see each command's --help."
+        ),
+        session_lock::exit::section(
+            "Exit codes (hook mode, nothing else):",
+            session_lock::exit::tools::GUARD
+        )
     )
 )]
 struct Cli {

@@ -1,5 +1,5 @@
 use clap::Parser;
-use session_lock::{cli, tools::release};
+use session_lock::{cli, exit, tools::release};
 
 #[derive(Parser)]
 #[command(
@@ -7,9 +7,9 @@ use session_lock::{cli, tools::release};
     version,
     about = "Finish a stream through the release gate.",
     long_about = "Runs every command of `releaseChecks` in session-lock/config.json from the repo root (default: the two typechecks) and checks that every file the stream owns is committed (modified, staged and untracked files all count). When both pass it writes session-lock/<stream>.done, and milestones/ms-NN.done when that was the milestone's last stream. On failure it says exactly which check failed (with the end of its output) or which files are not committed. Only the session holding the stream may release it: the caller is proven from the process tree (the tool runs below the client process its lock records), never from CLAUDE_CODE_SESSION_ID. Inside another session's tree it is refused (exit 4) whatever the environment says; outside every session's tree (a person at a terminal) it releases and says whose stream it was.",
-    after_help = concat!(
-        "Examples:\n  release api\n  release api --json\n\n",
-        "Exit codes: 0 released (or already released); 2 bad name or config; 3 gate failed; 4 the lock is another session's (this runs inside another session's process tree); 6 stream not claimed"
+    after_help = format!(
+        "Examples:\n  release api\n  release api --json\n\n{}",
+        exit::help(exit::tools::RELEASE)
     )
 )]
 struct Args {

@@ -38,10 +38,7 @@ struct Cli {
 }
 
 fn main() -> std::process::ExitCode {
-    let help = format!(
-        "{EXAMPLES}\nExit codes: 3 when typecheck or emit fails; 1 when a copy or a bridge call fails; 8 for a protected plugin or a bridge that is not loopback.\n\n{}",
-        exit::table()
-    );
+    let help = format!("{EXAMPLES}\n{}", exit::help(exit::tools::RELOAD_PLUGIN));
     let cli: Cli =
         session_lock::cli::parse_command("reload-plugin", Cli::command().after_help(help));
     // Under --json the tool prints its own report (ok: false and the failed step) on failure.

@@ -24,14 +24,6 @@ text is the model's answer to the prompt only; on failure error is a stable code
 not_found, session_not_found, refused, spawn_failed, api_error, cli_failed, timeout,
 interrupted) and errorDetail the reason, also on stderr.
 
-Exit codes:
-  0  ok
-  1  the run failed: the CLI could not start, an API error, an exit without an answer, interrupted
-  2  bad options: missing cwd or prompt, empty prompt, a malformed value or JSON
-  5  timeout (timeoutMs ran out; the CLI was stopped)
-  6  not found: the claude CLI, the cwd, an env profile, a scope root, guard or run-agent,
-     the session to resume (session_not_found); interrupt: no run with that tabId
-  8  refused: an env profile file others can read, a workspace .mcp.json that does not pass
 ";
 
 #[derive(Parser)]
@@ -39,7 +31,7 @@ Exit codes:
     name = "run-agent",
     about = "Run one Claude Code agent turn headless and print its result as JSON.",
     long_about = "Runs `claude -p --output-format stream-json` in --cwd with the prompt on its stdin (never in argv), collects every main-level assistant text block, and prints one RunAgentResult object. Restricted runs: --read-only-scope-root (read-only review) and --workspace-unity-state (read-only plus the editor-state tool). Options may come as flags or as one RunAgentOptions JSON object on stdin (--json).",
-    after_help = EXAMPLES,
+    after_help = format!("{EXAMPLES}\n{}", exit::help(exit::tools::RUN_AGENT)),
     disable_version_flag = true,
     args_conflicts_with_subcommands = true
 )]

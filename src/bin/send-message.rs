@@ -29,7 +29,7 @@ time.
     name = "send-message",
     version,
     about = "Let Claude Code sessions on one machine list each other and send each other messages, with authorization, limits, durable ledgers, inbound review, and cold wake.",
-    after_help = format!("{AFTER}\n{}", exit::table())
+    after_help = format!("{AFTER}\n{}", exit::help(exit::tools::SEND_MESSAGE))
 )]
 struct Cli {
     #[command(flatten)]

@@ -1,5 +1,5 @@
 use clap::Parser;
-use session_lock::{cli, tools::status};
+use session_lock::{cli, exit, tools::status};
 
 #[derive(Parser)]
 #[command(
@@ -7,9 +7,9 @@ use session_lock::{cli, tools::status};
     version,
     about = "See the round: every stream, its state, its session and heartbeat.",
     long_about = "Lists the streams declared by plans and the locks in session-lock/: milestone, state (unclaimed / active / stale / done / corrupt: a lock file that cannot be read / broken: a plan that cannot be read), session short id, heartbeat age and round. A lock whose client process is gone is marked orphaned. `--wait` blocks until every claimed stream is done (a lock stale for 60 minutes counts as finished), printing progress on stderr (on a terminal one live line with each open stream's session and heartbeat age, elapsed and time left; otherwise a line at each change and every minute; --quiet for none); `--archive` then moves *.lock, *.done and milestones/ into session-lock/history/<timestamp>/ (refused, exit 8, while a claimed stream is still open or a lock is corrupt: a corrupt lock never counts as finished). Plans whose owns overlap are warned about. `[W]` in scripts/run.sh runs `status --wait --archive`.",
-    after_help = concat!(
-        "Examples:\n  status\n  status --json\n  status --watch\n  status --wait --timeout 3600 --archive\n\n",
-        "Exit codes: 0 ok; 1 a plan or lock file is broken (listed as problems); 2 bad config; 5 --timeout ran out; 7 the state folder stayed locked; 8 --archive while streams are still open"
+    after_help = format!(
+        "Examples:\n  status\n  status --json\n  status --watch\n  status --wait --timeout 3600 --archive\n\n{}",
+        exit::help(exit::tools::STATUS)
     )
 )]
 struct Args {

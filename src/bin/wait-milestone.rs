@@ -1,5 +1,5 @@
 use clap::Parser;
-use session_lock::{cli, tools::wait_milestone};
+use session_lock::{cli, exit, tools::wait_milestone};
 
 #[derive(Parser)]
 #[command(
@@ -7,9 +7,9 @@ use session_lock::{cli, tools::wait_milestone};
     version,
     about = "Wait for a milestone or another stream to be done, heartbeating your own lock.",
     long_about = "Waits until milestone NN (every stream of it released) or one stream is done, printing progress on stderr: on a terminal one live line (what is still open, each holder's session and heartbeat age, elapsed and time left), otherwise a line at each change and every minute; --quiet for none. A wait is one long tool call with no other heartbeat, so pass `--stream <yours>`: your lock's heartbeat moves on every poll. Without --stream, a wait longer than 25 minutes (waitLimitMinutes) is refused, and the default timeout is that limit.",
-    after_help = concat!(
-        "Examples:\n  wait-milestone ms-01 --stream ui\n  wait-milestone api --stream ui --timeout 3600\n  wait-milestone 2 --timeout 600\n\n",
-        "Exit codes: 0 done; 2 bad arguments or config; 4 --stream is another session's; 5 timed out; 6 no such milestone or stream (no plan, no lock), or --stream is not claimed; 8 refused (long wait without --stream)"
+    after_help = format!(
+        "Examples:\n  wait-milestone ms-01 --stream ui\n  wait-milestone api --stream ui --timeout 3600\n  wait-milestone 2 --timeout 600\n\n{}",
+        exit::help(exit::tools::WAIT_MILESTONE)
     )
 )]
 struct Args {

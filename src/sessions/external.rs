@@ -58,9 +58,7 @@ mod tests {
         assert!(read(&p).unwrap_err().contains("live.json"));
         std::fs::write(&p, "{oops").unwrap();
         assert!(read(&p).unwrap_err().contains("corrupt"));
-        let mut child = std::process::Command::new("true").spawn().unwrap();
-        let dead = child.id();
-        child.wait().unwrap();
+        let dead = crate::liveness::test_process::exited();
         std::fs::write(&p, format!(r#"{{"pid":{dead},"sessions":[]}}"#)).unwrap();
         assert!(read(&p).unwrap_err().contains("not running"));
         let me = std::process::id();

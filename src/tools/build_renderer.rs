@@ -677,9 +677,7 @@ mod tests {
         let s = status(&layout);
         assert!(!s.holding && s.holder.is_none() && s.queue.is_empty());
 
-        let mut child = std::process::Command::new("true").spawn().unwrap();
-        let dead = child.id();
-        child.wait().unwrap();
+        let dead = crate::liveness::test_process::exited();
         HolderRecord::write(&paths, &party(dead, None))
             .map(std::mem::forget)
             .unwrap();

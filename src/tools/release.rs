@@ -60,46 +60,25 @@ fn run_check(root: &Path, command: &str) -> Check {
     }
 }
 
-/// Files git reports as not committed (`XY path`), repo-relative POSIX.
+/// Files git reports as not committed (`XY path`), repo-relative POSIX; both paths of a rename.
 pub fn uncommitted(root: &Path) -> anyhow::Result<Vec<(String, String)>> {
-    let out = Command::new("git")
-        .args(["status", "--porcelain=v1", "-z", "--untracked-files=all"])
-        .current_dir(root)
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| {
-            fail(
-                Code::Failure,
-                format!("cannot run git status in {}: {e}", root.display()),
-            )
-        })?;
-    if !out.status.success() {
-        return Err(fail(
+    let changes = crate::git::status(root).map_err(|e| {
+        fail(
             Code::Failure,
-            format!(
-                "git status failed in {}: {}",
-                root.display(),
-                String::from_utf8_lossy(&out.stderr).trim()
-            ),
-        ));
-    }
-    let mut files = Vec::new();
-    let mut fields = out.stdout.split(|b| *b == 0).filter(|f| !f.is_empty());
-    while let Some(entry) = fields.next() {
-        let text = String::from_utf8_lossy(entry);
-        if text.len() < 4 {
-            continue;
-        }
-        let code = text[..2].to_string();
-        files.push((code.clone(), text[3..].to_string()));
-        if code.starts_with('R') || code.starts_with('C') {
-            // The original path follows; it changed too.
-            if let Some(orig) = fields.next() {
-                files.push((code, String::from_utf8_lossy(orig).to_string()));
-            }
-        }
-    }
-    Ok(files)
+            match e {
+                crate::git::StatusError::Spawn(e) => {
+                    format!("cannot run git status in {}: {e}", root.display())
+                }
+                crate::git::StatusError::Failed(err) => {
+                    format!("git status failed in {}: {}", root.display(), err.trim())
+                }
+            },
+        )
+    })?;
+    Ok(changes
+        .iter()
+        .flat_map(|c| c.paths().map(|p| (c.status.clone(), p.to_string())))
+        .collect())
 }
 
 fn head(root: &Path) -> String {

@@ -34,6 +34,8 @@ pub fn bin(name: &str) -> &'static str {
         "wait-milestone" => env!("CARGO_BIN_EXE_wait-milestone"),
         "build-renderer" => env!("CARGO_BIN_EXE_build-renderer"),
         "reload-plugin" => env!("CARGO_BIN_EXE_reload-plugin"),
+        "run-agent" => env!("CARGO_BIN_EXE_run-agent"),
+        "send-message" => env!("CARGO_BIN_EXE_send-message"),
         other => panic!("no binary {other}"),
     }
 }
@@ -245,6 +247,13 @@ impl Repo {
     /// pointed at an empty folder so a session running these tests is not seen).
     pub fn tool(&self, name: &str) -> Command {
         let mut c = Command::new(bin(name));
+        self.clean_env(&mut c);
+        c
+    }
+
+    /// `cmd` with the variables that would change what a tool sees removed, this repo's state
+    /// home set, run from the repo root with stdin closed.
+    pub fn scrubbed(&self, mut c: Command) -> Command {
         self.clean_env(&mut c);
         c
     }

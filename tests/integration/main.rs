@@ -27,6 +27,11 @@
 //!   `doctor` one by one; `tools_errors` the failures people read, `tools_progress` and
 //!   `tools_watch` the terminal views, read under tmux (`support::tmux`).
 //! - `guard_log`: the block log through the real guard.
+//! - `tools_*`: claim, release, status, wait-milestone and `guard install` one by one.
+//! - `exit_codes`: PROTOCOL.md's table against `exit::Code`, each `--help` against its tool's codes.
+//! - `windows`: the Windows build under wine (`scripts/test-windows`): path forms, a stream's
+//!   lifecycle, serialized builds, `run.bat`'s keys, live Windows processes. The corpus
+//!   runners (`selftest`, `selftest_commands`) also run every case through `guard.exe`.
 
 //! - `e2e_bed`: the shared bed of the scenarios below: a repo wired by
 //!   `guard install`, sessions with the suite's tools on PATH, gates, and the
@@ -54,6 +59,7 @@ mod e2e_hook_contract;
 mod e2e_lifecycle;
 mod e2e_testbed;
 mod e2e_trust;
+mod exit_codes;
 mod guard_explain;
 mod guard_log;
 mod guard_props;
@@ -82,3 +88,4 @@ mod tools_release;
 mod tools_status;
 mod tools_wait;
 mod tools_watch;
+mod windows;

@@ -2,7 +2,8 @@
 //! selftest/README.md) runs the real `guard` binary in a fresh temp git repo. Every failing case
 //! is reported by file, line and name, then the test fails once.
 
-use crate::lifecycle_support::{Repo, bin, dead_pid, parse_age, run_with_stdin, sid, verdict};
+use crate::lifecycle_support::{Repo, bin, parse_age, sid, verdict};
+use crate::support::wine::{Form, Host, require_wine};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
@@ -90,6 +91,8 @@ struct Case {
     notes: Vec<String>,
     /// `> message "…"`: fragments of the `systemMessage` shown to the user.
     messages: Vec<String>,
+    /// `only: unix|windows`: the case states a fact of that platform alone.
+    only: Option<String>,
     after: Vec<(usize, After)>,
     /// Keys given once per case, to refuse repeats.
     seen: Vec<String>,
@@ -371,6 +374,13 @@ impl Case {
                 let n: usize = n.parse().map_err(|_| format!("filler: bad count '{n}'"))?;
                 self.filler = Some((n, text.to_string()));
             }
+            "only" => {
+                self.once(key)?;
+                if v != "unix" && v != "windows" {
+                    return Err(format!("only: 'unix' or 'windows', found '{v}'"));
+                }
+                self.only = Some(v.to_string());
+            }
             _ => return Err(format!("unknown key '{key}'")),
         }
         Ok(())
@@ -540,11 +550,12 @@ fn normalize(p: &Path) -> PathBuf {
     out
 }
 
-fn guard_dir() -> String {
-    Path::new(bin("guard"))
-        .parent()
-        .map(|p| p.to_string_lossy().to_string())
-        .unwrap_or_default()
+fn guard_dir(host: Host) -> PathBuf {
+    let guard = match host {
+        Host::Linux => PathBuf::from(bin("guard")),
+        Host::Windows(wine, _) => wine.exe("guard"),
+    };
+    guard.parent().map(Path::to_path_buf).unwrap_or_default()
 }
 
 /// The `tool_input` a client would send for `tool` on `file` (or the Bash `command`).
@@ -586,6 +597,7 @@ struct Written {
 }
 
 fn write_lock(
+    host: Host,
     repo: &Repo,
     case: &Case,
     now: u64,
@@ -632,16 +644,16 @@ fn write_lock(
         "claimedAt": claimed,
         "heartbeatAt": hb,
         "round": round,
-        "cwd": repo.root.to_string_lossy(),
+        "cwd": host.path(&repo.root),
     });
     match client {
         Some(Client::Live) => {
-            let me = std::process::id();
-            rec["clientPid"] = json!(me);
-            rec["clientStart"] = json!(session_lock::liveness::start_time(me));
+            let (pid, start) = host.live();
+            rec["clientPid"] = json!(pid);
+            rec["clientStart"] = json!(start);
         }
         Some(Client::Dead) => {
-            rec["clientPid"] = json!(dead_pid());
+            rec["clientPid"] = json!(host.dead());
             rec["clientStart"] = json!("1");
         }
         None => {}
@@ -654,7 +666,7 @@ fn write_lock(
 }
 
 /// Writes the case's plans, locks, markers and files into the repo, in order.
-fn write_setup(repo: &Repo, case: &Case, now: u64) -> Result<Written, String> {
+fn write_setup(host: Host, repo: &Repo, case: &Case, now: u64) -> Result<Written, String> {
     let mut out = Written::default();
     let mut holders: HashMap<&str, &str> = HashMap::new();
     for s in &case.setup {
@@ -668,7 +680,7 @@ fn write_setup(repo: &Repo, case: &Case, now: u64) -> Result<Written, String> {
                 repo.plan(stream, *milestone, &refs);
             }
             Setup::Lock { stream, who, .. } => {
-                let (name, times) = write_lock(repo, case, now, s)?;
+                let (name, times) = write_lock(host, repo, case, now, s)?;
                 out.locks.insert(name, times);
                 holders.insert(stream, who);
             }
@@ -710,12 +722,12 @@ fn write_setup(repo: &Repo, case: &Case, now: u64) -> Result<Written, String> {
                 ));
             }
             Setup::Registered(who) => {
-                let me = std::process::id();
+                let (pid, start) = host.live();
                 let entry = json!({
                     "sessionId": sid(who),
-                    "cwd": repo.root.to_string_lossy(),
-                    "pid": me,
-                    "procStart": session_lock::liveness::start_time(me),
+                    "cwd": host.path(&repo.root),
+                    "pid": pid,
+                    "procStart": start,
                     "updatedAt": session_lock::time::iso(now),
                 });
                 let dir = repo.home.join("sessions");
@@ -729,8 +741,8 @@ fn write_setup(repo: &Repo, case: &Case, now: u64) -> Result<Written, String> {
 }
 
 /// The hook payload (or the raw stdin) the case describes.
-fn payload_bytes(case: &Case, repo: &Repo, cwd: &Path) -> Result<Vec<u8>, String> {
-    let root = repo.root.to_string_lossy().to_string();
+fn payload_bytes(host: Host, case: &Case, repo: &Repo, cwd: &Path) -> Result<Vec<u8>, String> {
+    let root = host.path(&repo.root);
     let root_json = serde_json::to_string(&root).unwrap_or_default();
     let root_inner = &root_json[1..root_json.len() - 1];
     let home = repo.home.to_string_lossy().to_string();
@@ -750,8 +762,8 @@ fn payload_bytes(case: &Case, repo: &Repo, cwd: &Path) -> Result<Vec<u8>, String
     let event = case.event.as_deref().unwrap_or("PreToolUse");
     let mut p = json!({
         "session_id": case.session.as_deref().map(sid).unwrap_or_default(),
-        "transcript_path": repo.base.join("transcript.jsonl").to_string_lossy(),
-        "cwd": cwd.to_string_lossy(),
+        "transcript_path": host.path(&repo.base.join("transcript.jsonl")),
+        "cwd": host.path(cwd),
         "permission_mode": "default",
         "hook_event_name": event,
     });
@@ -770,9 +782,9 @@ fn payload_bytes(case: &Case, repo: &Repo, cwd: &Path) -> Result<Vec<u8>, String
             if let Some(r) = v.strip_prefix("raw:") {
                 subst(r)
             } else if let Some(r) = v.strip_prefix("bindir:") {
-                format!("{}/{r}", guard_dir())
+                host.join(&guard_dir(host), r)
             } else {
-                format!("{root}/{v}")
+                host.join(&repo.root, v)
             }
         });
         p["tool_input"] = match &case.input {
@@ -814,7 +826,7 @@ enum IndexMode {
 
 const INDEX_NOTE: &str = "guard: the round index ";
 
-fn prepare(case: &Case, mode: IndexMode) -> Result<Prepared, String> {
+fn prepare(host: Host, case: &Case, mode: IndexMode) -> Result<Prepared, String> {
     let repo = Repo::new();
     let now = session_lock::time::now_ms();
     let layout = session_lock::state::Layout::new(&repo.root);
@@ -822,7 +834,7 @@ fn prepare(case: &Case, mode: IndexMode) -> Result<Prepared, String> {
         layout.ensure().map_err(|e| e.to_string())?;
         session_lock::round_index::LockSet::load(&layout);
     }
-    let written = write_setup(&repo, case, now)?;
+    let written = write_setup(host, &repo, case, now)?;
     match mode {
         IndexMode::Present => {
             session_lock::round_index::LockSet::load(&layout);
@@ -840,7 +852,7 @@ fn prepare(case: &Case, mode: IndexMode) -> Result<Prepared, String> {
         Some(rel) => normalize(&repo.root.join(rel)),
     };
     std::fs::create_dir_all(&cwd).map_err(|e| format!("cwd: {e}"))?;
-    let stdin = payload_bytes(case, &repo, &cwd)?;
+    let stdin = payload_bytes(host, case, &repo, &cwd)?;
     Ok(Prepared {
         repo,
         stdin,
@@ -947,10 +959,16 @@ fn check_after(case: &Case, p: &Prepared) -> Vec<String> {
     errs
 }
 
+/// `text` holds `fragment`; on Windows a fragment naming a file (`session-lock/api.lock`) may
+/// also appear with the platform's separator, as in a message naming the file's full path.
+fn holds(host: Host, text: &str, fragment: &str) -> bool {
+    text.contains(fragment) || (host.is_windows() && text.contains(&fragment.replace('/', "\\")))
+}
+
 /// A `run:` case: the suite tool run from the repo root. The test process is the client of
 /// every lock written with `client live`, so the tool runs inside that session's tree.
 fn run_tool_case(case: &Case, run: &str, mode: IndexMode) -> Result<(), String> {
-    let p = prepare(case, mode)?;
+    let p = prepare(Host::Linux, case, mode)?;
     let mut words = run.split_whitespace();
     let name = words.next().ok_or("run: names no tool")?;
     let mut cmd = p.repo.tool(name);
@@ -998,26 +1016,28 @@ fn system_message(stdout: &str) -> String {
         .unwrap_or_default()
 }
 
-fn run_case(case: &Case, mode: IndexMode) -> Result<(), String> {
+fn run_case(case: &Case, host: Host, mode: IndexMode) -> Result<(), String> {
     if let Some(run) = &case.run {
         return run_tool_case(case, run, mode);
     }
-    let p = prepare(case, mode)?;
-    let mut cmd = p.repo.tool("guard");
-    cmd.current_dir(&p.proc_cwd);
-    match case.client {
-        Some(Client::Live) => {
-            cmd.env("CLAUDE_PID", std::process::id().to_string());
+    let p = prepare(host, case, mode)?;
+    let make = || {
+        let mut cmd = host.guard(&p.repo, &p.proc_cwd);
+        match case.client {
+            Some(Client::Live) => {
+                cmd.env("CLAUDE_PID", host.live().0.to_string());
+            }
+            Some(Client::Dead) => {
+                cmd.env("CLAUDE_PID", host.dead().to_string());
+            }
+            None => {}
         }
-        Some(Client::Dead) => {
-            cmd.env("CLAUDE_PID", dead_pid().to_string());
+        for (k, v) in &case.env {
+            cmd.env(k, v.replace("$REPO", &host.path(&p.repo.root)));
         }
-        None => {}
-    }
-    for (k, v) in &case.env {
-        cmd.env(k, v.replace("$REPO", &p.repo.root.to_string_lossy()));
-    }
-    let out = run_with_stdin(cmd, &p.stdin);
+        cmd
+    };
+    let out = host.run(make, &p.stdin);
     let stdout = String::from_utf8_lossy(&out.stdout).to_string();
     let mut stderr = String::from_utf8_lossy(&out.stderr).to_string();
     let mut errs: Vec<String> = Vec::new();
@@ -1037,7 +1057,6 @@ fn run_case(case: &Case, mode: IndexMode) -> Result<(), String> {
             out.status.code()
         )
     };
-    let mut errs: Vec<String> = Vec::new();
     let message = system_message(&stdout);
     let missing: Vec<&String> = case
         .messages
@@ -1050,7 +1069,7 @@ fn run_case(case: &Case, mode: IndexMode) -> Result<(), String> {
     let missing_notes: Vec<&String> = case
         .notes
         .iter()
-        .filter(|n| !stderr.contains(n.as_str()))
+        .filter(|n| !holds(host, &stderr, n))
         .collect();
     if !missing_notes.is_empty() {
         errs.push(format!("stderr lacks {missing_notes:?}; {}", shown()));
@@ -1060,10 +1079,7 @@ fn run_case(case: &Case, mode: IndexMode) -> Result<(), String> {
             if out.status.code() != Some(2) || !stdout.is_empty() {
                 errs.push(format!("expected exit 2 and empty stdout; {}", shown()));
             }
-            let lacking: Vec<&String> = frags
-                .iter()
-                .filter(|f| !stderr.contains(f.as_str()))
-                .collect();
+            let lacking: Vec<&String> = frags.iter().filter(|f| !holds(host, &stderr, f)).collect();
             if !lacking.is_empty() {
                 errs.push(format!(
                     "the reason on stderr lacks {lacking:?}; {}",
@@ -1075,10 +1091,8 @@ fn run_case(case: &Case, mode: IndexMode) -> Result<(), String> {
             match (verdict(&out), expect) {
                 (Ok(crate::lifecycle_support::Verdict::Allow), Expect::Allow) => {}
                 (Ok(crate::lifecycle_support::Verdict::Block(reason)), Expect::Block(frags)) => {
-                    let lacking: Vec<&String> = frags
-                        .iter()
-                        .filter(|f| !reason.contains(f.as_str()))
-                        .collect();
+                    let lacking: Vec<&String> =
+                        frags.iter().filter(|f| !holds(host, &reason, f)).collect();
                     if !lacking.is_empty() {
                         errs.push(format!("the reason {reason:?} lacks {lacking:?}"));
                     }
@@ -1104,42 +1118,99 @@ fn run_case(case: &Case, mode: IndexMode) -> Result<(), String> {
 
 #[test]
 fn lifecycle_corpus() {
-    run_corpus("lifecycle", 0, &[false], IndexMode::Missing);
+    run_corpus(
+        "lifecycle",
+        0,
+        &[false],
+        IndexMode::Missing,
+        "linux",
+        |_| Host::Linux,
+    );
 }
 
 #[test]
 fn issue_19_lifecycle_corpus_with_the_round_index_present() {
-    run_corpus("lifecycle", 0, &[false], IndexMode::Present);
+    run_corpus(
+        "lifecycle",
+        0,
+        &[false],
+        IndexMode::Present,
+        "linux",
+        |_| Host::Linux,
+    );
 }
 
 #[test]
 fn issue_19_lifecycle_corpus_with_a_stale_round_index() {
-    run_corpus("lifecycle", 0, &[false], IndexMode::Stale);
+    run_corpus("lifecycle", 0, &[false], IndexMode::Stale, "linux", |_| {
+        Host::Linux
+    });
 }
 
 #[test]
 fn issue_19_lifecycle_corpus_with_a_corrupt_round_index() {
-    run_corpus("lifecycle", 0, &[false], IndexMode::Corrupt);
+    run_corpus(
+        "lifecycle",
+        0,
+        &[false],
+        IndexMode::Corrupt,
+        "linux",
+        |_| Host::Linux,
+    );
 }
 
 /// Issue 11's escape attempts (selftest/escapes/): each door an ordinary tool call could open
 /// to switch the protocol off, with the legitimate neighbours that must stay open.
 #[test]
 fn issue_11_escape_corpus() {
-    run_corpus("escapes", 60, &[false], IndexMode::Missing);
+    run_corpus("escapes", 60, &[false], IndexMode::Missing, "linux", |_| {
+        Host::Linux
+    });
 }
 
 /// The Bash/PowerShell write-ownership corpus, run alone and with another live session
 /// registered in the tree (ownership must not depend on company).
 #[test]
 fn writes_corpus() {
-    run_corpus("writes", 120, &[false, true], IndexMode::Missing);
+    run_corpus(
+        "writes",
+        120,
+        &[false, true],
+        IndexMode::Missing,
+        "linux",
+        |_| Host::Linux,
+    );
+}
+
+/// Why `case` does not run on `host`, if it does not.
+fn skip_reason(case: &Case, host: Host) -> Option<&'static str> {
+    if host.is_windows() && case.run.is_some() {
+        return Some("a `run:` case drives the Linux tools");
+    }
+    match (host.is_windows(), case.only.as_deref()) {
+        (true, Some("unix")) => return Some("a fact of POSIX systems alone"),
+        (false, Some("windows")) => return Some("a fact of Windows alone"),
+        _ => {}
+    }
+    let symlink = case.setup.iter().any(|s| matches!(s, Setup::Symlink(..)));
+    (host.is_windows() && symlink).then_some(
+        "symlinks: wine fakes them (creating one succeeds and makes nothing), and real Windows \
+         needs a privilege to make them",
+    )
 }
 
 /// Runs every case of `selftest/<folder>` (at least `at_least` of them), once per `company`
 /// entry (with `true`, an extra live session `company` is registered in the tree first), with
-/// the round index in state `mode`.
-fn run_corpus(folder: &str, at_least: usize, company: &[bool], mode: IndexMode) {
+/// the round index in state `mode`, on the host `host_for` picks for each run; lists every
+/// failure, then fails once.
+fn run_corpus(
+    folder: &str,
+    at_least: usize,
+    company: &[bool],
+    mode: IndexMode,
+    label: &str,
+    host_for: impl Fn(usize) -> Host + Sync,
+) {
     let files = crate::lifecycle_support::case_files(folder);
     let mut cases: Vec<Case> = Vec::new();
     let mut failures: Vec<String> = Vec::new();
@@ -1160,6 +1231,7 @@ fn run_corpus(folder: &str, at_least: usize, company: &[bool], mode: IndexMode) 
         .flat_map(|&with| cases.iter().map(move |c| (c, with)))
         .collect();
     let next = AtomicUsize::new(0);
+    let skipped = AtomicUsize::new(0);
     let failed = Mutex::new(Vec::<(String, usize, String)>::new());
     let threads = std::thread::available_parallelism()
         .map(|n| n.get())
@@ -1173,15 +1245,25 @@ fn run_corpus(folder: &str, at_least: usize, company: &[bool], mode: IndexMode) 
                     let Some(&(case, with)) = runs.get(i) else {
                         break;
                     };
+                    let host = host_for(i);
+                    if let Some(why) = skip_reason(case, host) {
+                        println!(
+                            "selftest: {label}: skipped {}:{} {} ({why})",
+                            case.file, case.line, case.name
+                        );
+                        skipped.fetch_add(1, Ordering::SeqCst);
+                        continue;
+                    }
                     let started = std::time::Instant::now();
                     let result = if with {
                         let mut c = case.clone();
                         c.setup.insert(0, Setup::Registered("company".into()));
-                        run_case(&c, mode)
+                        run_case(&c, host, mode)
                     } else {
-                        run_case(case, mode)
+                        run_case(case, host, mode)
                     };
-                    if started.elapsed() > std::time::Duration::from_secs(1) {
+                    // Under wine every process start costs more; the hint is for Linux.
+                    if !host.is_windows() && started.elapsed() > std::time::Duration::from_secs(1) {
                         println!(
                             "selftest: slow case {}:{} {} ({:?})",
                             case.file,
@@ -1194,8 +1276,14 @@ fn run_corpus(folder: &str, at_least: usize, company: &[bool], mode: IndexMode) 
                         && let Ok(mut f) = failed.lock()
                     {
                         let who = if with { " (with another session)" } else { "" };
-                        let text =
-                            format!("{}:{} {}{who}\n      {e}", case.file, case.line, case.name);
+                        let shown = match host {
+                            Host::Linux => String::new(),
+                            Host::Windows(_, form) => format!(" [paths {form:?}]"),
+                        };
+                        let text = format!(
+                            "{}:{} {}{who}{shown}\n      {e}",
+                            case.file, case.line, case.name
+                        );
                         f.push((case.file.clone(), case.line, text));
                     }
                 }
@@ -1206,17 +1294,35 @@ fn run_corpus(folder: &str, at_least: usize, company: &[bool], mode: IndexMode) 
     run_failures.sort();
     failures.extend(run_failures.into_iter().map(|(_, _, text)| text));
     println!(
-        "selftest: {} {folder} cases in {} files, {} runs (round index {mode:?}), {} failed",
+        "selftest: {label}: {} {folder} cases in {} files, {} runs (round index {mode:?}), {} skipped, {} failed ({} started again after wine failed to start them)",
         cases.len(),
         files.len(),
         runs.len(),
-        failures.len()
+        skipped.into_inner(),
+        failures.len(),
+        crate::support::wine::RESTARTS.load(Ordering::SeqCst)
     );
     assert!(
         failures.is_empty(),
         "{} selftest failure(s):\n  {}",
         failures.len(),
         failures.join("\n  ")
+    );
+}
+
+/// The same corpus through the Windows `guard.exe` under wine, each case addressing the repo
+/// in one of the Windows path forms in turn (`Z:\…`, `Z:/…`, upper case, a lower-case drive,
+/// a `..` segment).
+#[test]
+fn lifecycle_corpus_on_windows() {
+    let wine = require_wine!();
+    run_corpus(
+        "lifecycle",
+        0,
+        &[false],
+        IndexMode::Missing,
+        "windows",
+        |i| Host::Windows(wine, Form::ALL[i % Form::ALL.len()]),
     );
 }
 
@@ -1276,7 +1382,7 @@ fn runner_reports_wrong_expectations() {
     let cases = parse_file("x.case", text).unwrap();
     let errs: Vec<String> = cases
         .iter()
-        .map(|c| run_case(c, IndexMode::Missing).expect_err(&c.name))
+        .map(|c| run_case(c, Host::Linux, IndexMode::Missing).expect_err(&c.name))
         .collect();
     assert!(errs[0].contains("expected Allow, got Block"), "{}", errs[0]);
     assert!(

@@ -4,6 +4,7 @@
 //! lone session through. Every failing case is listed by file, line and name before failing.
 
 use crate::lifecycle_support::{Repo, Verdict, run_with_stdin, verdict};
+use crate::support::wine::{Form, Host, require_wine};
 use serde_json::json;
 use session_lock::rules::cases::{CommandCase, Expect, parse_cases};
 use std::path::Path;
@@ -13,14 +14,14 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 const ME: &str = "5e1f7e57-0000-4000-8000-00000000000a";
 const OTHER: &str = "07e40000-0000-4000-8000-00000000000b";
 
-/// Registers a session in the guard's per-user registry, as live as this test process.
-fn register(home: &Path, session: &str, cwd: &Path) {
-    let pid = std::process::id();
+/// Registers a session in the guard's per-user registry, as live as a process of `host`.
+fn register(host: Host, home: &Path, session: &str, cwd: &Path) {
+    let (pid, start) = host.live();
     let entry = json!({
         "sessionId": session,
-        "cwd": cwd.to_string_lossy(),
+        "cwd": host.path(cwd),
         "pid": pid,
-        "procStart": session_lock::liveness::start_time(pid),
+        "procStart": start,
         "updatedAt": session_lock::time::iso(session_lock::time::now_ms()),
     });
     let dir = home.join("sessions");
@@ -29,17 +30,17 @@ fn register(home: &Path, session: &str, cwd: &Path) {
 }
 
 /// A repo whose registry holds this session and, with `others`, one more in the same tree.
-fn repo(others: bool) -> Repo {
+fn repo(host: Host, others: bool) -> Repo {
     let r = Repo::new();
-    register(&r.home, ME, &r.root);
+    register(host, &r.home, ME, &r.root);
     if others {
-        register(&r.home, OTHER, &r.root.join("src"));
+        register(host, &r.home, OTHER, &r.root.join("src"));
     }
     std::fs::create_dir_all(r.base.join("claude-config")).unwrap();
     r
 }
 
-fn run(repo: &Repo, case: &CommandCase, others: bool) -> Result<(), String> {
+fn run(host: Host, repo: &Repo, case: &CommandCase, others: bool) -> Result<(), String> {
     let cwd = match &case.cwd {
         Some(rel) => repo.root.join(rel),
         None => repo.root.clone(),
@@ -50,20 +51,30 @@ fn run(repo: &Repo, case: &CommandCase, others: bool) -> Result<(), String> {
     } else {
         json!({"command": case.command})
     };
+    let cwd_text = match (host, &case.cwd) {
+        (Host::Linux, _) => host.path(&cwd),
+        (Host::Windows(_, form), Some(rel)) => form.join(&repo.root, rel),
+        (Host::Windows(_, form), None) => form.of(&repo.root),
+    };
     let payload = json!({
         "session_id": ME,
-        "transcript_path": "/nonexistent/transcript.jsonl",
-        "cwd": cwd.to_string_lossy(),
+        "transcript_path": host.path(Path::new("/nonexistent/transcript.jsonl")),
+        "cwd": cwd_text,
         "permission_mode": "bypassPermissions",
         "hook_event_name": "PreToolUse",
         "tool_name": case.tool,
         "tool_input": input,
         "tool_use_id": "toolu_selftest",
     });
-    let mut cmd = repo.tool("guard");
-    cmd.current_dir(&cwd)
-        .env("CLAUDE_CONFIG_DIR", repo.base.join("claude-config"));
-    let out = run_with_stdin(cmd, payload.to_string().as_bytes());
+    let make = || {
+        let mut cmd = host.guard(repo, &cwd);
+        cmd.env(
+            "CLAUDE_CONFIG_DIR",
+            host.path(&repo.base.join("claude-config")),
+        );
+        cmd
+    };
+    let out = host.run(make, payload.to_string().as_bytes());
     let want: Option<&str> = match &case.expect {
         Expect::Allow => None,
         Expect::Block(id) => Some(id),
@@ -90,8 +101,9 @@ fn run(repo: &Repo, case: &CommandCase, others: bool) -> Result<(), String> {
     }
 }
 
-#[test]
-fn command_corpus() {
+/// Runs every command case on the host `host_for` picks for it, alone and with company;
+/// lists every failure, then fails once.
+fn run_corpus(label: &str, host_for: impl Fn(usize) -> Host + Sync) {
     let files = crate::lifecycle_support::case_files("commands");
     let mut cases = Vec::new();
     let mut failures = Vec::new();
@@ -108,15 +120,21 @@ fn command_corpus() {
         for _ in 0..4 {
             s.spawn(|| {
                 // One repo per thread and company: the rules leave the tree as it was.
-                let alone = repo(false);
-                let shared = repo(true);
+                let base = host_for(0);
+                let alone = repo(base, false);
+                let shared = repo(base, true);
                 loop {
                     let i = next.fetch_add(1, Ordering::SeqCst);
                     let Some(case) = cases.get(i) else { break };
+                    let host = host_for(i);
                     for (r, others) in [(&alone, false), (&shared, true)] {
-                        if let Err(e) = run(r, case, others) {
+                        if let Err(e) = run(host, r, case, others) {
+                            let shown = match host {
+                                Host::Linux => String::new(),
+                                Host::Windows(_, form) => format!(" [cwd {form:?}]"),
+                            };
                             failed.lock().unwrap().push(format!(
-                                "{}:{} {}\n      {e}",
+                                "{}:{} {}{shown}\n      {e}",
                                 case.file, case.line, case.name
                             ));
                         }
@@ -129,10 +147,11 @@ fn command_corpus() {
     run_failures.sort();
     failures.extend(run_failures);
     println!(
-        "selftest: {} command cases in {} files, each alone and shared; {} failed",
+        "selftest: {label}: {} command cases in {} files, each alone and shared; {} failed ({} started again after wine failed to start them)",
         cases.len(),
         files.len(),
-        failures.len()
+        failures.len(),
+        crate::support::wine::RESTARTS.load(Ordering::SeqCst)
     );
     assert!(
         failures.is_empty(),
@@ -143,8 +162,23 @@ fn command_corpus() {
 }
 
 #[test]
+fn command_corpus() {
+    run_corpus("linux", |_| Host::Linux);
+}
+
+/// The same corpus through the Windows `guard.exe` under wine: the other session is a live
+/// Windows process, and each case names its cwd in one of the Windows path forms in turn.
+#[test]
+fn command_corpus_on_windows() {
+    let wine = require_wine!();
+    run_corpus("windows", |i| {
+        Host::Windows(wine, Form::ALL[i % Form::ALL.len()])
+    });
+}
+
+#[test]
 fn a_missing_live_sessions_file_is_unknown_and_blocks_shared_rules() {
-    let r = repo(false);
+    let r = repo(Host::Linux, false);
     r.config(&json!({"liveSessionsFile": "app-live.json"}));
     let payload = json!({
         "session_id": ME, "cwd": r.root.to_string_lossy(), "hook_event_name": "PreToolUse",
@@ -177,7 +211,7 @@ fn a_missing_live_sessions_file_is_unknown_and_blocks_shared_rules() {
 
 #[test]
 fn a_session_the_registries_do_not_know_is_unknown_and_blocks_shared_rules() {
-    let r = repo(false);
+    let r = repo(Host::Linux, false);
     let payload = json!({
         "session_id": "unregistered-0000-4000-8000-000000000000", "cwd": r.root.to_string_lossy(),
         "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "git stash"},

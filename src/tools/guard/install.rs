@@ -365,7 +365,8 @@ pub fn uninstall(repo: &Path) -> anyhow::Result<Report> {
             )
         })?;
     }
-    let mcp = crate::messaging::mcp::wire::uninstall_entry(repo).map_err(|e| fail(Code::Usage, e))?;
+    let mcp =
+        crate::messaging::mcp::wire::uninstall_entry(repo).map_err(|e| fail(Code::Usage, e))?;
     report
         .changed
         .extend(mcp.changed.iter().map(|p| p.display().to_string()));

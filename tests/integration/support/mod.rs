@@ -9,6 +9,8 @@
 //!   read their output.
 //! - [`http`]: the minimal HTTP/1.1 server layer under the fake model.
 //! - [`tmux`]: [`tmux::Pane`], a command in a private tmux server, for terminal UIs.
+//! - [`wine`]: the Windows builds of the tools under wine, paths in Windows form, a live
+//!   Windows process.
 
 // A library for many test modules: not every module uses every item.
 #![allow(dead_code)]
@@ -18,3 +20,4 @@ pub mod fake_model;
 pub mod http;
 pub mod repo;
 pub mod tmux;
+pub mod wine;
