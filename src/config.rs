@@ -67,7 +67,7 @@ pub struct Config {
     /// The destructive-command rules' app-specific parts (see src/rules/config.rs).
     pub rules: crate::rules::RulesConfig,
     /// Streams across machines: claims as leases on this git remote (see src/leases/).
-    pub leases: Option<crate::leases::LeasesConfig>,
+    pub leases: Option<LeasesConfig>,
 }
 
 /// The `build` section: what `build-renderer` runs under `session-lock/build.lock`.
@@ -474,6 +474,28 @@ impl MessagingConfig {
         }
         Ok(())
     }
+}
+
+/// The `leases` section of the config.
+#[derive(Clone, Debug, serde::Deserialize, serde::Serialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct LeasesConfig {
+    /// A remote name (`origin`) or URL.
+    pub remote: String,
+    /// The detached refresher runs at most this often.
+    #[serde(default = "default_refresh")]
+    pub refresh_seconds: u64,
+    /// A lease's heartbeat is pushed at most this often.
+    #[serde(default = "default_heartbeat_push")]
+    pub heartbeat_push_seconds: u64,
+}
+
+fn default_refresh() -> u64 {
+    60
+}
+
+fn default_heartbeat_push() -> u64 {
+    300
 }
 
 #[cfg(test)]

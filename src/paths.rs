@@ -5,6 +5,8 @@
 //! first (it must be cheap and must work for files that do not exist yet); where the file or its
 //! parent exists, symlinks are resolved too so a link into the repo is seen for what it is.
 
+pub mod lexical; // pure lexical normalization: no filesystem access
+
 use std::path::{Path, PathBuf};
 
 /// Where a payload path lands relative to the repo.
@@ -31,7 +33,7 @@ struct Lexical {
     parts: Vec<String>,
 }
 
-use crate::rules::lexpath::is_drive;
+use lexical::is_drive;
 
 /// Whether a leading `//` names a network share: always when written with backslashes
 /// (`\\server\share`); with forward slashes only on Windows. POSIX leaves `//` to the

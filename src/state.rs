@@ -11,6 +11,8 @@
 //!   history/<timestamp>/       one folder per finished round (the archive step)
 //! ```
 
+pub mod round_index; // the live-lock set one guard call reads at a flat cost
+
 use crate::filelock::FileLock;
 use crate::{atomic, time};
 use serde::{Deserialize, Serialize};

@@ -21,7 +21,7 @@ use std::path::PathBuf;
         "  guard log --since 1h               what was blocked in the last hour\n",
         "  guard uninstall                    remove exactly what install added\n",
         "  echo '{{\"hook_event_name\":\"PreToolUse\",...}}' | guard   what Claude Code runs before each tool call\n\n",
-        "{}Exit codes (commands): see each command's --help."
+        "{}Each command's --help lists its own exit codes."
         ),
         session_lock::exit::section(
             "Exit codes (hook mode, nothing else):",

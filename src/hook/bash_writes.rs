@@ -16,9 +16,9 @@
 
 use super::Payload;
 use super::lifecycle::{self, Ctx, Env};
+use crate::paths::lexical::{Anchor, Place, anchor, is_absolute, join, place};
 use crate::round_index::LockSet;
 use crate::rules::args::{expand_braces, glob_match};
-use crate::rules::lexpath::{Anchor, Place, anchor, is_absolute, join, place};
 use crate::rules::{Base, CommandContext, Env as Where};
 use crate::shell::{Analysis, Reach, WriteTarget};
 

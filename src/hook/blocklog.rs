@@ -90,7 +90,7 @@ pub fn record(payload: &[u8], out: &Outcome) {
 fn kind_of(out: &Outcome) -> Option<Kind> {
     if out.is_block() {
         Some(Kind::Deny)
-    } else if out.stdout.is_empty() && !out.stderr.is_empty() {
+    } else if out.trouble {
         Some(Kind::FailOpen)
     } else {
         None

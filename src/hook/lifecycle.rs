@@ -407,7 +407,7 @@ pub fn write_targets(cfg: &Config, root: &Path, p: &Payload) -> Vec<String> {
         if out.len() >= MAX_TARGETS || raw.is_empty() {
             return;
         }
-        let relative = !crate::rules::lexpath::is_absolute(raw);
+        let relative = !crate::paths::lexical::is_absolute(raw);
         match plugin {
             Some(id) if relative => {
                 let folder = cfg.reload_plugin.plugin_folder.replace("{id}", id);

@@ -10,6 +10,9 @@ pub struct Outcome {
     /// Notes for humans (the client shows them to nobody but logs).
     pub stderr: String,
     pub code: i32,
+    /// An allow the guard gave because of its own trouble (a fail-open), not a plain allow
+    /// that carries a note.
+    pub trouble: bool,
 }
 
 impl Outcome {
@@ -22,6 +25,7 @@ impl Outcome {
     pub fn allow_with_note(note: impl Into<String>) -> Outcome {
         Outcome {
             stderr: format!("guard: {}\n", note.into()),
+            trouble: true,
             ..Outcome::default()
         }
     }
@@ -40,11 +44,13 @@ impl Outcome {
                 .to_string(),
                 stderr: String::new(),
                 code: 0,
+                trouble: false,
             },
             DecisionForm::Exit2 => Outcome {
                 stdout: String::new(),
                 stderr: format!("{reason}\n"),
                 code: 2,
+                trouble: false,
             },
         }
     }

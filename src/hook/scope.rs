@@ -116,7 +116,7 @@ pub fn within(root: &str, target: &str, case_insensitive: bool) -> bool {
     !matches!(paths.locate("", target), RepoPath::Outside)
 }
 
-use crate::rules::lexpath::is_drive;
+use crate::paths::lexical::is_drive;
 
 /// True when a glob pattern could reach outside the directory it is evaluated in.
 pub fn pattern_escapes(pattern: &str) -> bool {

@@ -1,7 +1,7 @@
 //! The hook's side of [`crate::shell::files`]: the text of a script a command runs, read
 //! from inside the repository only, bounded by size.
 
-use crate::rules::lexpath::{Place, is_absolute, join, place};
+use crate::paths::lexical::{Place, is_absolute, join, place};
 use crate::rules::{Base, CommandContext, Env as Where};
 use crate::shell::DirStep;
 use crate::shell::files::{MAX_FILE_BYTES, Reader};

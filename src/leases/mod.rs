@@ -30,32 +30,11 @@ pub mod git;
 pub mod guard;
 pub mod mirror;
 pub mod ops;
-pub mod tool;
 
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
-/// The `leases` section of the config.
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Eq)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct LeasesConfig {
-    /// A remote name (`origin`) or URL.
-    pub remote: String,
-    /// The detached refresher runs at most this often.
-    #[serde(default = "default_refresh")]
-    pub refresh_seconds: u64,
-    /// A lease's heartbeat is pushed at most this often.
-    #[serde(default = "default_heartbeat_push")]
-    pub heartbeat_push_seconds: u64,
-}
-
-fn default_refresh() -> u64 {
-    60
-}
-
-fn default_heartbeat_push() -> u64 {
-    300
-}
+pub use crate::config::LeasesConfig;
 
 /// The ref namespace on the remote.
 pub const REMOTE_PREFIX: &str = "refs/session-lock/streams/";

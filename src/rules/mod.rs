@@ -41,7 +41,7 @@ mod config;
 pub mod explain;
 mod fs;
 mod git;
-pub mod lexpath;
+pub use crate::paths::lexical as lexpath; // the one lexical path normalizer, in paths
 mod mcp;
 pub use mcp::name_words as mcp_name_words;
 pub mod table;

@@ -32,7 +32,7 @@ pub fn run(a: Args) -> anyhow::Result<Code> {
         )
     })?;
     let lease = match &config.leases {
-        Some(cfg) => crate::leases::tool::claim(&root, &layout, &config, cfg, &held, a.offline)?,
+        Some(cfg) => crate::tools::leases::claim(&root, &layout, &config, cfg, &held, a.offline)?,
         None => String::new(),
     };
     let now = time::now_ms();

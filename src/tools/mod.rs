@@ -4,6 +4,7 @@
 pub mod build_renderer;
 pub mod claim;
 pub mod guard; // guard's own commands: install, uninstall, doctor, explain, log, hook mode
+pub mod leases; // claim, release and status with leases on the git remote
 pub mod progress; // the live line (or plain lines) of every wait
 pub mod release;
 pub mod reload_plugin;

@@ -190,7 +190,7 @@ pub fn run(a: Args) -> anyhow::Result<Code> {
             crate::round_index::Index::after_write(&layout, index, &[a.stream]);
         }
         if let Some(cfg) = &config.leases {
-            let said = crate::leases::tool::release(&root, &layout, cfg, a.stream);
+            let said = crate::tools::leases::release(&root, &layout, cfg, a.stream);
             if !said.is_empty() {
                 eprint!("release: {said}");
             }

@@ -62,7 +62,7 @@ pub struct Report {
     pub warnings: Vec<String>,
     /// With leases: where other machines' rows come from and how old that answer is.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub leases: Option<crate::leases::tool::MirrorState>,
+    pub leases: Option<crate::tools::leases::MirrorState>,
     /// With leases: states that need a person's eye but are not broken files.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
@@ -210,7 +210,7 @@ pub fn report(root: &Path, cfg: &Config, layout: &Layout) -> Report {
         notes: Vec::new(),
     };
     if let Some(lc) = &cfg.leases {
-        crate::leases::tool::add_remote_rows(root, layout, cfg, lc, &locks, &mut report, now);
+        crate::tools::leases::add_remote_rows(root, layout, cfg, lc, &locks, &mut report, now);
     }
     report
 }
@@ -262,7 +262,7 @@ pub fn render(r: &Report) -> String {
             ));
         }
         if let Some(m) = &r.leases {
-            out.push_str(&crate::leases::tool::render_hosts(r, m));
+            out.push_str(&crate::tools::leases::render_hosts(r, m));
         }
         if r.streams.iter().any(|x| x.orphaned) {
             out.push_str("* orphaned: the session's client process is gone; its lock protects until it goes stale\n");
@@ -335,7 +335,7 @@ pub fn run(a: Args) -> anyhow::Result<Code> {
         return Ok(Code::Success);
     }
     if a.refresh_leases {
-        return crate::leases::tool::refresher(&root, &layout, &cfg);
+        return crate::tools::leases::refresher(&root, &layout, &cfg);
     }
     if a.watch {
         return super::watch::run(&root, &cfg, &layout);

@@ -1,15 +1,15 @@
-//! The guard's contract with the real client, end to end (see `e2e_bed`): a
+//! The guard's contract with the real client, end to end (see `support::e2e`): a
 //! crashing guard fails open and says why, the exit-2 decision form blocks, a
 //! path is judged from the directory a Bash `cd` moved to, and a session
 //! started below the repo root runs no hook at all (and `claim` says so).
 
 use serde_json::json;
 
-use crate::e2e_bed::{
+use crate::support::claude::require_claude;
+use crate::support::e2e::{
     API_X, Bed, CRASH_SWITCH, assert_blocked, assert_guard_output, assert_ran, bash, bash_call,
     edit, explain, hook_responses, pre_tool_response, read, result_of, write,
 };
-use crate::support::claude::require_claude;
 use crate::support::fake_model::{FakeModel, Turn};
 
 #[test]

@@ -1,5 +1,5 @@
 //! The stream lifecycle end to end, where users run it: real Claude Code
-//! sessions in a repo wired by `guard install` (see `e2e_bed`). Claims (one
+//! sessions in a repo wired by `guard install` (see `support::e2e`). Claims (one
 //! at a time and two at once), ownership and protocol-file blocks, heartbeats
 //! (resumed sessions and `wait-milestone` too) and staleness, the release gate
 //! and the end-of-round barrier `status --wait`.
@@ -9,12 +9,12 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use session_lock::time;
 
-use crate::e2e_bed::{
+use crate::support::claude::{new_uuid, require_claude};
+use crate::support::e2e::{
     API_X, Background, Bed, Gate, MINUTE_MS, WAIT, assert_blocked, assert_guard_output, assert_ran,
     bash, bash_call, edit, explain, output_text, processes_with, read, result_of, wait_until,
     write,
 };
-use crate::support::claude::{new_uuid, require_claude};
 use crate::support::fake_model::{FakeModel, Turn};
 
 #[test]

@@ -1,7 +1,7 @@
 //! The exit-code table, once: PROTOCOL.md's table is `exit::Code`, and every tool's `--help`
 //! has exactly one exit-code section, made from the codes the tool declares in `exit::tools`.
 
-use crate::lifecycle_support::bin;
+use crate::support::lifecycle::bin;
 use session_lock::exit::{self, Code};
 use std::process::Command;
 

@@ -1,6 +1,6 @@
 //! `guard explain`: a person sees how the guard reads a command and which rule it hits.
 
-use crate::lifecycle_support::Repo;
+use crate::support::lifecycle::Repo;
 
 fn explain(repo: &Repo, args: &[&str]) -> (i32, String, String) {
     let out = repo

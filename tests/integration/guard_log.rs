@@ -1,7 +1,7 @@
 //! The block log: every deny and fail-open of the real guard lands in
 //! session-lock/blocks.jsonl, secrets redacted; `guard log` shows it and `status` counts it.
 
-use crate::lifecycle_support::{Repo, Verdict, sid, text, verdict};
+use crate::support::lifecycle::{Repo, Verdict, sid, text, verdict};
 use serde_json::{Value, json};
 
 fn log(repo: &Repo, args: &[&str]) -> (i32, String, String) {
@@ -104,16 +104,17 @@ fn denies_and_fail_opens_are_logged_redacted_and_counted_per_stream() {
     let v: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["blocks"], json!({"ui": 2}));
 
-    // A config the guard cannot load: it allows, and the fail-open is logged.
-    repo.write("session-lock/config.json", "{\"pollSeconds\": \"x\"}");
-    let out = repo.guard(&edit);
+    // A bug of the guard's own (its crash switch): it allows, and the fail-open is logged.
+    let mut crashing = repo.tool("guard");
+    crashing.env("SESSION_LOCK_GUARD_CRASH", "1");
+    let out = crate::support::lifecycle::run_with_stdin(crashing, edit.to_string().as_bytes());
     assert_eq!(verdict(&out), Ok(Verdict::Allow), "{}", text(&out.stderr));
     let (_, out, _) = log(&repo, &["--json"]);
     let v: Value = serde_json::from_str(&out).unwrap();
     let last = v["entries"].as_array().unwrap().last().unwrap().clone();
     assert_eq!(last["kind"], "fail-open", "{last}");
     assert!(
-        last["reason"].as_str().unwrap().contains("pollSeconds"),
+        last["reason"].as_str().unwrap().contains("internal error"),
         "{last}"
     );
 }

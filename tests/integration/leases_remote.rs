@@ -2,7 +2,7 @@
 //! on 127.0.0.1 (a free port, receive-pack enabled), and three clones standing in for three
 //! machines, each with its own state home, host name and sessions.
 
-use crate::lifecycle_support::{Repo, Verdict, eventually, git_in, sid, text, verdict};
+use crate::support::lifecycle::{Repo, Verdict, eventually, git_in, sid, text, verdict};
 use serde_json::{Value, json};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
@@ -159,7 +159,7 @@ impl Machine {
     fn guard_as(&self, payload: &Value) -> Output {
         let mut c = self.repo.tool("guard");
         c.env("SESSION_LOCK_HOST", &self.host);
-        crate::lifecycle_support::run_with_stdin(c, payload.to_string().as_bytes())
+        crate::support::lifecycle::run_with_stdin(c, payload.to_string().as_bytes())
     }
 
     fn bash(&self, who: &str, command: &str) -> Output {

@@ -1,7 +1,7 @@
 //! One round end to end through the real binaries: two sessions claim, edit inside and outside
 //! their streams, go stale, release through the gate; the guard follows every step.
 
-use crate::lifecycle_support::{Repo, Verdict, sid, verdict};
+use crate::support::lifecycle::{Repo, Verdict, sid, verdict};
 use serde_json::json;
 
 fn blocked(out: &std::process::Output) -> String {
@@ -117,8 +117,8 @@ fn a_guard_kept_at_the_repo_root_freezes_only_the_protocol_files() {
     let guard = repo.path("guard");
     // A hard link keeps no write handle open (a copy's can leak into a child another test
     // forks, and exec then fails with "text file busy"); copy only across file systems.
-    if std::fs::hard_link(crate::lifecycle_support::bin("guard"), &guard).is_err() {
-        std::fs::copy(crate::lifecycle_support::bin("guard"), &guard).expect("copy guard");
+    if std::fs::hard_link(crate::support::lifecycle::bin("guard"), &guard).is_err() {
+        std::fs::copy(crate::support::lifecycle::bin("guard"), &guard).expect("copy guard");
     }
     let run = |rel: &str| {
         let mut cmd = std::process::Command::new(&guard);
@@ -130,7 +130,7 @@ fn a_guard_kept_at_the_repo_root_freezes_only_the_protocol_files() {
             "Write",
             json!({"file_path": repo.path(rel).to_string_lossy(), "content": "x"}),
         );
-        crate::lifecycle_support::run_with_stdin(cmd, payload.to_string().as_bytes())
+        crate::support::lifecycle::run_with_stdin(cmd, payload.to_string().as_bytes())
     };
     allowed(&run("docs/notes.md"));
     let reason = blocked(&run("src/api/x.ts"));

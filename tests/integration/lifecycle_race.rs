@@ -1,7 +1,7 @@
 //! 32 sessions claim one stream at the same instant: exactly one wins, every other one is
 //! blocked naming the winner, and one lock file is left.
 
-use crate::lifecycle_support::{Repo, Verdict, verdict};
+use crate::support::lifecycle::{Repo, Verdict, verdict};
 use serde_json::json;
 use std::io::Write;
 use std::process::Stdio;

@@ -18,7 +18,7 @@
 //! - `build_lock`: `build-renderer` as concurrent real processes: no overlapping builds,
 //!   waiters and the queue, a killed holder, the build's exit status.
 //! - `reload_pipeline` (with the fake bridge `reload_bridge`): `reload-plugin` end to end.
-//! - `messaging_*`: `send-message` against fake live sessions (`messaging_common`: delivery,
+//! - `messaging_*`: `send-message` against fake live sessions (`support::messaging`: delivery,
 //!   hook route, holds, crash recovery, the bus, cold wake) and between real CLI sessions
 //!   (`messaging_e2e`), and the MCP tools between real sessions (`messaging_mcp`).
 //! - `selftest`: the `selftest/` case corpus through the real `guard`.
@@ -33,7 +33,7 @@
 //!   lifecycle, serialized builds, `run.bat`'s keys, live Windows processes. The corpus
 //!   runners (`selftest`, `selftest_commands`) also run every case through `guard.exe`.
 
-//! - `e2e_bed`: the shared bed of the scenarios below: a repo wired by
+//! - `support::e2e`: the shared bed of the scenarios below: a repo wired by
 //!   `guard install`, sessions with the suite's tools on PATH, gates, and the
 //!   check that the guard prints nothing on stdout but one decision.
 //! - `e2e_lifecycle`: the stream lifecycle through the real CLI: claims (and two
@@ -53,8 +53,8 @@ mod support;
 mod agent_contracts;
 mod agent_harness;
 mod agent_run;
+mod architecture;
 mod build_lock;
-mod e2e_bed;
 mod e2e_hook_contract;
 mod e2e_lifecycle;
 mod e2e_testbed;
@@ -66,9 +66,7 @@ mod guard_props;
 mod leases_remote;
 mod lifecycle_flow;
 mod lifecycle_race;
-mod lifecycle_support;
 mod messaging_bus;
-mod messaging_common;
 mod messaging_e2e;
 mod messaging_hold;
 mod messaging_mcp;

@@ -1,6 +1,6 @@
 //! `send-message serve`: the bus, driven by a client in another language (Python).
 
-use crate::messaging_common::{Bed, Spec};
+use crate::support::messaging::{Bed, Spec};
 use serde_json::Value;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};

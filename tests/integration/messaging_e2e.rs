@@ -1,9 +1,9 @@
 //! `send-message` between REAL Claude Code sessions (the pinned CLI against the fake model).
 //! The sessions share one HOME, so they see each other's registry entries and sockets.
 
-use crate::messaging_common::read_jsonl;
 use crate::support::claude::{Claude, Home, Session, SessionBuilder, require_claude};
 use crate::support::fake_model::{FakeModel, MessagesRequest, Turn};
+use crate::support::messaging::read_jsonl;
 use crate::support::repo::GitRepo;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
@@ -477,7 +477,7 @@ fn hold_review_accept_delivers_and_an_unreviewed_one_expires() {
 /// Polls the outbox of `sender` until message `id` has a line of `op` (or `limit` passes).
 fn wait_op(w: &World, sender: &str, id: &str, op: &str, limit: Duration) -> Vec<Value> {
     let mut lines = Vec::new();
-    let ok = crate::lifecycle_support::eventually(limit, || {
+    let ok = crate::support::lifecycle::eventually(limit, || {
         lines = w.outbox(sender);
         lines.iter().any(|l| l["messageId"] == id && l["op"] == op)
     });
@@ -594,7 +594,7 @@ fn issue13_a_message_accepted_by_a_target_that_stopped_is_delivered_at_its_next_
     // Woken again: delivered if the resumed turn's model answered it, else kept (queued) with
     // the failure recorded. Never lost, never reported delivered unseen.
     let mut lines = Vec::new();
-    let settled = crate::lifecycle_support::eventually(Duration::from_secs(90), || {
+    let settled = crate::support::lifecycle::eventually(Duration::from_secs(90), || {
         lines = w.outbox(&sender);
         lines.iter().any(|l| {
             l["messageId"] == id.as_str()

@@ -1,6 +1,6 @@
 //! The hook route, inbound review, mode holds and crash recovery, through the real binaries.
 
-use crate::messaging_common::{Bed, Spec, ops};
+use crate::support::messaging::{Bed, Spec, ops};
 use serde_json::json;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -38,8 +38,8 @@ fn a_client_without_socket_gets_it_from_the_hook_at_its_next_tool_call() {
     let (_, s, _) = bed.run(Some(&a), &["status", &id]);
     assert_eq!(s["state"], "accepted", "{s}");
     // Once the transcript shows the model answered it, both ledgers say delivered.
-    crate::messaging_common::append(&b.transcript, &json!({"type":"attachment","content": ctx}));
-    crate::messaging_common::append(
+    crate::support::messaging::append(&b.transcript, &json!({"type":"attachment","content": ctx}));
+    crate::support::messaging::append(
         &b.transcript,
         &json!({"type":"assistant","message":{"model":"claude-opus-5-5"}}),
     );

@@ -21,9 +21,12 @@ const SEND: &str = "mcp__session-lock__send_session_message";
 /// A world whose repo is wired by `guard install` (hooks and the MCP entry).
 fn wired() -> World {
     let w = World::new();
+    // The hooks run this build's guard (not the committed launcher, which looks on PATH).
     let out = Command::new(GUARD)
         .arg("install")
         .arg(w.repo.path())
+        .arg("--guard")
+        .arg(GUARD)
         .output()
         .unwrap();
     assert!(out.status.success(), "{out:?}");
@@ -651,9 +654,12 @@ fn an_interactive_session_loads_the_installed_server_without_asking() {
     };
     asking.wait_screen("New MCP server found in this project: session-lock");
     drop(asking);
+    // The hooks run this build's guard (not the committed launcher, which looks on PATH).
     let out = Command::new(GUARD)
         .arg("install")
         .arg(w.repo.path())
+        .arg("--guard")
+        .arg(GUARD)
         .output()
         .unwrap();
     assert!(out.status.success());

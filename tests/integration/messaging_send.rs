@@ -1,7 +1,7 @@
 //! `send-message send|list|status` through the real binary, against fake live sessions.
 
-use crate::lifecycle_support::eventually;
-use crate::messaging_common::{Bed, Spec, ops};
+use crate::support::lifecycle::eventually;
+use crate::support::messaging::{Bed, Spec, ops};
 use serde_json::json;
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -285,7 +285,7 @@ fn inside_a_session(bed: &mut Bed, name: &str, run: &str) -> String {
             .env("GO", &go)
             .env("RUN", run)
             .env("OUT", &n)
-            .env("BIN", crate::messaging_common::BIN);
+            .env("BIN", crate::support::messaging::BIN);
         c
     });
     std::fs::write(&go, "").unwrap();
@@ -335,7 +335,7 @@ fn issue13_small_input_rules() {
         use std::io::Write;
         let _ = stdin.write_all(big.as_bytes());
     });
-    let (code, v, _) = crate::messaging_common::parse(child.wait_with_output().unwrap());
+    let (code, v, _) = crate::support::messaging::parse(child.wait_with_output().unwrap());
     let _ = writer.join();
     assert_eq!((code, v["status"].as_str()), (8, Some("refused")), "{v}");
     let detail = v["detail"].as_str().unwrap();

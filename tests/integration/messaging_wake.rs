@@ -3,8 +3,8 @@
 //! its prompt to the transcript, prints stream-json). The real client is exercised in
 //! `messaging_e2e`.
 
-use crate::lifecycle_support::eventually;
-use crate::messaging_common::{Bed, Spec, ops, read_jsonl};
+use crate::support::lifecycle::eventually;
+use crate::support::messaging::{Bed, Spec, ops, read_jsonl};
 use serde_json::{Value, json};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -97,7 +97,7 @@ fn runs(c: &Client) -> Vec<Value> {
     read_jsonl(&c.log)
 }
 
-fn cmd(bed: &Bed, c: &Client, as_: Option<&crate::messaging_common::Fake>) -> Command {
+fn cmd(bed: &Bed, c: &Client, as_: Option<&crate::support::messaging::Fake>) -> Command {
     let mut cmd = bed.cmd(as_);
     cmd.env("SESSION_LOCK_CLAUDE_BIN", &c.bin)
         .env("FAKE_CLIENT_LOG", &c.log)
@@ -108,7 +108,7 @@ fn cmd(bed: &Bed, c: &Client, as_: Option<&crate::messaging_common::Fake>) -> Co
 fn run(
     bed: &Bed,
     c: &Client,
-    as_: Option<&crate::messaging_common::Fake>,
+    as_: Option<&crate::support::messaging::Fake>,
     args: &[&str],
 ) -> (i32, Value) {
     let out = cmd(bed, c, as_).arg("--json").args(args).output().unwrap();
@@ -279,7 +279,7 @@ fn issue13_a_wake_against_a_failing_model_is_not_delivered() {
     let c = client(&bed);
     let cwd = bed.repo.path().to_path_buf();
     let (_, t) = bed.cold("bypass-sleeper", &cwd);
-    crate::messaging_common::append(
+    crate::support::messaging::append(
         &t,
         &json!({"type":"user","cwd": cwd, "permissionMode":"bypassPermissions"}),
     );

@@ -2,7 +2,7 @@
 //! the suite's binaries from this build: `[W]` waits for the round, archives it, then rebuilds
 //! and restarts; `[R]` rebuilds and restarts at once.
 
-use crate::lifecycle_support::{Repo, eventually, sid};
+use crate::support::lifecycle::{Repo, eventually, sid};
 use serde_json::json;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};

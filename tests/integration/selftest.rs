@@ -2,7 +2,7 @@
 //! selftest/README.md) runs the real `guard` binary in a fresh temp git repo. Every failing case
 //! is reported by file, line and name, then the test fails once.
 
-use crate::lifecycle_support::{Repo, bin, parse_age, sid, verdict};
+use crate::support::lifecycle::{Repo, bin, parse_age, sid, verdict};
 use crate::support::wine::{Form, Host, require_wine};
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -1089,8 +1089,8 @@ fn run_case(case: &Case, host: Host, mode: IndexMode) -> Result<(), String> {
         }
         Some(expect @ (Expect::Allow | Expect::Block(_))) => {
             match (verdict(&out), expect) {
-                (Ok(crate::lifecycle_support::Verdict::Allow), Expect::Allow) => {}
-                (Ok(crate::lifecycle_support::Verdict::Block(reason)), Expect::Block(frags)) => {
+                (Ok(crate::support::lifecycle::Verdict::Allow), Expect::Allow) => {}
+                (Ok(crate::support::lifecycle::Verdict::Block(reason)), Expect::Block(frags)) => {
                     let lacking: Vec<&String> =
                         frags.iter().filter(|f| !holds(host, &reason, f)).collect();
                     if !lacking.is_empty() {
@@ -1211,7 +1211,7 @@ fn run_corpus(
     label: &str,
     host_for: impl Fn(usize) -> Host + Sync,
 ) {
-    let files = crate::lifecycle_support::case_files(folder);
+    let files = crate::support::lifecycle::case_files(folder);
     let mut cases: Vec<Case> = Vec::new();
     let mut failures: Vec<String> = Vec::new();
     for (display, text) in &files {

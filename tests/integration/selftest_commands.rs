@@ -3,7 +3,7 @@
 //! same tree and once alone, so `shared` rules are seen to block with company and to let a
 //! lone session through. Every failing case is listed by file, line and name before failing.
 
-use crate::lifecycle_support::{Repo, Verdict, run_with_stdin, verdict};
+use crate::support::lifecycle::{Repo, Verdict, run_with_stdin, verdict};
 use crate::support::wine::{Form, Host, require_wine};
 use serde_json::json;
 use session_lock::rules::cases::{CommandCase, Expect, parse_cases};
@@ -104,7 +104,7 @@ fn run(host: Host, repo: &Repo, case: &CommandCase, others: bool) -> Result<(), 
 /// Runs every command case on the host `host_for` picks for it, alone and with company;
 /// lists every failure, then fails once.
 fn run_corpus(label: &str, host_for: impl Fn(usize) -> Host + Sync) {
-    let files = crate::lifecycle_support::case_files("commands");
+    let files = crate::support::lifecycle::case_files("commands");
     let mut cases = Vec::new();
     let mut failures = Vec::new();
     for (name, text) in &files {

@@ -1,6 +1,6 @@
 //! `claim`: reads back the lock the guard recorded, and prints the rules and who owns what.
 
-use crate::lifecycle_support::{Repo, sid};
+use crate::support::lifecycle::{Repo, sid};
 use serde_json::{Value, json};
 
 fn claim(repo: &Repo, who: Option<&str>, args: &[&str]) -> (i32, String, String) {

@@ -1,6 +1,6 @@
 //! Broken files give clear errors naming the file (and the line, for plans) in every tool.
 
-use crate::lifecycle_support::{Repo, Verdict, verdict};
+use crate::support::lifecycle::{Repo, Verdict, verdict};
 use serde_json::{Value, json};
 
 fn run(repo: &Repo, tool: &str, who: &str, args: &[&str]) -> (i32, String, String) {

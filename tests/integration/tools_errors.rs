@@ -1,7 +1,7 @@
 //! Failures people read: `--json` failures are one JSON object on stdout, clap's own errors
 //! start with the tool's name, and errors name the real file.
 
-use crate::lifecycle_support::Repo;
+use crate::support::lifecycle::Repo;
 use serde_json::Value;
 
 fn run(repo: &Repo, tool: &str, args: &[&str]) -> (i32, String, String) {
@@ -180,7 +180,7 @@ fn guard_typed_in_a_terminal_prints_usage_at_once() {
     crate::require_tmux!();
     let repo = Repo::new();
     let pane = crate::support::tmux::Pane::start(
-        crate::lifecycle_support::bin("guard"),
+        crate::support::lifecycle::bin("guard"),
         &repo.root,
         &[],
         200,

@@ -1,7 +1,7 @@
 //! `guard install`, `guard uninstall`, `guard doctor`: wiring a repo so that the same committed
 //! files work on every machine, keeping everything else, and taking it out again byte for byte.
 
-use crate::lifecycle_support::{Repo, Verdict, bin, run_with_stdin, sid, text, verdict};
+use crate::support::lifecycle::{Repo, Verdict, bin, run_with_stdin, sid, text, verdict};
 use serde_json::{Value, json};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};

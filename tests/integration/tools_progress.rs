@@ -1,8 +1,8 @@
 //! Progress of every wait: one live line on a terminal (read under tmux), plain lines at each
 //! change otherwise, nothing with --quiet.
 
-use crate::lifecycle_support::{Repo, bin, eventually, sid};
 use crate::require_tmux;
+use crate::support::lifecycle::{Repo, bin, eventually, sid};
 use crate::support::tmux::Pane;
 use std::process::Stdio;
 use std::time::Duration;

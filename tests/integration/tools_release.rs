@@ -1,6 +1,6 @@
 //! `release`: the gate (checks + committed owned files), the done markers, and who may release.
 
-use crate::lifecycle_support::{Repo, sid};
+use crate::support::lifecycle::{Repo, sid};
 use serde_json::{Value, json};
 
 fn release(repo: &Repo, who: &str, args: &[&str]) -> (i32, String, String) {
@@ -181,7 +181,7 @@ fn issue_11_the_caller_is_proven_from_the_process_tree_not_the_environment() {
     repo.lock("ui", "bob", &["src/ui/**"], 1, 0);
     repo.set_client("ui", std::process::id());
     let copy = repo.base.join("my-release");
-    std::fs::copy(crate::lifecycle_support::bin("release"), &copy).unwrap();
+    std::fs::copy(crate::support::lifecycle::bin("release"), &copy).unwrap();
     type Tweak = Box<dyn Fn(&mut std::process::Command)>;
     let cases: [(&str, Tweak); 4] = [
         (
@@ -227,7 +227,7 @@ fn issue_11_the_caller_is_proven_from_the_process_tree_not_the_environment() {
     }
     // A person at a terminal (bob's client is no longer this process): allowed, and told whose
     // stream it was.
-    repo.set_client("ui", crate::lifecycle_support::dead_pid());
+    repo.set_client("ui", crate::support::lifecycle::dead_pid());
     let (code, out, err) = repo.run({
         let mut c = repo.tool("release");
         c.arg("api");

@@ -1,6 +1,6 @@
 //! `status`: the table, `--json`, the end-of-round barrier `--wait`, and `--archive`.
 
-use crate::lifecycle_support::{Repo, dead_pid, sid, text, wait_within};
+use crate::support::lifecycle::{Repo, dead_pid, sid, text, wait_within};
 use serde_json::{Value, json};
 use std::process::Stdio;
 use std::time::{Duration, Instant};

@@ -1,7 +1,7 @@
 //! `wait-milestone`: waits for a stream or a milestone while keeping the caller's lock fresh;
 //! refuses long waits without `--stream`; gives up at `--timeout`.
 
-use crate::lifecycle_support::{Repo, eventually, sid, text, wait_within};
+use crate::support::lifecycle::{Repo, eventually, sid, text, wait_within};
 use serde_json::json;
 use std::process::Stdio;
 use std::time::{Duration, Instant};

@@ -1,7 +1,7 @@
 //! `status --watch`: the live view of the round, read under tmux.
 
-use crate::lifecycle_support::{Repo, Verdict, bin, sid, verdict};
 use crate::require_tmux;
+use crate::support::lifecycle::{Repo, Verdict, bin, sid, verdict};
 use crate::support::tmux::Pane;
 use serde_json::json;
 use std::time::Duration;

@@ -7,7 +7,7 @@
 //! The test process makes the repos on the Linux side (the prefix has no Windows git); the
 //! tools see them on wine's drive `Z:`.
 
-use crate::lifecycle_support::{Repo, Verdict, eventually, sid, text, verdict};
+use crate::support::lifecycle::{Repo, Verdict, eventually, sid, text, verdict};
 use crate::support::wine::{Form, Host, Wine, Witness, require_wine, win};
 use serde_json::{Value, json};
 use std::path::Path;
@@ -176,7 +176,7 @@ fn a_stream_lifecycle_with_windows_paths() {
         "session-lock/ui.done",
         &json!({"stream": "ui", "sessionId": sid("bob"), "releasedAt": session_lock::time::iso(session_lock::time::now_ms()), "head": ""}).to_string(),
     );
-    let out = crate::lifecycle_support::wait_within(child, Duration::from_secs(90));
+    let out = crate::support::lifecycle::wait_within(child, Duration::from_secs(90));
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(
         text(&out.stdout).starts_with("ui is done (waited "),
@@ -249,7 +249,7 @@ fn two_windows_builds_run_one_after_the_other() {
     );
     repo.write("go-B", "");
     for (name, child) in [("A", first), ("B", second)] {
-        let out = crate::lifecycle_support::wait_within(child, Duration::from_secs(60));
+        let out = crate::support::lifecycle::wait_within(child, Duration::from_secs(60));
         assert_eq!(out.status.code(), Some(0), "{name}: {}", text(&out.stderr));
     }
     assert_eq!(

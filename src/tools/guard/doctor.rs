@@ -88,7 +88,57 @@ pub fn checks(root: &Path) -> Vec<Check> {
     out.push(writable(&w));
     out.push(plans(root));
     out.push(claude_cli());
+    out.push(messaging_tools(root));
+    if let Some(c) = lease_remote(root) {
+        out.push(c);
+    }
     out
+}
+
+/// The messaging tools over MCP: the `.mcp.json` entry starts a server that lists both tools.
+/// A warning, not a failure: the guard protects without them.
+fn messaging_tools(root: &Path) -> Check {
+    let fix = Some(
+        "run guard install (it writes the .mcp.json entry), and put send-message on PATH"
+            .to_string(),
+    );
+    if !root.join(".mcp.json").exists() {
+        return check(
+            "messaging tools",
+            Level::Warn,
+            "no .mcp.json: sessions have the send-message CLI but not its MCP tools".into(),
+            fix,
+        );
+    }
+    match crate::messaging::mcp::wire::self_check(root) {
+        Ok(tools) => check(
+            "messaging tools",
+            Level::Ok,
+            format!("the .mcp.json server lists {}", tools.join(", ")),
+            None,
+        ),
+        Err(e) => check("messaging tools", Level::Warn, e, fix),
+    }
+}
+
+/// With leases configured: the remote takes the lease refs (a probe ref pushed and deleted).
+fn lease_remote(root: &Path) -> Option<Check> {
+    let cfg = crate::config::Config::load(root).ok()?;
+    let leases = cfg.leases?;
+    Some(match crate::leases::ops::check_remote(root, &leases.remote) {
+        Ok(()) => check(
+            "lease remote",
+            Level::Ok,
+            format!("remote '{}' takes refs under refs/session-lock/", leases.remote),
+            None,
+        ),
+        Err(e) => check(
+            "lease remote",
+            Level::Fail,
+            e,
+            Some("let the remote accept refs/session-lock/* (or remove \"leases\" from session-lock/config.json)".into()),
+        ),
+    })
 }
 
 /// The guard entries of `.claude/settings.json`: one per event, all the same command.

@@ -11,7 +11,7 @@ use crate::atomic;
 use crate::exit::{Code, fail};
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// What install or uninstall did to each file.
 #[derive(Debug, Default, serde::Serialize)]
@@ -280,10 +280,13 @@ pub fn install(repo: &Path, guard: Option<&Path>, timeout_s: u64) -> anyhow::Res
         hook_command: command,
         ..Report::default()
     };
-    // The messaging tools over MCP: `send-message` beside the guard given, else on PATH.
+    // The messaging tools over MCP: the `send-message` beside the guard given, else beside this
+    // guard (the client starts an MCP server by its path; PATH is not searched the same way on
+    // every platform).
+    let this = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("guard"));
     crate::messaging::mcp::wire::install_for(
         repo,
-        guard.unwrap_or(Path::new("guard")),
+        guard.unwrap_or(&this),
         &mut report.changed,
         &mut report.unchanged,
     )?;

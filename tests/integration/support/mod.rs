@@ -16,8 +16,11 @@
 #![allow(dead_code)]
 
 pub mod claude;
+pub mod e2e; // the real-CLI bed: a repo wired by guard install, sessions with the tools on PATH
 pub mod fake_model;
 pub mod http;
+pub mod lifecycle; // temp repos with plans and locks; the suite's tools run as a person or a session
+pub mod messaging; // fake live sessions and ledgers for send-message
 pub mod repo;
 pub mod tmux;
 pub mod wine;

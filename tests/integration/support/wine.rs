@@ -91,9 +91,9 @@ impl Wine {
     /// The start time the Windows tools record for `pid`, read back from what `guard.exe`
     /// writes at SessionStart for a client of that pid.
     pub fn start_time_of(&self, pid: u32) -> Option<String> {
-        let repo = crate::lifecycle_support::Repo::new();
+        let repo = crate::support::lifecycle::Repo::new();
         let payload = serde_json::json!({
-            "session_id": crate::lifecycle_support::sid("probe"),
+            "session_id": crate::support::lifecycle::sid("probe"),
             "cwd": win(&repo.root),
             "hook_event_name": "SessionStart",
             "source": "startup",
@@ -104,10 +104,10 @@ impl Wine {
             .env("CLAUDE_PID", pid.to_string())
             .env_remove("CLAUDE_PROJECT_DIR")
             .env_remove("CLAUDE_CODE_SESSION_ID");
-        crate::lifecycle_support::run_with_stdin(cmd, payload.to_string().as_bytes());
+        crate::support::lifecycle::run_with_stdin(cmd, payload.to_string().as_bytes());
         let path = repo.home.join(format!(
             "sessions/{}.json",
-            crate::lifecycle_support::sid("probe")
+            crate::support::lifecycle::sid("probe")
         ));
         let entry: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()?;
@@ -228,7 +228,7 @@ pub enum Host {
 
 impl Host {
     /// The guard, run from `cwd` for `repo` with a clean environment.
-    pub fn guard(self, repo: &crate::lifecycle_support::Repo, cwd: &Path) -> Command {
+    pub fn guard(self, repo: &crate::support::lifecycle::Repo, cwd: &Path) -> Command {
         let mut cmd = match self {
             Host::Linux => repo.tool("guard"),
             Host::Windows(wine, _) => {
@@ -275,7 +275,7 @@ impl Host {
     /// A pid whose process has exited (or never was) on this host.
     pub fn dead(self) -> u32 {
         match self {
-            Host::Linux => crate::lifecycle_support::dead_pid(),
+            Host::Linux => crate::support::lifecycle::dead_pid(),
             Host::Windows(wine, _) => wine.dead_pid(),
         }
     }
@@ -294,12 +294,12 @@ impl Host {
     /// with (the guard exits 0 or 2, the others say why on stderr). That one signature is
     /// started again, once, and counted in [`RESTARTS`].
     pub fn run(self, make: impl Fn() -> Command, input: &[u8]) -> std::process::Output {
-        let out = crate::lifecycle_support::run_with_stdin(make(), input);
+        let out = crate::support::lifecycle::run_with_stdin(make(), input);
         let never_started =
             out.status.code() == Some(1) && out.stdout.is_empty() && out.stderr.is_empty();
         if self.is_windows() && never_started {
             RESTARTS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-            return crate::lifecycle_support::run_with_stdin(make(), input);
+            return crate::support::lifecycle::run_with_stdin(make(), input);
         }
         out
     }

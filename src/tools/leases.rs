@@ -1,12 +1,12 @@
 //! What the tools say about leases: claim's compare-and-swap and its messages, release's done
 //! mark, status's rows of other machines.
 
-use super::LeasesConfig;
-use super::git::GitError;
-use super::mirror::Mirror;
-use super::ops::{self, ClaimError, Claimed};
 use crate::config::Config;
 use crate::exit::{Code, fail};
+use crate::leases::LeasesConfig;
+use crate::leases::git::GitError;
+use crate::leases::mirror::Mirror;
+use crate::leases::ops::{self, ClaimError, Claimed};
 use crate::state::{Held, Layout};
 use crate::time;
 use std::path::Path;
@@ -30,7 +30,7 @@ pub fn claim(
             took_over,
         }) => Ok(format!(
             "Lease: {} on remote '{}' is this session's (generation {generation}{}).\n",
-            super::remote_ref(stream),
+            crate::leases::remote_ref(stream),
             cfg.remote,
             if took_over {
                 ", taken over from a stale holder"
@@ -50,7 +50,7 @@ pub fn claim(
                     format!(
                         "stream '{stream}' is held by {} (lease {} on remote '{}'). Pick another stream, or wait for it: wait-milestone {stream} --stream <yours>",
                         l.describe(time::now_ms()),
-                        super::remote_ref(stream),
+                        crate::leases::remote_ref(stream),
                         cfg.remote
                     ),
                 ),
@@ -157,7 +157,7 @@ pub fn add_remote_rows(
 ) {
     use crate::tools::status::Row;
     let (mirror, state) = status_mirror(root, layout, cfg);
-    let me = super::host();
+    let me = crate::leases::host();
     let clone_id = mirror.clone_id.clone();
     for row in report.streams.iter_mut() {
         if locks.iter().any(|h| h.record.stream == row.stream) {
@@ -182,7 +182,7 @@ pub fn add_remote_rows(
             }
             continue;
         }
-        let held = super::mirror::as_held(l);
+        let held = crate::leases::mirror::as_held(l);
         let row = Row {
             stream: l.stream.clone(),
             milestone: report
@@ -266,8 +266,9 @@ pub fn refresher(root: &Path, layout: &Layout, config: &Config) -> anyhow::Resul
         return Ok(Code::Success);
     };
     // One refresher at a time per clone; a second one has nothing to add.
-    let _ = std::fs::create_dir_all(super::dir(layout));
-    let lock = crate::filelock::FileLock::try_exclusive(&super::dir(layout).join("refresh.lock"));
+    let _ = std::fs::create_dir_all(crate::leases::dir(layout));
+    let lock =
+        crate::filelock::FileLock::try_exclusive(&crate::leases::dir(layout).join("refresh.lock"));
     match lock {
         Ok(Some(_held)) => match ops::sync(root, layout, config, cfg) {
             Ok(_) => Ok(Code::Success),
