@@ -115,9 +115,7 @@ pub fn load_each(
         plans: BTreeMap::new(),
     };
     let now = time::now_ms();
-    let mut out: Vec<Stream> = Vec::new();
-    let mut errors: Vec<PlanError> = Vec::new();
-    let mut twice: Vec<String> = Vec::new();
+    let mut all = plans::Collected::default();
     for path in plans::plan_files(root, plan_glob)? {
         let rel = match path.strip_prefix(root) {
             Ok(r) => r.to_string_lossy().replace('\\', "/"),
@@ -135,7 +133,7 @@ pub fn load_each(
             _ => match parse(&path, &rel) {
                 Ok(o) => o,
                 Err(e) => {
-                    errors.push(e);
+                    all.error(e);
                     continue;
                 }
             },
@@ -159,7 +157,7 @@ pub fn load_each(
                 owns_line: p.owns_line,
             },
             Outcome::Malformed { line, reason } => {
-                errors.push(PlanError::Malformed {
+                all.error(PlanError::Malformed {
                     path: rel,
                     line,
                     reason,
@@ -167,23 +165,12 @@ pub fn load_each(
                 continue;
             }
         };
-        if let Some(first) = out.iter().find(|s| s.name == stream.name) {
-            errors.push(PlanError::Duplicate {
-                stream: stream.name.clone(),
-                first: first.plan.clone(),
-                second: rel,
-            });
-            twice.push(stream.name);
-            continue;
-        }
-        out.push(stream);
+        all.add(stream);
     }
     if new.plans != old.plans {
         write_cache(layout, &new);
     }
-    out.retain(|s| !twice.contains(&s.name));
-    out.sort_by(|a, b| (a.milestone, &a.name).cmp(&(b.milestone, &b.name)));
-    Ok((out, errors))
+    Ok(all.finish())
 }
 
 fn write_cache(layout: &Layout, cache: &CacheFile) {

@@ -430,9 +430,7 @@ pub fn load(root: &Path, plan_glob: &str) -> Result<Vec<Stream>, PlanError> {
 /// error per plan that does not (a stream declared twice is an error and neither copy counts).
 /// Only a bad `plan_glob` or an unreadable plans folder fails the whole.
 pub fn load_each(root: &Path, plan_glob: &str) -> Result<(Vec<Stream>, Vec<PlanError>), PlanError> {
-    let mut out: Vec<Stream> = Vec::new();
-    let mut errors = Vec::new();
-    let mut twice: Vec<String> = Vec::new();
+    let mut all = Collected::default();
     for path in plan_files(root, plan_glob)? {
         let rel = match path.strip_prefix(root) {
             Ok(r) => r.to_string_lossy().replace('\\', "/"),
@@ -449,24 +447,50 @@ pub fn load_each(root: &Path, plan_glob: &str) -> Result<(Vec<Stream>, Vec<PlanE
         let stream = match stream {
             Ok(s) => s,
             Err(e) => {
-                errors.push(e);
+                all.error(e);
                 continue;
             }
         };
-        if let Some(first) = out.iter().find(|s| s.name == stream.name) {
-            errors.push(PlanError::Duplicate {
+        all.add(stream);
+    }
+    Ok(all.finish())
+}
+
+/// The streams of a plans folder as its plans are read one by one: a stream declared twice is
+/// an error, and neither copy counts.
+#[derive(Default)]
+pub(crate) struct Collected {
+    streams: Vec<Stream>,
+    errors: Vec<PlanError>,
+    twice: Vec<String>,
+}
+
+impl Collected {
+    pub(crate) fn add(&mut self, stream: Stream) {
+        if let Some(first) = self.streams.iter().find(|s| s.name == stream.name) {
+            self.errors.push(PlanError::Duplicate {
                 stream: stream.name.clone(),
                 first: first.plan.clone(),
-                second: rel,
+                second: stream.plan.clone(),
             });
-            twice.push(stream.name);
-            continue;
+            self.twice.push(stream.name);
+            return;
         }
-        out.push(stream);
+        self.streams.push(stream);
     }
-    out.retain(|s| !twice.contains(&s.name));
-    out.sort_by(|a, b| (a.milestone, &a.name).cmp(&(b.milestone, &b.name)));
-    Ok((out, errors))
+
+    pub(crate) fn error(&mut self, e: PlanError) {
+        self.errors.push(e);
+    }
+
+    /// The streams in milestone order, and the errors.
+    pub(crate) fn finish(mut self) -> (Vec<Stream>, Vec<PlanError>) {
+        let twice = std::mem::take(&mut self.twice);
+        self.streams.retain(|s| !twice.contains(&s.name));
+        self.streams
+            .sort_by(|a, b| (a.milestone, &a.name).cmp(&(b.milestone, &b.name)));
+        (self.streams, self.errors)
+    }
 }
 
 #[cfg(test)]
