@@ -335,13 +335,20 @@ fn issue13_a_wake_against_a_failing_model_is_not_delivered() {
             "{w} rides the wake: {prompt}"
         );
     }
-    let ob = bed.outbox("terminal");
-    let delivered: std::collections::BTreeSet<String> = ob
-        .iter()
-        .filter(|l| l["op"] == "delivered")
-        .map(|l| l["messageId"].to_string())
-        .collect();
-    assert_eq!(delivered.len(), 3, "{ob:?}");
+    // `--wait` answers for its own message; the wake records the two that rode along in the
+    // same turn right after, so wait for those records rather than race them.
+    let delivered = || -> std::collections::BTreeSet<String> {
+        bed.outbox("terminal")
+            .iter()
+            .filter(|l| l["op"] == "delivered")
+            .map(|l| l["messageId"].to_string())
+            .collect()
+    };
+    let all_three =
+        crate::support::lifecycle::eventually(std::time::Duration::from_secs(30), || {
+            delivered().len() == 3
+        });
+    assert!(all_three, "{:?}", bed.outbox("terminal"));
 }
 
 #[test]
