@@ -137,9 +137,13 @@ enum Command {
 fn main() -> std::process::ExitCode {
     // Silent panics: a backtrace costs time and says nothing to the client.
     std::panic::set_hook(Box::new(|_| {}));
+    // The hook itself (no arguments) runs before every tool call: it builds no clap command.
+    if std::env::args_os().len() <= 1 {
+        return hook_mode::run(|| Cli::command().render_help().to_string());
+    }
     let cli: Cli = cli::parse("guard");
     match cli.command {
-        None => hook_mode::run(&Cli::command().render_help().to_string()),
+        None => hook_mode::run(|| Cli::command().render_help().to_string()),
         Some(Command::Scope { roots, allow_tools }) => {
             let out = hook::scope::hook_mode(hook::scope::Scope { roots, allow_tools });
             std::process::ExitCode::from(hook_mode::emit(&out) as u8)

@@ -14,9 +14,10 @@ pub const DEADLINE: Duration = Duration::from_secs(5);
 static PAYLOAD: OnceLock<Vec<u8>> = OnceLock::new();
 
 /// Runs the hook on stdin and returns the process exit code (0, or 2 in the exit-2 form).
-/// With stdin a terminal (a person typed `guard`), prints `usage` and returns 2 at once.
-pub fn run(usage: &str) -> std::process::ExitCode {
+/// With stdin a terminal (a person typed `guard`), prints `usage()` and returns 2 at once.
+pub fn run(usage: impl FnOnce() -> String) -> std::process::ExitCode {
     if std::io::stdin().is_terminal() {
+        let usage = usage();
         let _ = writeln!(
             std::io::stderr(),
             "guard: reads a Claude Code hook payload on stdin (it is wired by `guard install`); stdin is a terminal, so there is nothing to read\n\n{usage}"
