@@ -2,7 +2,7 @@
 //! reads with one `read`, so a call costs the same whether the round has 5 locks or 200.
 //!
 //! ```text
-//! session-lock/.index/round.json   {version, dirStamp, verify, files, locks:[…], bad:[…]}
+//! session-lock/.index/round.json   a header line, the file names, one line per lock (view.rs)
 //! ```
 //!
 //! The lock files stay the source of truth; the index is a cache of them, trusted only while
@@ -32,8 +32,11 @@ use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, UNIX_EPOCH};
 
+mod view;
+use view::{Hint, View};
+
 /// The index format; another version is rebuilt.
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 
 /// The folder-time resolution the index assumes (coarse clocks tick every 1–10 ms).
 pub const RACY_MS: u64 = 50;
@@ -96,6 +99,9 @@ pub struct Index {
     pub files: Vec<String>,
     pub locks: Vec<Entry>,
     pub bad: Vec<BadEntry>,
+    /// The newest heartbeat (ms) of a lock not done, 0 for none: "is any lock live?" without
+    /// reading the entries.
+    pub latest_heartbeat_ms: u64,
 }
 
 /// Why an index was not used.
@@ -171,6 +177,7 @@ impl Index {
                 dir_stamp: b,
                 verify: time::now_ms().saturating_sub(stamp_ms(b)) < RACY_MS,
                 files,
+                latest_heartbeat_ms: latest(good.iter().map(Entry::of)),
                 locks: good.iter().map(Entry::of).collect(),
                 bad: bad.iter().map(|b| bad_entry(layout, b)).collect(),
             }),
@@ -181,23 +188,7 @@ impl Index {
 
     /// Reads the index and checks it against the folder.
     pub fn load(layout: &Layout) -> Result<Index, Unusable> {
-        let Some(stamp) = dir_stamp(&layout.dir) else {
-            return Err(Unusable::Missing);
-        };
-        let text = match std::fs::read(path(layout)) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(Unusable::Missing),
-            Err(e) => return Err(Unusable::Corrupt(e.to_string())),
-        };
-        let index: Index =
-            serde_json::from_slice(&text).map_err(|e| Unusable::Corrupt(e.to_string()))?;
-        if index.version != VERSION {
-            return Err(Unusable::Corrupt(format!("version {}", index.version)));
-        }
-        if index.dir_stamp != stamp || (index.verify && listing(&layout.dir) != index.files) {
-            return Err(Unusable::Stale);
-        }
-        Ok(index)
+        View::load(layout)?.into_index()
     }
 
     /// Writes the index (a cache: replaced atomically, not synced; a lost or torn index is
@@ -207,7 +198,7 @@ impl Index {
         if let Some(dir) = file.parent() {
             std::fs::create_dir_all(dir)?;
         }
-        let text = serde_json::to_vec(self).map_err(std::io::Error::other)?;
+        let text = view::render(self).map_err(std::io::Error::other)?;
         atomic::replace_cache(&file, &text)
     }
 
@@ -232,6 +223,7 @@ impl Index {
                 index.dir_stamp = stamp;
                 index.files = listing(&layout.dir);
                 index.verify = time::now_ms().saturating_sub(stamp_ms(stamp)) < RACY_MS;
+                index.latest_heartbeat_ms = latest(index.locks.iter().cloned());
                 index
             }
             None => match Index::build(layout) {
@@ -253,6 +245,15 @@ impl Index {
         }
         self.locks.sort_by(|a, b| a.stream.cmp(&b.stream));
     }
+}
+
+/// The newest heartbeat of the entries not done (0 for none).
+fn latest(entries: impl Iterator<Item = Entry>) -> u64 {
+    entries
+        .filter(|e| !e.done)
+        .map(|e| e.heartbeat_ms)
+        .max()
+        .unwrap_or(0)
 }
 
 /// Creates `.index/` (when the folder exists) before any stamp is taken: creating it moves the
@@ -281,10 +282,17 @@ fn bad_entry(layout: &Layout, b: &BadLock) -> BadEntry {
 /// trusted, every lock file), and the lock files of the locks a decision rests on.
 pub struct LockSet {
     layout: Layout,
+    /// The index as read (entries parsed when asked for), or `None` when it was rebuilt in
+    /// this call from the lock files in `read`.
+    view: Option<View>,
+    /// The entries of `read` (a rebuilt index).
     entries: Vec<Entry>,
+    latest_heartbeat_ms: u64,
     bad: Vec<BadLock>,
     /// The locks as read from their files, when the index was rebuilt in this call.
     read: Option<Vec<Held>>,
+    /// Every lock file, read when an index entry could not be (the files decide then).
+    fallback: std::cell::OnceCell<Vec<Held>>,
     /// Said once, when the index had to be rebuilt.
     pub note: Option<String>,
     /// Other machines' live leases (from the lease mirror), applied like local locks.
@@ -299,14 +307,13 @@ const NO_WAIT: Duration = Duration::ZERO;
 impl LockSet {
     /// Loads the set for one call. Never fails: without a usable index the lock files are read.
     pub fn load(layout: &Layout) -> LockSet {
-        match Index::load(layout) {
-            Ok(index) => {
-                if index.verify
-                    && time::now_ms().saturating_sub(stamp_ms(index.dir_stamp)) >= RACY_MS
+        match View::load(layout) {
+            Ok(view) => {
+                if view.verify && time::now_ms().saturating_sub(stamp_ms(view.dir_stamp)) >= RACY_MS
                 {
                     settle(layout);
                 }
-                LockSet::from_index(layout, index)
+                LockSet::from_view(layout, view)
             }
             Err(why) => {
                 let (built, good, bad) = Index::build(layout);
@@ -322,11 +329,15 @@ impl LockSet {
                         path(layout).display()
                     )
                 });
+                let entries: Vec<Entry> = good.iter().map(Entry::of).collect();
                 LockSet {
                     layout: layout.clone(),
-                    entries: good.iter().map(Entry::of).collect(),
+                    view: None,
+                    latest_heartbeat_ms: latest(entries.iter().cloned()),
+                    entries,
                     bad,
                     read: Some(good),
+                    fallback: Default::default(),
                     note,
                     foreign: Vec::new(),
                     lost: Vec::new(),
@@ -335,10 +346,9 @@ impl LockSet {
         }
     }
 
-    fn from_index(layout: &Layout, index: Index) -> LockSet {
+    fn from_view(layout: &Layout, mut view: View) -> LockSet {
         LockSet {
-            bad: index
-                .bad
+            bad: std::mem::take(&mut view.bad)
                 .into_iter()
                 .map(|b| BadLock {
                     path: layout.dir.join(&b.file),
@@ -346,8 +356,11 @@ impl LockSet {
                 })
                 .collect(),
             layout: layout.clone(),
-            entries: index.locks,
+            latest_heartbeat_ms: view.latest_heartbeat_ms,
+            view: Some(view),
+            entries: Vec::new(),
             read: None,
+            fallback: Default::default(),
             note: None,
             foreign: Vec::new(),
             lost: Vec::new(),
@@ -359,12 +372,24 @@ impl LockSet {
         &self.bad
     }
 
-    /// Every lock the index lists (no file read).
-    pub fn entries(&self) -> &[Entry] {
-        &self.entries
+    /// Every lock the index lists (each entry parsed).
+    pub fn entries(&self) -> Vec<Entry> {
+        match &self.view {
+            Some(view) => match view.select(Hint::Every) {
+                Ok(all) => all.into_iter().cloned().collect(),
+                Err(()) => self.files().iter().map(Entry::of).collect(),
+            },
+            None => self.entries.clone(),
+        }
     }
 
-    fn held(&self, wanted: impl Fn(&Entry) -> bool) -> Vec<Held> {
+    /// Every lock file, read once (when the index cannot answer).
+    fn files(&self) -> &[Held] {
+        self.fallback.get_or_init(|| self.layout.read_locks().0)
+    }
+
+    /// The locks `wanted` picks among those `hint` could concern, read from their files.
+    fn held(&self, hint: Hint, wanted: impl Fn(&Entry) -> bool) -> Vec<Held> {
         if let Some(read) = &self.read {
             let names: Vec<&str> = self
                 .entries
@@ -378,11 +403,23 @@ impl LockSet {
                 .cloned()
                 .collect();
         }
-        self.entries
-            .iter()
-            .filter(|e| wanted(e))
-            .filter_map(|e| self.layout.read_lock(&e.stream).ok().flatten())
-            .collect()
+        let Some(view) = &self.view else {
+            return Vec::new();
+        };
+        match view.select(hint) {
+            Ok(entries) => entries
+                .into_iter()
+                .filter(|e| wanted(e))
+                .filter_map(|e| self.layout.read_lock(&e.stream).ok().flatten())
+                .collect(),
+            // An entry the index cannot give: every lock file decides.
+            Err(()) => self
+                .files()
+                .iter()
+                .filter(|h| wanted(&Entry::of(h)))
+                .cloned()
+                .collect(),
+        }
     }
 
     /// Takes locks this call rewrote (its heartbeat), so later reads see them as written.
@@ -404,26 +441,32 @@ impl LockSet {
 
     /// The caller's own locks, read from their files (for the heartbeat and "mine covers").
     pub fn own(&self, session_id: &str) -> Vec<Held> {
-        self.held(|e| e.session_id == session_id && !self.lost.contains(&e.stream))
+        let quoted = quoted(session_id);
+        self.held(Hint::Mentions(&quoted), |e| {
+            e.session_id == session_id && !self.lost.contains(&e.stream)
+        })
     }
 
     /// Locks other sessions took over from `session_id` (its stale claims, claimed since).
     pub fn taken_from(&self, session_id: &str) -> Vec<Held> {
-        self.held(|e| e.taken_from.as_deref() == Some(session_id))
+        let quoted = quoted(session_id);
+        self.held(Hint::Mentions(&quoted), |e| {
+            e.taken_from.as_deref() == Some(session_id)
+        })
     }
 
     /// Is any lock (or other machine's lease) live? Decided on the index alone.
     pub fn any_live(&self, now: u64, stale_ms: u64) -> bool {
-        self.entries
-            .iter()
-            .any(|e| !e.done && now.saturating_sub(e.heartbeat_ms) < stale_ms)
+        now.saturating_sub(self.latest_heartbeat_ms) < stale_ms && self.latest_heartbeat_ms > 0
             || self.foreign.iter().any(|h| h.is_live(now, stale_ms))
     }
 
     /// The locks of other sessions whose `owns` could match `rel`, read from their files, and
     /// other machines' leases that could.
     pub fn others_for(&self, session_id: &str, rel: &str, case_insensitive: bool) -> Vec<Held> {
-        let mut out = self.held(|e| e.session_id != session_id && e.may_own(rel, case_insensitive));
+        let mut out = self.held(Hint::MayOwn(rel, case_insensitive), |e| {
+            e.session_id != session_id && e.may_own(rel, case_insensitive)
+        });
         out.extend(
             self.foreign
                 .iter()
@@ -437,10 +480,15 @@ impl LockSet {
     /// Every lock, read from its file, and other machines' leases (the protected-path check
     /// counts the live ones).
     pub fn all(&self) -> Vec<Held> {
-        let mut out = self.held(|_| true);
+        let mut out = self.held(Hint::Every, |_| true);
         out.extend(self.foreign.iter().cloned());
         out
     }
+}
+
+/// `s` as a JSON string, as the index writes it (what [`Hint::Mentions`] looks for).
+fn quoted(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_default()
 }
 
 /// Writes a rebuilt index if the state lock is free now (a writer holding it writes its own).
