@@ -23,12 +23,44 @@ impl std::error::Error for GlobError {}
 /// The compiled `owns` of one stream.
 #[derive(Clone, Debug)]
 pub struct Owns {
-    include: GlobSet,
-    exclude: GlobSet,
+    include: Matcher,
+    exclude: Matcher,
     empty: bool,
 }
 
-fn compile(pattern: &str, ci: bool) -> Result<Glob, GlobError> {
+/// Patterns of one side (include or exclude). The common shapes, a folder (`src/api/**`) and a
+/// file (`README.md`) in ASCII, are compared as text; the rest go through one glob set (whose
+/// construction is what a guard call would otherwise pay for every stream it checks).
+#[derive(Clone, Debug)]
+struct Matcher {
+    /// `src/api/` for `src/api/**`: the path starts with it and goes on.
+    folders: Vec<String>,
+    /// A literal path, matched whole.
+    files: Vec<String>,
+    set: Option<GlobSet>,
+    ci: bool,
+}
+
+impl Matcher {
+    fn is_match(&self, rel: &str) -> bool {
+        let eq = |a: &str, b: &str| {
+            if self.ci {
+                a.eq_ignore_ascii_case(b)
+            } else {
+                a == b
+            }
+        };
+        self.folders
+            .iter()
+            .any(|f| rel.len() > f.len() && rel.is_char_boundary(f.len()) && eq(&rel[..f.len()], f))
+            || self.files.iter().any(|f| eq(rel, f))
+            || self.set.as_ref().is_some_and(|s| s.is_match(rel))
+    }
+}
+
+/// A pattern as the matcher reads it: trimmed, `/` separators, no leading `./`, and a folder
+/// pattern (`src/`) as its tree (`src/**`).
+fn normalized(pattern: &str) -> String {
     let mut p = pattern.trim().replace('\\', "/");
     while let Some(rest) = p.strip_prefix("./") {
         p = rest.to_string();
@@ -36,6 +68,31 @@ fn compile(pattern: &str, ci: bool) -> Result<Glob, GlobError> {
     if p.ends_with('/') {
         p.push_str("**");
     }
+    p
+}
+
+/// How a normalized pattern is matched without a glob, if it can be: `Ok(folder)` for
+/// `<literal>/**`, `Err(file)` for a literal path. ASCII only (case folding beyond ASCII is the
+/// glob engine's), and no character the glob syntax gives a meaning.
+fn simple(p: &str) -> Option<Result<String, String>> {
+    let plain = |t: &str| {
+        !t.is_empty()
+            && t.is_ascii()
+            && !t.contains(['*', '?', '[', ']', '{', '}', '\\'])
+            && !t
+                .split('/')
+                .any(|seg| seg.is_empty() || seg == "." || seg == "..")
+    };
+    match p.strip_suffix("/**") {
+        Some(folder) if plain(folder) => Some(Ok(format!("{folder}/"))),
+        Some(_) => None,
+        None if plain(p) => Some(Err(p.to_string())),
+        None => None,
+    }
+}
+
+fn compile(pattern: &str, ci: bool) -> Result<Glob, GlobError> {
+    let p = normalized(pattern);
     GlobBuilder::new(&p)
         .literal_separator(true)
         .case_insensitive(ci)
@@ -100,24 +157,106 @@ pub fn names_explicitly<S: AsRef<str>>(patterns: &[S], rel: &str, ci: bool) -> b
         && Owns::new(&kept, ci).is_ok_and(|o| o.is_match(rel))
 }
 
-/// Might include pattern `a` (of the set `a_all`) and `b` (of `b_all`) match one path? A
-/// literal pattern is tested exactly against the other set (exclusions count); otherwise the
-/// fixed prefixes are compared: one inside the other may overlap.
-pub fn may_overlap(a_all: &[String], a: &str, b_all: &[String], b: &str, ci: bool) -> bool {
-    let literal = |p: &str| !p.contains(['*', '?', '[', '{']) && !p.ends_with('/');
-    if literal(b) {
-        return Owns::new(a_all, ci).is_ok_and(|o| o.is_match(b.trim_start_matches("./")));
+/// A pattern set prepared for overlap checks against many others: each include pattern's
+/// shape is worked out once, and the matcher is compiled only when a literal pattern of another
+/// set has to be tested against it.
+pub struct OverlapSet<'a> {
+    all: &'a [String],
+    /// Include patterns: (as written, literal?, literal prefix — lowercased when `ci`).
+    includes: Vec<(&'a str, bool, String)>,
+    matcher: std::cell::OnceCell<Option<Owns>>,
+    ci: bool,
+}
+
+impl<'a> OverlapSet<'a> {
+    pub fn new(all: &'a [String], ci: bool) -> OverlapSet<'a> {
+        let includes = all
+            .iter()
+            .map(String::as_str)
+            .filter(|p| !p.starts_with('!'))
+            .map(|p| {
+                let literal = !p.contains(['*', '?', '[', '{']) && !p.ends_with('/');
+                let prefix = literal_prefix(p);
+                let prefix = if ci { prefix.to_lowercase() } else { prefix };
+                (p, literal, prefix)
+            })
+            .collect();
+        OverlapSet {
+            all,
+            includes,
+            matcher: std::cell::OnceCell::new(),
+            ci,
+        }
     }
-    if literal(a) {
-        return Owns::new(b_all, ci).is_ok_and(|o| o.is_match(a.trim_start_matches("./")));
+
+    fn matches(&self, path: &str) -> bool {
+        self.matcher
+            .get_or_init(|| Owns::new(self.all, self.ci).ok())
+            .as_ref()
+            .is_some_and(|o| o.is_match(path.trim_start_matches("./")))
     }
-    let (pa, pb) = (literal_prefix(a), literal_prefix(b));
-    let (pa, pb) = if ci {
-        (pa.to_lowercase(), pb.to_lowercase())
-    } else {
-        (pa, pb)
-    };
-    pa.starts_with(&pb) || pb.starts_with(&pa)
+
+    /// The first pair of include patterns (this set's, `other`'s) that might match one path. A
+    /// literal pattern is tested exactly against the other set (exclusions count); otherwise the
+    /// fixed prefixes are compared: one inside the other may overlap.
+    pub fn first_overlap(&self, other: &OverlapSet<'a>) -> Option<(&'a str, &'a str)> {
+        for (a, a_literal, pa) in &self.includes {
+            for (b, b_literal, pb) in &other.includes {
+                let hit = if *b_literal {
+                    self.matches(b)
+                } else if *a_literal {
+                    other.matches(a)
+                } else {
+                    pa.starts_with(pb.as_str()) || pb.starts_with(pa.as_str())
+                };
+                if hit {
+                    return Some((a, b));
+                }
+            }
+        }
+        None
+    }
+}
+
+/// The pairs of sets (`i < j`, in order) that might own one path, each with its first
+/// overlapping pair of patterns as [`OverlapSet::first_overlap`] gives it. Sets are compared
+/// pairwise only where they could overlap: a set with a literal pattern against every other,
+/// and sets whose wildcard patterns' prefixes nest (found in one sorted pass).
+pub fn overlapping<'a>(sets: &[OverlapSet<'a>]) -> Vec<(usize, usize, &'a str, &'a str)> {
+    let mut candidates = std::collections::BTreeSet::new();
+    for (i, set) in sets.iter().enumerate() {
+        if set.includes.iter().any(|(_, literal, _)| *literal) {
+            for j in (0..sets.len()).filter(|&j| j != i) {
+                candidates.insert((i.min(j), i.max(j)));
+            }
+        }
+    }
+    let mut prefixes: Vec<(&str, usize)> = sets
+        .iter()
+        .enumerate()
+        .flat_map(|(i, set)| {
+            set.includes
+                .iter()
+                .filter(|(_, literal, _)| !literal)
+                .map(move |(_, _, prefix)| (prefix.as_str(), i))
+        })
+        .collect();
+    prefixes.sort_unstable();
+    // Sorted, the prefixes that start with one follow it in one block.
+    for (k, &(p, i)) in prefixes.iter().enumerate() {
+        for &(_, j) in prefixes[k + 1..]
+            .iter()
+            .take_while(|(q, _)| q.starts_with(p))
+        {
+            if i != j {
+                candidates.insert((i.min(j), i.max(j)));
+            }
+        }
+    }
+    candidates
+        .into_iter()
+        .filter_map(|(i, j)| sets[i].first_overlap(&sets[j]).map(|(a, b)| (i, j, a, b)))
+        .collect()
 }
 
 /// Checks one pattern's syntax without building a matcher (cheap: no regex is compiled).
@@ -135,9 +274,16 @@ pub fn check_pattern(pattern: &str) -> Result<(), GlobError> {
 impl Owns {
     /// Compiles patterns; `case_insensitive` for filesystems that ignore case.
     pub fn new<S: AsRef<str>>(patterns: &[S], case_insensitive: bool) -> Result<Owns, GlobError> {
+        let side = || Matcher {
+            folders: Vec::new(),
+            files: Vec::new(),
+            set: None,
+            ci: case_insensitive,
+        };
+        let (mut include, mut exclude) = (side(), side());
         let mut inc = GlobSetBuilder::new();
         let mut exc = GlobSetBuilder::new();
-        let mut n_inc = 0;
+        let (mut n_inc, mut globs_inc, mut globs_exc) = (0, 0, 0);
         for raw in patterns {
             let raw = raw.as_ref();
             if raw.trim().is_empty() {
@@ -146,18 +292,27 @@ impl Owns {
                     reason: "empty pattern".into(),
                 });
             }
-            match raw.trim().strip_prefix('!') {
-                Some(neg) => {
-                    exc.add(compile(neg, case_insensitive)?);
-                }
+            let (pattern, side, builder, globs) = match raw.trim().strip_prefix('!') {
+                Some(neg) => (neg, &mut exclude, &mut exc, &mut globs_exc),
                 None => {
-                    inc.add(compile(raw, case_insensitive)?);
                     n_inc += 1;
+                    (raw, &mut include, &mut inc, &mut globs_inc)
+                }
+            };
+            match simple(&normalized(pattern)) {
+                Some(Ok(folder)) => side.folders.push(folder),
+                Some(Err(file)) => side.files.push(file),
+                None => {
+                    builder.add(compile(pattern, case_insensitive)?);
+                    *globs += 1;
                 }
             }
         }
-        let build = |b: GlobSetBuilder| {
-            b.build().map_err(|e| GlobError {
+        let build = |b: GlobSetBuilder, n: usize| {
+            if n == 0 {
+                return Ok(None);
+            }
+            b.build().map(Some).map_err(|e| GlobError {
                 pattern: patterns
                     .iter()
                     .map(|p| p.as_ref())
@@ -166,9 +321,11 @@ impl Owns {
                 reason: e.to_string(),
             })
         };
+        include.set = build(inc, globs_inc)?;
+        exclude.set = build(exc, globs_exc)?;
         Ok(Owns {
-            include: build(inc)?,
-            exclude: build(exc)?,
+            include,
+            exclude,
             empty: n_inc == 0,
         })
     }
@@ -185,6 +342,95 @@ mod tests {
 
     fn owns(p: &[&str]) -> Owns {
         Owns::new(p, false).unwrap()
+    }
+
+    #[test]
+    fn the_sorted_pass_finds_what_comparing_every_pair_finds() {
+        let owns: Vec<Vec<String>> = [
+            vec!["src/api/**", "!src/api/gen/**"],
+            vec!["src/api/gen/**"],
+            vec!["src/ui/**"],
+            vec!["**/*.md"],
+            vec!["docs/guide.md"],
+            vec!["src/ui/button.ts", "tools/**"],
+            vec!["tools/bin/**"],
+            vec!["Src/UI/**"],
+            vec!["lib/"],
+            vec!["lib/x/*.rs"],
+        ]
+        .iter()
+        .map(|v| v.iter().map(|s| s.to_string()).collect())
+        .collect();
+        for ci in [false, true] {
+            let sets: Vec<OverlapSet> = owns.iter().map(|o| OverlapSet::new(o, ci)).collect();
+            let mut every = Vec::new();
+            for i in 0..sets.len() {
+                for j in i + 1..sets.len() {
+                    if let Some((a, b)) = sets[i].first_overlap(&sets[j]) {
+                        every.push((i, j, a, b));
+                    }
+                }
+            }
+            assert!(every.len() > 5, "the table has overlaps: {every:?}");
+            assert_eq!(overlapping(&sets), every, "case-insensitive: {ci}");
+        }
+    }
+
+    #[test]
+    fn folders_and_files_matched_as_text_agree_with_the_glob_engine() {
+        let patterns = [
+            "src/api/**",
+            "./src/api/",
+            "src\\api\\**",
+            "README.md",
+            "docs/guide.md",
+            "src/**",
+            "a.b/c-d_e/**",
+            "Src/Api/**",
+        ];
+        let paths = [
+            "src/api/x.ts",
+            "src/api/deep/y.ts",
+            "src/api",
+            "src/apix/y.ts",
+            "src/ap",
+            "README.md",
+            "readme.md",
+            "README.md/x",
+            "docs/guide.md",
+            "docs/guide.mdx",
+            "src/x",
+            "a.b/c-d_e/f",
+            "SRC/API/X.TS",
+            "src/api/é.ts",
+        ];
+        for ci in [false, true] {
+            for p in patterns {
+                assert!(simple(&normalized(p)).is_some(), "{p} takes the text path");
+                let glob = GlobSetBuilder::new()
+                    .add(compile(p, ci).unwrap())
+                    .build()
+                    .unwrap();
+                let text = Owns::new(&[p], ci).unwrap();
+                for rel in paths {
+                    assert_eq!(
+                        text.is_match(rel),
+                        glob.is_match(rel),
+                        "{p} vs {rel} (case-insensitive: {ci})"
+                    );
+                }
+            }
+        }
+        for p in [
+            "src/*.ts",
+            "src/**/x",
+            "src/[ab]/**",
+            "src/{a,b}/**",
+            "é/**",
+            "src/../x/**",
+        ] {
+            assert!(simple(&normalized(p)).is_none(), "{p} is a glob");
+        }
     }
 
     #[test]

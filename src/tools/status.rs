@@ -107,29 +107,19 @@ fn problem_row(stream: String, milestone: Option<u32>, state: StreamState, why: 
 /// otherwise one pattern's fixed prefix lies inside the other's). The earlier claim keeps such
 /// files, so the later stream cannot edit them.
 pub fn overlaps(streams: &[plans::Stream], ci: bool) -> Vec<String> {
-    let mut out = Vec::new();
-    for (i, a) in streams.iter().enumerate() {
-        for b in &streams[i + 1..] {
-            let hit = a
-                .owns
-                .iter()
-                .filter(|p| !p.starts_with('!'))
-                .find_map(|pa| {
-                    b.owns
-                        .iter()
-                        .filter(|p| !p.starts_with('!'))
-                        .find(|pb| crate::globs::may_overlap(&a.owns, pa, &b.owns, pb, ci))
-                        .map(|pb| (pa, pb))
-                });
-            if let Some((pa, pb)) = hit {
-                out.push(format!(
-                    "plans of '{}' ({pa}) and '{}' ({pb}) own overlapping files; while both are live the earlier claim keeps them",
-                    a.name, b.name
-                ));
-            }
-        }
-    }
-    out
+    let sets: Vec<crate::globs::OverlapSet> = streams
+        .iter()
+        .map(|s| crate::globs::OverlapSet::new(&s.owns, ci))
+        .collect();
+    crate::globs::overlapping(&sets)
+        .into_iter()
+        .map(|(i, j, pa, pb)| {
+            format!(
+                "plans of '{}' ({pa}) and '{}' ({pb}) own overlapping files; while both are live the earlier claim keeps them",
+                streams[i].name, streams[j].name
+            )
+        })
+        .collect()
 }
 
 /// Reads plans and locks into the table.
