@@ -135,11 +135,11 @@ pub fn append_line(path: &Path, line: &str, sync: bool) -> io::Result<()> {
     Ok(())
 }
 
-/// What reading a JSON-lines ledger found.
-#[derive(Debug, Default)]
-pub struct Lines {
+/// What reading a JSON-lines ledger found (each line as a `T`, a JSON value by default).
+#[derive(Debug)]
+pub struct Lines<T = serde_json::Value> {
     /// Every complete line that parsed, in order.
-    pub records: Vec<serde_json::Value>,
+    pub records: Vec<T>,
     /// Complete lines that did not parse (1-based line numbers), kept out of `records`.
     pub bad_lines: Vec<usize>,
     /// A last line without its newline was found (a torn append) and left out.
@@ -150,6 +150,25 @@ pub struct Lines {
 /// left out; with `repair`, the file is also truncated back to its last complete line (callers
 /// hold the ledger's lock when they repair).
 pub fn read_lines(path: &Path, repair: bool) -> io::Result<Lines> {
+    read_lines_as(path, repair)
+}
+
+impl<T> Default for Lines<T> {
+    fn default() -> Self {
+        Lines {
+            records: Vec::new(),
+            bad_lines: Vec::new(),
+            torn_tail: false,
+        }
+    }
+}
+
+/// [`read_lines`] with each line read straight into a `T` (no JSON value built first); a line
+/// that is not a `T` counts as bad.
+pub fn read_lines_as<T: serde::de::DeserializeOwned>(
+    path: &Path,
+    repair: bool,
+) -> io::Result<Lines<T>> {
     let mut file = match OpenOptions::new().read(true).write(repair).open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Lines::default()),
@@ -174,7 +193,7 @@ pub fn read_lines(path: &Path, repair: bool) -> io::Result<Lines> {
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        match serde_json::from_slice::<serde_json::Value>(line) {
+        match serde_json::from_slice::<T>(line) {
             Ok(v) => out.records.push(v),
             Err(_) => out.bad_lines.push(i + 1),
         }

@@ -109,11 +109,10 @@ pub fn load_each(
     plan_glob: &str,
     layout: &Layout,
 ) -> Result<(Vec<Stream>, Vec<PlanError>), PlanError> {
-    let old = read_cache(layout);
-    let mut new = CacheFile {
-        version: VERSION,
-        plans: BTreeMap::new(),
-    };
+    // The cache is brought up to date in place: entries of unchanged plans stay as read.
+    let mut cache = read_cache(layout);
+    let mut changed = false;
+    let mut seen = std::collections::HashSet::new();
     let now = time::now_ms();
     let mut all = plans::Collected::default();
     for path in plans::plan_files(root, plan_glob)? {
@@ -128,10 +127,25 @@ pub fn load_each(
             .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
             .map_or(0, |d| d.as_nanos() as u64);
         let settled = mtime_ns > 0 && now.saturating_sub(mtime_ns / 1_000_000) >= SETTLED_MS;
-        let outcome = match old.plans.get(&rel) {
-            Some(c) if settled && c.len == len && c.mtime_ns == mtime_ns => c.outcome.clone(),
-            _ => match parse(&path, &rel) {
-                Ok(o) => o,
+        let cached = cache
+            .plans
+            .get(&rel)
+            .filter(|c| settled && c.len == len && c.mtime_ns == mtime_ns);
+        let outcome = match cached {
+            Some(c) => c.outcome.clone(),
+            None => match parse(&path, &rel) {
+                Ok(o) => {
+                    if settled {
+                        let entry = Cached {
+                            len,
+                            mtime_ns,
+                            outcome: o.clone(),
+                        };
+                        cache.plans.insert(rel.clone(), entry);
+                        changed = true;
+                    }
+                    o
+                }
                 Err(e) => {
                     all.error(e);
                     continue;
@@ -139,21 +153,14 @@ pub fn load_each(
             },
         };
         if settled {
-            new.plans.insert(
-                rel.clone(),
-                Cached {
-                    len,
-                    mtime_ns,
-                    outcome: outcome.clone(),
-                },
-            );
+            seen.insert(rel.clone());
         }
         let stream = match outcome {
             Outcome::Stream(p) => Stream {
                 name: p.name,
                 milestone: p.milestone,
                 owns: p.owns,
-                plan: rel.clone(),
+                plan: rel,
                 owns_line: p.owns_line,
             },
             Outcome::Malformed { line, reason } => {
@@ -167,8 +174,12 @@ pub fn load_each(
         };
         all.add(stream);
     }
-    if new.plans != old.plans {
-        write_cache(layout, &new);
+    // Plans gone, unreadable or too young to keep leave the cache.
+    let before = cache.plans.len();
+    cache.plans.retain(|rel, _| seen.contains(rel));
+    if changed || cache.plans.len() != before {
+        cache.version = VERSION;
+        write_cache(layout, &cache);
     }
     Ok(all.finish())
 }

@@ -308,6 +308,24 @@ fn io_error(path: &Path, source: std::io::Error) -> PlanError {
 
 /// The plan files a glob names, sorted. Globs of `*`/`?` segments are walked folder by folder
 /// (the default `plans/*-ms-*-*/plan.md` reads two folders); others go through globset.
+/// Sorts paths as `Path`'s order does (component by component), on one key per path: the
+/// path's text with its separators as the lowest byte.
+fn sort_paths(paths: &mut [PathBuf]) {
+    paths.sort_by_cached_key(|p| {
+        p.as_os_str()
+            .as_encoded_bytes()
+            .iter()
+            .map(|&b| {
+                if std::path::is_separator(b as char) {
+                    0
+                } else {
+                    b
+                }
+            })
+            .collect::<Vec<u8>>()
+    });
+}
+
 pub(crate) fn plan_files(root: &Path, plan_glob: &str) -> Result<Vec<PathBuf>, PlanError> {
     let segments: Vec<&str> = plan_glob.split('/').filter(|s| !s.is_empty()).collect();
     let simple = !plan_glob.contains("**") && !plan_glob.contains(['[', '{', '\\']);
@@ -348,7 +366,7 @@ pub(crate) fn plan_files(root: &Path, plan_glob: &str) -> Result<Vec<PathBuf>, P
             }
             level = next;
         }
-        level.sort();
+        sort_paths(&mut level);
         return Ok(level);
     }
     let matcher = GlobBuilder::new(plan_glob)
@@ -461,13 +479,15 @@ pub fn load_each(root: &Path, plan_glob: &str) -> Result<(Vec<Stream>, Vec<PlanE
 #[derive(Default)]
 pub(crate) struct Collected {
     streams: Vec<Stream>,
+    /// Each stream's place in `streams`, by name.
+    by_name: std::collections::HashMap<String, usize>,
     errors: Vec<PlanError>,
     twice: Vec<String>,
 }
 
 impl Collected {
     pub(crate) fn add(&mut self, stream: Stream) {
-        if let Some(first) = self.streams.iter().find(|s| s.name == stream.name) {
+        if let Some(first) = self.by_name.get(&stream.name).map(|&i| &self.streams[i]) {
             self.errors.push(PlanError::Duplicate {
                 stream: stream.name.clone(),
                 first: first.plan.clone(),
@@ -476,6 +496,7 @@ impl Collected {
             self.twice.push(stream.name);
             return;
         }
+        self.by_name.insert(stream.name.clone(), self.streams.len());
         self.streams.push(stream);
     }
 
