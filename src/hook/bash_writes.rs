@@ -91,8 +91,14 @@ pub fn check(
     }
     let cc = CommandContext::new(p.cwd.clone(), ctx.root.display().to_string());
     let cmd = Where::new(&cc);
+    // A target checked once is checked: a script writing `>/dev/null` on every line costs one.
+    let mut seen: Vec<Resolved> = Vec::new();
     for t in &targets {
         for r in resolve(t, an, &cmd) {
+            if is_device(&r.path) || seen.contains(&r) {
+                continue;
+            }
+            seen.push(r.clone());
             check_one(ctx, p, env, locks, &cmd, &r).map_err(|reason| {
                 format!(
                     "{reason} (this command writes it: {} {})",
@@ -103,6 +109,16 @@ pub fn check(
         }
     }
     Ok(())
+}
+
+/// The device files commands write to that are never anyone's file (`>/dev/null`, `2>/dev/tty`).
+fn is_device(path: &str) -> bool {
+    matches!(
+        path,
+        "/dev/null" | "/dev/zero" | "/dev/full" | "/dev/tty" | "/dev/stdout" | "/dev/stderr"
+    ) || path
+        .strip_prefix("/dev/fd/")
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }
 
 fn check_one(
@@ -369,6 +385,22 @@ mod tests {
 
     fn w(t: &str, reach: Reach, p: &str) -> Option<String> {
         witness(t, reach, p, false)
+    }
+
+    #[test]
+    fn device_files_are_nobody_s_files() {
+        for d in ["/dev/null", "/dev/stderr", "/dev/fd/2", "/dev/tty"] {
+            assert!(is_device(d), "{d}");
+        }
+        for f in [
+            "/dev/fd/",
+            "/dev/fd/x",
+            "/dev/shm/repo/src/x",
+            "/dev/nullx",
+            "dev/null",
+        ] {
+            assert!(!is_device(f), "{f}");
+        }
     }
 
     #[test]

@@ -83,7 +83,11 @@ pub fn record(payload: &[u8], out: &Outcome) {
         return;
     }
     let session = field("session_id");
-    let entry = entry_for(kind, out, &p, &session, stream_of(&layout, &session));
+    let stream = match &out.caller_stream {
+        Some(known) => known.clone(),
+        None => stream_of(&layout, &session),
+    };
+    let entry = entry_for(kind, out, &p, &session, stream);
     let _ = append(&layout.dir, &entry);
 }
 
@@ -231,13 +235,8 @@ pub fn read(root: &Path) -> std::io::Result<Vec<Entry>> {
     let dir = Layout::new(root).dir;
     let mut out = Vec::new();
     for name in [ROTATED, FILE] {
-        let lines = crate::atomic::read_lines(&dir.join(name), false)?;
-        out.extend(
-            lines
-                .records
-                .into_iter()
-                .filter_map(|v| serde_json::from_value::<Entry>(v).ok()),
-        );
+        let lines = crate::atomic::read_lines_as::<Entry>(&dir.join(name), false)?;
+        out.extend(lines.records);
     }
     Ok(out)
 }

@@ -54,13 +54,8 @@ impl Env {
     }
 }
 
-/// One word of a command as the lifecycle needs it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Word {
-    pub text: String,
-    /// Holds an expansion (`$S`, `$(…)`, backticks) whose value the guard cannot know.
-    pub dynamic: bool,
-}
+/// One word of a command, as the shell analysis gives it.
+pub use crate::shell::Word;
 
 /// A claim or release the command runs, found at the head of a segment.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -185,6 +180,22 @@ pub fn claim(ctx: &Ctx, p: &Payload, env: &Env, stream: &Word) -> Result<(), Str
         client_start,
         taken_from: None,
     };
+    // A re-claim that changes nothing (same plan, owns, client) while the heartbeat is fresh
+    // writes nothing: the lock on disk already says all of it.
+    if let Some(held) = existing
+        .as_ref()
+        .filter(|h| h.record.session_id == p.session_id && !h.done)
+    {
+        let same = LockRecord {
+            claimed_at: held.record.claimed_at.clone(),
+            heartbeat_at: held.record.heartbeat_at.clone(),
+            ..record.clone()
+        } == held.record;
+        let throttle = ctx.config.heartbeat_throttle_seconds * 1000;
+        if same && ctx.now.saturating_sub(held.heartbeat_ms) < throttle {
+            return Ok(());
+        }
+    }
     let index = crate::round_index::Index::before_write(&ctx.layout);
     let write = match existing {
         None => ctx.layout.create_lock(&record).and_then(|created| {
@@ -272,12 +283,12 @@ pub fn corrupt_stand_ins(ctx: &Ctx, bad: &[crate::state::BadLock]) -> Vec<Held> 
 /// live claim cannot be claimed: a stream declared mid-round would own the protocol itself.
 fn late_protected_plan(ctx: &Ctx, p: &Payload, plan: &plans::Stream) -> Option<String> {
     let ci = ctx.paths.case_insensitive();
-    let owns_protocol = plan.owns.iter().filter(|o| !o.starts_with('!')).any(|o| {
-        ctx.config
-            .protected_paths
-            .iter()
-            .any(|pp| crate::globs::may_overlap(&plan.owns, o, &ctx.config.protected_paths, pp, ci))
-    });
+    let owns_protocol = crate::globs::OverlapSet::new(&plan.owns, ci)
+        .first_overlap(&crate::globs::OverlapSet::new(
+            &ctx.config.protected_paths,
+            ci,
+        ))
+        .is_some();
     if !owns_protocol {
         return None;
     }
@@ -510,11 +521,14 @@ pub fn check_write(
     let mine = owner.is_some_and(|h| h.record.session_id == p.session_id);
     // A protocol file is its owner's only when the owner names it (`.claude/**`), not through a
     // catch-all like `**`.
-    let names_it = mine
-        && owner
+    let names_it = || {
+        mine && owner
             .zip(rel.as_deref())
-            .is_some_and(|(h, r)| crate::globs::names_explicitly(&h.record.owns, r, ci));
-    if !names_it && let Some(what) = what {
+            .is_some_and(|(h, r)| crate::globs::names_explicitly(&h.record.owns, r, ci))
+    };
+    if let Some(what) = what
+        && !names_it()
+    {
         return Err(format!(
             "session-lock: {what} is part of the session-lock protocol and is frozen while a round runs ({} live lock(s)). Edit it only when no stream is active, or from the stream that owns it",
             live.len()
@@ -605,11 +619,11 @@ pub fn register(ctx_now: u64, p: &Payload, env: &Env, throttle_ms: u64) {
 }
 
 /// The claims and releases a command runs, from its segments.
-pub fn stream_commands(segments: &[Vec<Word>]) -> Vec<StreamCommand> {
+pub fn stream_commands<'a>(segments: impl IntoIterator<Item = &'a [Word]>) -> Vec<StreamCommand> {
     let mut out = Vec::new();
     for seg in segments {
         let Some(head) = seg.first() else { continue };
-        let base = head_name(&head.text);
+        let base = crate::shell::word::command_name(&head.text);
         let cmd = match base.as_str() {
             "claim" => "claim",
             "release" => "release",
@@ -636,21 +650,6 @@ pub fn stream_commands(segments: &[Vec<Word>]) -> Vec<StreamCommand> {
     out
 }
 
-/// A command head as compared: basename, `.exe`/`.cmd`/`.bat` dropped, lower case.
-pub fn head_name(word: &str) -> String {
-    let base = word
-        .rsplit(['/', '\\'])
-        .next()
-        .unwrap_or(word)
-        .to_ascii_lowercase();
-    for ext in [".exe", ".cmd", ".bat"] {
-        if let Some(stem) = base.strip_suffix(ext) {
-            return stem.to_string();
-        }
-    }
-    base
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -665,6 +664,52 @@ mod tests {
         };
         ctx.layout.write_lock(&record).unwrap();
         record
+    }
+
+    #[test]
+    fn a_re_claim_that_changes_nothing_writes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let plan = dir.path().join("plans/r-ms-01-api");
+        std::fs::create_dir_all(&plan).unwrap();
+        std::fs::write(plan.join("plan.md"), "---\nowns: [src/api/**]\n---\n").unwrap();
+        let ctx = Ctx::new(dir.path().to_path_buf(), Config::default());
+        let p = Payload {
+            session_id: "s-1".into(),
+            cwd: ctx.root.display().to_string(),
+            ..Payload::default()
+        };
+        let env = Env::default();
+        claim(&ctx, &p, &env, &Word::plain("api")).unwrap();
+        let first = std::fs::read(ctx.layout.lock_path("api")).unwrap();
+        let later = Ctx {
+            now: ctx.now + 1_000,
+            ..Ctx::new(ctx.root.clone(), Config::default())
+        };
+        claim(&later, &p, &env, &Word::plain("api")).unwrap();
+        assert_eq!(
+            std::fs::read(ctx.layout.lock_path("api")).unwrap(),
+            first,
+            "same plan, fresh heartbeat: the lock stays as written"
+        );
+        // Past the heartbeat throttle the re-claim renews the heartbeat, and keeps claimedAt.
+        let throttle = later.config.heartbeat_throttle_seconds * 1000;
+        let much_later = Ctx {
+            now: ctx.now + throttle + 1,
+            ..Ctx::new(ctx.root.clone(), Config::default())
+        };
+        claim(&much_later, &p, &env, &Word::plain("api")).unwrap();
+        let held = ctx.layout.read_lock("api").unwrap().unwrap();
+        assert_eq!(held.heartbeat_ms, much_later.now);
+        assert_eq!(held.record.claimed_at, time::iso(ctx.now));
+        // A plan that now owns more is written at once (no other stream is live).
+        std::fs::write(
+            plan.join("plan.md"),
+            "---\nowns: [src/api/**, docs/**]\n---\n",
+        )
+        .unwrap();
+        claim(&much_later, &p, &env, &Word::plain("api")).unwrap();
+        let held = ctx.layout.read_lock("api").unwrap().unwrap();
+        assert_eq!(held.record.owns, vec!["src/api/**", "docs/**"]);
     }
 
     #[test]

@@ -193,7 +193,13 @@ fn pre_tool_use(ctx: &Ctx, p: &Payload, env: &Env) -> Outcome {
     }
     locks.rewrote(&own);
     if let Some(reason) = lease.deny {
-        return Outcome::deny(&reason, form);
+        let mut out = Outcome::deny(&reason, form);
+        out.caller_stream = Some(
+            own.iter()
+                .find(|h| !h.done)
+                .map(|h| h.record.stream.clone()),
+        );
+        return out;
     }
     // Lease and index notes go to the client's log (stderr), as they did before notices.
     let mut note = String::new();
@@ -240,6 +246,11 @@ fn pre_tool_use(ctx: &Ctx, p: &Payload, env: &Env) -> Outcome {
         out.stderr.insert_str(0, &format!("guard: {}\n", n.text));
     }
     out.stderr.insert_str(0, &note);
+    out.caller_stream = Some(
+        own.iter()
+            .find(|h| !h.done)
+            .map(|h| h.record.stream.clone()),
+    );
     let fresh = notices::unseen(env.state_home.as_deref(), &p.session_id, told);
     out.with_notice(&p.event, &notices::text(&fresh))
 }
@@ -275,20 +286,7 @@ fn check_command(
         ));
     };
     // Claims and releases, at the head of a segment once wrappers are peeled.
-    let segments: Vec<Vec<lifecycle::Word>> = analysis
-        .segments
-        .iter()
-        .map(|seg| {
-            seg.argv
-                .iter()
-                .map(|w| lifecycle::Word {
-                    text: w.text.clone(),
-                    dynamic: w.dynamic,
-                })
-                .collect()
-        })
-        .collect();
-    for sc in lifecycle::stream_commands(&segments) {
+    for sc in lifecycle::stream_commands(analysis.segments.iter().map(|s| s.argv.as_slice())) {
         match sc {
             StreamCommand::Claim(w) => lifecycle::claim(ctx, p, env, &w)?,
             StreamCommand::Release(w) => lifecycle::check_release(ctx, p, &w)?,

@@ -13,6 +13,9 @@ pub struct Outcome {
     /// An allow the guard gave because of its own trouble (a fail-open), not a plain allow
     /// that carries a note.
     pub trouble: bool,
+    /// The caller's stream as the run found it, for the block log: `Some(None)` when it holds
+    /// none, `None` when the run did not look (the log then finds it itself).
+    pub caller_stream: Option<Option<String>>,
 }
 
 impl Outcome {
@@ -44,13 +47,13 @@ impl Outcome {
                 .to_string(),
                 stderr: String::new(),
                 code: 0,
-                trouble: false,
+                ..Outcome::default()
             },
             DecisionForm::Exit2 => Outcome {
                 stdout: String::new(),
                 stderr: format!("{reason}\n"),
                 code: 2,
-                trouble: false,
+                ..Outcome::default()
             },
         }
     }
