@@ -2,11 +2,13 @@
 //!
 //! Payload paths may be absolute, relative to the session's `cwd`, Windows `C:\…` or `C:/…`,
 //! `\\?\C:\…`, hold `.`/`..`, trailing slashes, or go through symlinks. The work is lexical
-//! first (it must be cheap and must work for files that do not exist yet); where the file or its
-//! parent exists, symlinks are resolved too so a link into the repo is seen for what it is.
+//! first ([`lexical`]: it must be cheap and must work for files that do not exist yet); this
+//! module is the filesystem-aware layer above it: where the file or its parent exists, symlinks
+//! are resolved too so a link into the repo is seen for what it is.
 
-pub mod lexical; // pure lexical normalization: no filesystem access
+pub mod lexical; // the one lexical path normalizer: parse, join, place; no filesystem access
 
+use lexical::{Lexical, Root, parse};
 use std::path::{Path, PathBuf};
 
 /// Where a payload path lands relative to the repo.
@@ -25,108 +27,11 @@ pub fn default_case_insensitive() -> bool {
     cfg!(any(windows, target_os = "macos"))
 }
 
-/// A path split into its root (`/`, `c:` for drive paths, `//server/share` for UNC) and its
-/// components, with `.`/`..` folded lexically.
-#[derive(Clone, Debug, PartialEq, Eq)]
-struct Lexical {
-    root: Option<String>,
-    parts: Vec<String>,
-}
-
-use lexical::is_drive;
-
-/// Whether a leading `//` names a network share: always when written with backslashes
-/// (`\\server\share`); with forward slashes only on Windows. POSIX leaves `//` to the
-/// implementation and Linux and macOS read `//x` and `///x` as `/x`.
-pub(crate) fn unc_prefix(raw: &str) -> bool {
-    raw.starts_with("\\\\") || (cfg!(windows) && raw.starts_with("//"))
-}
-
-fn lexical(raw: &str) -> Lexical {
-    let unc = unc_prefix(raw);
-    let mut s = raw.replace('\\', "/");
-    for prefix in ["//?/", "//./"] {
-        if let Some(rest) = s.strip_prefix(prefix) {
-            s = match rest.strip_prefix("UNC/") {
-                Some(unc) => format!("//{unc}"),
-                None => rest.to_string(),
-            };
-        }
-    }
-    let (root, rest) = if is_drive(&s) {
-        let drive = s[..2].to_ascii_lowercase();
-        (Some(drive), s[2..].to_string())
-    } else if let Some(unc) = s.strip_prefix("//").filter(|_| unc) {
-        let mut it = unc.splitn(3, '/');
-        let server = it.next().unwrap_or("");
-        let share = it.next().unwrap_or("");
-        (
-            Some(format!("//{server}/{share}")),
-            it.next().unwrap_or("").to_string(),
-        )
-    } else if s.starts_with('/') {
-        (Some("/".to_string()), s.clone())
-    } else {
-        (None, s.clone())
-    };
-    let mut parts: Vec<String> = Vec::new();
-    for part in rest.split('/') {
-        match part {
-            "" | "." => {}
-            ".." => {
-                if parts.last().is_some_and(|p| p != "..") {
-                    parts.pop();
-                } else if root.is_none() {
-                    parts.push("..".into());
-                }
-            }
-            p => parts.push(p.to_string()),
-        }
-    }
-    Lexical { root, parts }
-}
-
-fn join(base: &Lexical, rel: &Lexical) -> Lexical {
-    if rel.root.is_some() {
-        return rel.clone();
-    }
-    let mut out = base.clone();
-    for p in &rel.parts {
-        if p == ".." {
-            out.parts.pop();
-        } else {
-            out.parts.push(p.clone());
-        }
-    }
-    out
-}
-
-fn eq(a: &str, b: &str, ci: bool) -> bool {
-    if ci {
-        a.eq_ignore_ascii_case(b) || a.to_lowercase() == b.to_lowercase()
-    } else {
-        a == b
-    }
-}
-
 fn relative(root: &Lexical, path: &Lexical, ci: bool) -> RepoPath {
-    let roots_match = match (&root.root, &path.root) {
-        (Some(a), Some(b)) => eq(a, b, true),
-        _ => false,
-    };
-    if !roots_match || path.parts.len() < root.parts.len() {
-        return RepoPath::Outside;
-    }
-    for (a, b) in root.parts.iter().zip(&path.parts) {
-        if !eq(a, b, ci) {
-            return RepoPath::Outside;
-        }
-    }
-    let rest = &path.parts[root.parts.len()..];
-    if rest.is_empty() {
-        RepoPath::Root
-    } else {
-        RepoPath::Inside(rest.join("/"))
+    match path.below(root, ci) {
+        None => RepoPath::Outside,
+        Some([]) => RepoPath::Root,
+        Some(rest) => RepoPath::Inside(rest.join("/")),
     }
 }
 
@@ -151,20 +56,21 @@ fn resolve_existing(path: &Path) -> Option<PathBuf> {
 /// The repo root and how to compare paths against it; build once per call.
 #[derive(Clone, Debug)]
 pub struct RepoPaths {
-    root: Lexical,
-    real_root: Option<Lexical>,
+    root: Lexical<'static>,
+    real_root: Option<Lexical<'static>>,
     case_insensitive: bool,
 }
 
 impl RepoPaths {
     pub fn new(root: &Path, case_insensitive: bool) -> RepoPaths {
         let text = root.to_string_lossy();
+        let lexical_root = parse(&text).into_owned();
         let real_root = std::fs::canonicalize(root)
             .ok()
-            .map(|p| lexical(&p.to_string_lossy()))
-            .filter(|r| *r != lexical(&text));
+            .map(|p| parse(&p.to_string_lossy()).into_owned())
+            .filter(|r| *r != lexical_root);
         RepoPaths {
-            root: lexical(&text),
+            root: lexical_root,
             real_root,
             case_insensitive,
         }
@@ -183,23 +89,24 @@ impl RepoPaths {
         let cwd_l = if cwd.is_empty() {
             self.root.clone()
         } else {
-            lexical(cwd)
+            parse(cwd)
         };
-        let abs = join(&cwd_l, &lexical(raw));
+        let abs = cwd_l.join(parse(raw));
         let ci = self.case_insensitive;
         let direct = relative(&self.root, &abs, ci);
         // Symlinks only exist on the real filesystem: resolve when this platform can see the path.
         // On Windows a `/`-rooted path is drive-relative: its resolved form (`C:\…`) would no
         // longer compare with a root written the same way, so only drive and UNC paths resolve.
-        let resolvable = match abs.root.as_deref() {
-            Some("/") => cfg!(unix),
+        let resolvable = match abs.root {
+            Some(Root::Posix) => cfg!(unix),
             Some(_) => cfg!(windows),
             None => false,
         };
         if resolvable {
-            let display = render(&abs);
+            let display = abs.render();
             if let Some(real) = resolve_existing(Path::new(&display)) {
-                let real_l = lexical(&real.to_string_lossy());
+                let real_text = real.to_string_lossy();
+                let real_l = parse(&real_text);
                 for root in std::iter::once(&self.root).chain(self.real_root.as_ref()) {
                     let r = relative(root, &real_l, ci);
                     if r != RepoPath::Outside {
@@ -219,27 +126,13 @@ impl RepoPaths {
     }
 }
 
-fn render(l: &Lexical) -> String {
-    let body = l.parts.join("/");
-    match l.root.as_deref() {
-        Some("/") => format!("/{body}"),
-        Some(r) => format!("{r}/{body}"),
-        None => body,
-    }
-}
-
-/// Joins `arg` onto `cwd` lexically and renders it POSIX style (for messages and rules).
-pub fn join_lexical(cwd: &str, arg: &str) -> String {
-    render(&join(&lexical(cwd), &lexical(arg)))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn rp(root: &str, ci: bool) -> RepoPaths {
         RepoPaths {
-            root: lexical(root),
+            root: parse(root).into_owned(),
             real_root: None,
             case_insensitive: ci,
         }
@@ -378,11 +271,5 @@ mod tests {
             r.locate(&cwd, "src/not-yet/x.ts"),
             inside("src/not-yet/x.ts")
         );
-    }
-
-    #[test]
-    fn join_lexical_renders_posix() {
-        assert_eq!(join_lexical("/r/web", "../dist"), "/r/dist");
-        assert_eq!(join_lexical(r"C:\r\web", r"..\dist"), "c:/r/dist");
     }
 }

@@ -19,7 +19,7 @@
 
 use crate::config::DecisionForm;
 use crate::hook::{Outcome, Payload};
-use crate::paths::{RepoPath, RepoPaths};
+use crate::paths::lexical::{self, is_drive};
 use std::collections::HashSet;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -110,13 +110,13 @@ pub struct Scope {
     pub allow_tools: Vec<String>,
 }
 
-/// True when `target` is `root` or below it, by path components (POSIX or Windows forms).
+/// True when `target` is `root` or below it, by path components (POSIX or Windows forms). Both
+/// are already resolved through symlinks (see [`resolve_roots`], [`resolve_target`]): lexical.
 pub fn within(root: &str, target: &str, case_insensitive: bool) -> bool {
-    let paths = RepoPaths::new(Path::new(root), case_insensitive);
-    !matches!(paths.locate("", target), RepoPath::Outside)
+    lexical::parse(target)
+        .below(&lexical::parse(root), case_insensitive)
+        .is_some()
 }
-
-use crate::paths::lexical::is_drive;
 
 /// True when a glob pattern could reach outside the directory it is evaluated in.
 pub fn pattern_escapes(pattern: &str) -> bool {

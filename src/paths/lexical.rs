@@ -1,8 +1,15 @@
-//! Lexical paths: join and normalize without touching the filesystem.
+//! Lexical paths: parse, join and normalize without touching the filesystem. The crate's one
+//! lexical path normalizer: `paths` (payload paths → the repo), `rules` (command arguments) and
+//! `hook` (write targets, scripts, the read-only scope) all read paths through it.
 //!
-//! Handles POSIX paths and Windows forms (`C:\x`, `C:/x`, `\\server\share`, `\\?\C:\x`),
-//! and the MSYS/WSL spellings of a drive (`/c/x`, `/mnt/c/x`) when the repository root is
-//! a drive path. Drive paths compare case-insensitively.
+//! Forms: POSIX paths; Windows drives (`C:\x`, `C:/x`); network shares (`\\server\share\x`,
+//! with forward slashes on Windows only: see [`unc_prefix`]); device paths (`\\?\C:\x`,
+//! `\\.\C:\x`, `\\?\UNC\server\share\x`, and any other device such as `\\.\pipe\x` as a
+//! root of its own); and the MSYS/WSL spellings of a drive (`/c/x`, `/mnt/c/x`) where a path is
+//! placed against a drive root ([`place`]). Both separators split components everywhere. Drive
+//! letters and share names compare case-insensitively.
+
+use std::borrow::Cow;
 
 /// Where a path lies relative to the repository root.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -26,51 +33,246 @@ pub fn is_absolute(p: &str) -> bool {
     p.starts_with('/') || p.starts_with('\\') || is_drive(p)
 }
 
+/// Whether a leading `//` names a network share (or a device): always when written with
+/// backslashes (`\\server\share`); with forward slashes only on Windows. POSIX leaves `//` to
+/// the implementation and Linux and macOS read `//x` and `///x` as `/x`.
+pub fn unc_prefix(raw: &str) -> bool {
+    raw.starts_with("\\\\") || (cfg!(windows) && raw.starts_with("//"))
+}
+
+/// What an absolute path starts from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Root<'a> {
+    /// `/`.
+    Posix,
+    /// A drive letter, lower case (`c` of `C:\`).
+    Drive(u8),
+    /// A network share: `\\server\share`.
+    Share(Cow<'a, str>, Cow<'a, str>),
+    /// A device that is neither a drive nor a share: `\\.\pipe`, `\\?\Volume{…}`.
+    Device(Cow<'a, str>),
+}
+
+impl Root<'_> {
+    /// The same root, as Windows compares them (drive letters, servers, shares and devices
+    /// ignore ASCII case).
+    pub fn same(&self, other: &Root) -> bool {
+        match (self, other) {
+            (Root::Posix, Root::Posix) => true,
+            (Root::Drive(a), Root::Drive(b)) => a == b,
+            (Root::Share(s, h), Root::Share(t, i)) => {
+                s.eq_ignore_ascii_case(t) && h.eq_ignore_ascii_case(i)
+            }
+            (Root::Device(a), Root::Device(b)) => a.eq_ignore_ascii_case(b),
+            _ => false,
+        }
+    }
+
+    fn into_owned(self) -> Root<'static> {
+        match self {
+            Root::Posix => Root::Posix,
+            Root::Drive(d) => Root::Drive(d),
+            Root::Share(s, h) => Root::Share(s.into_owned().into(), h.into_owned().into()),
+            Root::Device(d) => Root::Device(d.into_owned().into()),
+        }
+    }
+}
+
+/// A path split into its root and its components, with `.` and `..` folded: no empty or `.`
+/// component, and `..` only at the start of a relative path (above a root it is dropped).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Lexical<'a> {
+    pub root: Option<Root<'a>>,
+    pub parts: Vec<Cow<'a, str>>,
+}
+
+fn is_sep(b: u8) -> bool {
+    b == b'/' || b == b'\\'
+}
+
+/// `s` split at its first separator: (the first component, the rest after the separator).
+fn first_component(s: &str) -> (&str, &str) {
+    match s.find(['/', '\\']) {
+        Some(i) => (&s[..i], &s[i + 1..]),
+        None => (s, ""),
+    }
+}
+
+/// The root and the rest of a path that starts with two separators ([`unc_prefix`]).
+fn network_root(after: &str) -> (Root<'_>, &str) {
+    let b = after.as_bytes();
+    if b.len() >= 2 && (b[0] == b'?' || b[0] == b'.') && is_sep(b[1]) {
+        let device = &after[2..];
+        if is_drive(device) {
+            return (
+                Root::Drive(device.as_bytes()[0].to_ascii_lowercase()),
+                &device[2..],
+            );
+        }
+        let (name, rest) = first_component(device);
+        if !name.eq_ignore_ascii_case("UNC") {
+            return (Root::Device(name.into()), rest);
+        }
+        return share_root(rest);
+    }
+    share_root(after)
+}
+
+fn share_root(s: &str) -> (Root<'_>, &str) {
+    let (server, rest) = first_component(s);
+    let (share, rest) = first_component(rest);
+    (Root::Share(server.into(), share.into()), rest)
+}
+
+/// One component against another, ignoring case (Unicode lower case) when `ci`.
+fn same_name(a: &str, b: &str, ci: bool) -> bool {
+    if ci {
+        a.eq_ignore_ascii_case(b) || a.to_lowercase() == b.to_lowercase()
+    } else {
+        a == b
+    }
+}
+
+/// Parses `raw` lexically (see the module's forms).
+pub fn parse(raw: &str) -> Lexical<'_> {
+    let (root, rest) = if unc_prefix(raw) {
+        let (root, rest) = network_root(&raw[2..]);
+        (Some(root), rest)
+    } else if is_drive(raw) {
+        (
+            Some(Root::Drive(raw.as_bytes()[0].to_ascii_lowercase())),
+            &raw[2..],
+        )
+    } else if raw.as_bytes().first().is_some_and(|&b| is_sep(b)) {
+        (Some(Root::Posix), raw)
+    } else {
+        (None, raw)
+    };
+    let mut out = Lexical {
+        root,
+        parts: Vec::new(),
+    };
+    for part in rest.split(['/', '\\']) {
+        out.push(part);
+    }
+    out
+}
+
+impl<'a> Lexical<'a> {
+    /// Adds one component, folding `.` and `..`.
+    fn push(&mut self, part: &'a str) {
+        match part {
+            "" | "." => {}
+            ".." => {
+                if self.parts.last().is_some_and(|p| p != "..") {
+                    self.parts.pop();
+                } else if self.root.is_none() {
+                    self.parts.push(Cow::Borrowed(".."));
+                }
+            }
+            p => self.parts.push(Cow::Borrowed(p)),
+        }
+    }
+
+    /// `rel` read from here: `rel` itself when it has a root, else these components followed
+    /// by its own (its leading `..` climbing).
+    pub fn join(mut self, rel: Lexical<'a>) -> Lexical<'a> {
+        if rel.root.is_some() {
+            return rel;
+        }
+        for p in rel.parts {
+            if p == ".." {
+                if self.parts.last().is_some_and(|l| l != "..") {
+                    self.parts.pop();
+                } else if self.root.is_none() {
+                    self.parts.push(p);
+                }
+            } else {
+                self.parts.push(p);
+            }
+        }
+        self
+    }
+
+    /// Its components below `root` (none: `root` itself), or `None` when it is not at or below
+    /// `root`. Roots compare as [`Root::same`]; components exactly, or ignoring case when `ci`.
+    pub fn below(&self, root: &Lexical, ci: bool) -> Option<&[Cow<'a, str>]> {
+        let roots_match = match (&root.root, &self.root) {
+            (Some(a), Some(b)) => a.same(b),
+            _ => false,
+        };
+        if !roots_match || self.parts.len() < root.parts.len() {
+            return None;
+        }
+        root.parts
+            .iter()
+            .zip(&self.parts)
+            .all(|(a, b)| same_name(a, b, ci))
+            .then(|| &self.parts[root.parts.len()..])
+    }
+
+    /// The same path owning its text.
+    pub fn into_owned(self) -> Lexical<'static> {
+        Lexical {
+            root: self.root.map(Root::into_owned),
+            parts: self
+                .parts
+                .into_iter()
+                .map(|p| Cow::Owned(p.into_owned()))
+                .collect(),
+        }
+    }
+
+    /// POSIX style: `/a/b`, `c:/a/b`, `//server/share/a`, `//./pipe/a`, `a/b`; `.` for an empty
+    /// relative path.
+    pub fn render(&self) -> String {
+        let body: usize = self.parts.iter().map(|p| p.len() + 1).sum();
+        let mut out = String::with_capacity(body + 8);
+        match &self.root {
+            None => {}
+            Some(Root::Posix) => out.push('/'),
+            Some(Root::Drive(d)) => {
+                out.push(*d as char);
+                out.push_str(":/");
+            }
+            Some(Root::Share(server, share)) => {
+                out.push_str("//");
+                out.push_str(server);
+                if !share.is_empty() {
+                    out.push('/');
+                    out.push_str(share);
+                }
+            }
+            Some(Root::Device(name)) => {
+                out.push_str("//./");
+                out.push_str(name);
+            }
+        }
+        for p in &self.parts {
+            if !(out.is_empty() || out.ends_with('/')) {
+                out.push('/');
+            }
+            out.push_str(p);
+        }
+        if out.is_empty() {
+            out.push('.');
+        }
+        out
+    }
+}
+
 /// Normalize: forward slashes, no empty, `.` or resolvable `..` components, drive letter
 /// lowercased. Relative paths stay relative (leading `..` kept).
 pub fn normalize(p: &str) -> String {
-    let p = p.strip_prefix(r"\\?\").unwrap_or(p);
-    let unc = crate::paths::unc_prefix(p);
-    let p = p.replace('\\', "/");
-    let (prefix, rest) = if is_drive(&p) {
-        let drive = p[..1].to_ascii_lowercase();
-        (format!("{drive}:/"), p[2..].to_string())
-    } else if let Some(r) = p.strip_prefix("//").filter(|_| unc) {
-        ("//".to_string(), r.to_string())
-    } else if let Some(r) = p.strip_prefix('/') {
-        ("/".to_string(), r.to_string())
-    } else {
-        (String::new(), p.clone())
-    };
-    let mut parts: Vec<&str> = Vec::new();
-    for c in rest.split('/') {
-        match c {
-            "" | "." => {}
-            ".." => {
-                if parts.last().is_some_and(|l| *l != "..") {
-                    parts.pop();
-                } else if prefix.is_empty() {
-                    parts.push("..");
-                }
-            }
-            _ => parts.push(c),
-        }
-    }
-    let joined = parts.join("/");
-    if prefix.is_empty() && joined.is_empty() {
-        ".".to_string()
-    } else {
-        format!("{prefix}{joined}")
-    }
+    parse(p).render()
 }
 
 /// `base` joined with `rel` (or `rel` alone when it is absolute), normalized.
 pub fn join(base: &str, rel: &str) -> String {
-    if is_absolute(rel) || base.is_empty() {
-        normalize(rel)
-    } else {
-        normalize(&format!("{base}/{rel}"))
+    if base.is_empty() {
+        return normalize(rel);
     }
+    parse(base).join(parse(rel)).render()
 }
 
 /// What a leading expansion in a path stands for.
@@ -199,11 +401,64 @@ mod tests {
     }
 
     #[test]
+    fn device_and_share_forms() {
+        assert_eq!(normalize(r"\\.\C:\repo\x"), "c:/repo/x");
+        assert_eq!(normalize(r"\\?\UNC\srv\share\x"), "//srv/share/x");
+        assert_eq!(normalize(r"\\?\unc\srv\share\x"), "//srv/share/x");
+        // A device that is no drive is a root of its own, never a path below the cwd.
+        assert_eq!(normalize(r"\\.\pipe\x"), "//./pipe/x");
+        assert_eq!(parse(r"\\.\pipe\x").root, Some(Root::Device("pipe".into())));
+        // `..` stops at the share, as it stops at a drive.
+        assert_eq!(normalize(r"\\srv\share\..\..\x"), "//srv/share/x");
+        assert_eq!(normalize(r"\\srv"), "//srv");
+        if cfg!(windows) {
+            assert_eq!(normalize("//?/C:/repo"), "c:/repo");
+            assert_eq!(normalize("//srv/share/x"), "//srv/share/x");
+        } else {
+            assert_eq!(normalize("//?/C:/repo"), "/?/C:/repo");
+        }
+    }
+
+    #[test]
+    fn below_compares_roots_and_components() {
+        let at = |root: &str, path: &str, ci: bool| {
+            parse(path)
+                .below(&parse(root), ci)
+                .map(|rest| rest.join("/"))
+        };
+        assert_eq!(at("/r", "/r/a/b", false).as_deref(), Some("a/b"));
+        assert_eq!(at("/r", "/r", false).as_deref(), Some(""));
+        assert_eq!(at("/r", "/rr/a", false), None);
+        assert_eq!(
+            at("/r", "r/a", false),
+            None,
+            "a relative path is below no root"
+        );
+        assert_eq!(at(r"C:\R", r"c:\R\a", false).as_deref(), Some("a"));
+        assert_eq!(at(r"C:\R", r"c:\r\a", false), None);
+        assert_eq!(at(r"C:\R", r"c:\r\a", true).as_deref(), Some("a"));
+        assert_eq!(
+            at(r"\\SRV\Share", r"\\srv\share\a", false).as_deref(),
+            Some("a")
+        );
+        assert_eq!(at(r"\\srv\share", r"\\srv\other\a", true), None);
+        assert_eq!(at("c:/x", r"\\.\c:\x\a", false).as_deref(), Some("a"));
+    }
+
+    #[test]
     fn joining() {
         assert_eq!(join("/repo/web", "../dist"), "/repo/dist");
         assert_eq!(join("/repo", "/tmp/x"), "/tmp/x");
         assert_eq!(join(r"C:\repo", r"web\..\dist"), "c:/repo/dist");
         assert_eq!(join("/repo", "."), "/repo");
+        assert_eq!(
+            join("a", "../../b"),
+            "../b",
+            "a relative base keeps what it cannot climb"
+        );
+        assert_eq!(join("/r/web", "../dist"), "/r/dist");
+        assert_eq!(join(r"C:\r\web", r"..\dist"), "c:/r/dist");
+        assert_eq!(join("", "x/./y"), "x/y");
     }
 
     #[test]

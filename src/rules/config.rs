@@ -156,7 +156,7 @@ fn rel_dirs(key: &'static str, items: &[String]) -> Result<Vec<Vec<String>>, Rul
             if t.is_empty() || t == "." {
                 return Err(err(key, s, "is empty"));
             }
-            if t.starts_with('/') || super::lexpath::is_drive(t) {
+            if t.starts_with('/') || crate::paths::lexical::is_drive(t) {
                 return Err(err(key, s, "must be relative to the repository root"));
             }
             let parts: Vec<String> = t

@@ -34,7 +34,7 @@ fn run(r: &Rules, c: &CommandCase, root: &str) -> Result<(), String> {
         r.check_mcp(&c.tool, &c.input)
     } else {
         let cwd = match &c.cwd {
-            Some(rel) => lexpath::join(root, rel),
+            Some(rel) => crate::paths::lexical::join(root, rel),
             None => root.to_string(),
         };
         let shell = if c.tool == "PowerShell" {

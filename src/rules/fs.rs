@@ -11,8 +11,8 @@
 //! (`rm -rf "$OUT/dist"`): a coordination guard errs towards asking.
 
 use super::args::{Opts, expand_braces, glob_match};
-use super::lexpath::{Anchor, Place, anchor, is_absolute, join, normalize, place};
 use super::{Base, Env, Rules, View};
+use crate::paths::lexical::{Anchor, Place, anchor, is_absolute, join, normalize, place};
 use crate::shell::Word;
 use crate::shell::word::{command_name, win_switch};
 

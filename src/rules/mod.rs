@@ -41,7 +41,6 @@ mod config;
 pub mod explain;
 mod fs;
 mod git;
-pub use crate::paths::lexical as lexpath; // the one lexical path normalizer, in paths
 mod mcp;
 pub use mcp::name_words as mcp_name_words;
 pub mod table;
@@ -52,10 +51,10 @@ pub use table::{RuleId, RuleInfo, Scope};
 
 use std::cell::OnceCell;
 
+use crate::paths::lexical::{Anchor, anchor, is_absolute, join, normalize};
 use crate::shell::pm::{PmCall, pm_call};
 use crate::shell::word::{base_lower, command_name};
 use crate::shell::{Analysis, Dialect, DirStep, Segment, Word, analyze};
-use lexpath::{Anchor, anchor, is_absolute, join, normalize};
 
 /// Longest segment text quoted in a hit.
 const MAX_SEGMENT_TEXT: usize = 200;

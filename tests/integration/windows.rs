@@ -8,7 +8,9 @@
 //! tools see them on wine's drive `Z:`.
 
 use crate::support::lifecycle::{Repo, Verdict, eventually, sid, text, verdict};
-use crate::support::wine::{Form, Host, Wine, Witness, require_wine, win};
+use crate::support::wine::{
+    Form, Host, Wine, Witness, client_command, require_wine, start_as_client, win,
+};
 use serde_json::{Value, json};
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
@@ -38,6 +40,39 @@ fn payload(who: &str, cwd: &str, tool: &str, input: Value) -> Value {
         "tool_input": input,
         "tool_use_id": "toolu_windows",
     })
+}
+
+/// A Windows tool run by session `who` from its client process (see
+/// `support::wine::start_as_client`), started; `args` added before it starts.
+fn start_as(
+    wine: &Wine,
+    repo: &Repo,
+    name: &str,
+    who: &str,
+    args: impl FnOnce(&mut Command),
+) -> std::process::Child {
+    let mut c = repo.scrubbed(client_command(wine, name));
+    c.env("SESSION_LOCK_HOME", win(&repo.home))
+        .env("CLAUDE_CODE_SESSION_ID", sid(who));
+    args(&mut c);
+    start_as_client(c, &repo.home, &sid(who), &win(&repo.root))
+}
+
+/// [`start_as`], run to its end: (exit code, stdout, stderr).
+fn run_as(
+    wine: &Wine,
+    repo: &Repo,
+    name: &str,
+    who: &str,
+    args: impl FnOnce(&mut Command),
+) -> (i32, String, String) {
+    let child = start_as(wine, repo, name, who, args);
+    let out = crate::support::lifecycle::wait_within(child, Duration::from_secs(120));
+    (
+        out.status.code().unwrap_or(-1),
+        text(&out.stdout),
+        text(&out.stderr),
+    )
 }
 
 fn run(mut cmd: Command) -> (i32, String, String) {
@@ -121,12 +156,12 @@ fn a_stream_lifecycle_with_windows_paths() {
     claim_via_guard(wine, &repo, "alice", "api", Form::Forward);
     claim_via_guard(wine, &repo, "bob", "ui", Form::LowerDrive);
 
-    // claim.exe reads back the lock guard.exe wrote, from the repo given by --repo.
-    let mut c = tool(wine, &repo, "claim");
-    c.env("CLAUDE_CODE_SESSION_ID", sid("alice"))
-        .args(["api", "--quiet", "--repo"])
-        .arg(Form::Back.of(&repo.root));
-    let (code, out, err) = run(c);
+    // claim.exe, run from alice's Windows client process (identity is the process tree, not
+    // the environment), reads back the lock guard.exe wrote, from the repo given by --repo.
+    let (code, out, err) = run_as(wine, &repo, "claim", "alice", |c| {
+        c.args(["api", "--quiet", "--repo"])
+            .arg(Form::Back.of(&repo.root));
+    });
     assert_eq!(code, 0, "{out}{err}");
     assert!(
         out.contains("Stream 'api' (milestone 01, round 0) is held by this session alice000."),
@@ -135,6 +170,17 @@ fn a_stream_lifecycle_with_windows_paths() {
     assert!(
         out.contains("ui — session bob00000, active"),
         "the other stream is listed: {out}"
+    );
+
+    // The same from the Linux side, below no Windows client: a person at a terminal.
+    let mut c = tool(wine, &repo, "claim");
+    c.args(["api", "--quiet"]);
+    let (code, out, err) = run(c);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("is held by session alice000.")
+            && out.contains("(this command runs outside every session)"),
+        "{out}"
     );
 
     // status.exe, the repo found from the current folder, then named with forward slashes.
@@ -158,14 +204,11 @@ fn a_stream_lifecycle_with_windows_paths() {
     // shows the wait is under way.
     repo.age_lock("api", 10 * 60_000);
     let aged = repo.heartbeat_ms("api").expect("api's heartbeat");
-    let mut c = tool(wine, &repo, "wait-milestone");
-    c.current_dir(&repo.base)
-        .env("CLAUDE_CODE_SESSION_ID", sid("alice"))
-        .env("CLAUDE_PROJECT_DIR", Form::DotDot.of(&repo.root))
-        .args(["ui", "--stream", "api", "--timeout", "120"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let child = c.spawn().expect("spawn wait-milestone.exe");
+    let child = start_as(wine, &repo, "wait-milestone", "alice", |c| {
+        c.current_dir(&repo.base)
+            .env("CLAUDE_PROJECT_DIR", Form::DotDot.of(&repo.root))
+            .args(["ui", "--stream", "api", "--timeout", "120"]);
+    });
     assert!(
         eventually(Duration::from_secs(60), || repo
             .heartbeat_ms("api")
@@ -186,9 +229,9 @@ fn a_stream_lifecycle_with_windows_paths() {
 
     // release.exe runs git, which a Windows machine needs on PATH (this prefix has none): it
     // says so and changes nothing.
-    let mut c = tool(wine, &repo, "release");
-    c.env("CLAUDE_CODE_SESSION_ID", sid("alice")).arg("api");
-    let (code, out, err) = run(c);
+    let (code, out, err) = run_as(wine, &repo, "release", "alice", |c| {
+        c.arg("api");
+    });
     assert_ne!(code, 0, "{out}{err}");
     assert!(err.contains("git"), "{err}");
     assert!(repo.lock_json("api").is_some(), "the lock stays");

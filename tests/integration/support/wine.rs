@@ -161,6 +161,58 @@ impl Witness {
     }
 }
 
+/// A suite tool run by a session from its Windows client process: `witness.exe <tool>.exe …`
+/// (scripts/windows/witness.c) prints its pid and waits; [`start_as_client`] lists that pid in
+/// the suite's session registry and then lets it start the tool as its child, so the tool runs
+/// inside the session's Windows process tree, as from its Bash or PowerShell tool. The
+/// counterpart of `Repo::tool_as`, whose `sh` client the Windows tools could not see (and which
+/// wine does not make the Windows parent of anything). Add the tool's arguments to the command.
+pub fn client_command(wine: &Wine, tool: &str) -> Command {
+    let mut c = wine.command("witness");
+    c.arg(win(&wine.exe(tool)));
+    c
+}
+
+/// Starts `cmd` (a [`client_command`]), writes `home`'s registry entry for `session_id` working
+/// in `cwd` (Windows form) with the client's Windows pid, as the guard lists a session, then
+/// lets the client start the tool. The child's stdout and stderr are the tool's.
+pub fn start_as_client(mut cmd: Command, home: &Path, session_id: &str, cwd: &str) -> Child {
+    use std::io::{Read, Write};
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start witness.exe under wine");
+    let mut stdout = child.stdout.take().expect("witness stdout");
+    // Byte by byte up to the newline: what follows is the tool's own output.
+    let mut line = Vec::new();
+    let mut byte = [0u8; 1];
+    while stdout.read(&mut byte).expect("read the client's pid") == 1 && byte[0] != b'\n' {
+        line.push(byte[0]);
+    }
+    let line = String::from_utf8_lossy(&line);
+    let pid: u32 = line
+        .trim()
+        .parse()
+        .unwrap_or_else(|_| panic!("witness.exe printed {line:?}, not a pid"));
+    let entry = serde_json::json!({
+        "sessionId": session_id, "cwd": cwd, "pid": pid,
+        "updatedAt": session_lock::time::iso(session_lock::time::now_ms()),
+    });
+    let dir = home.join("sessions");
+    std::fs::create_dir_all(&dir).expect("sessions folder");
+    std::fs::write(dir.join(format!("{session_id}.json")), entry.to_string())
+        .expect("write the client's registry entry");
+    let mut stdin = child.stdin.take().expect("witness stdin");
+    stdin
+        .write_all(b"go\n")
+        .expect("let the client start the tool");
+    drop(stdin);
+    child.stdout = Some(stdout);
+    child
+}
+
 /// How a test spells a Linux path to a Windows program.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Form {
