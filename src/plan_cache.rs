@@ -93,6 +93,21 @@ fn parse(path: &Path, rel: &str) -> Result<Outcome, PlanError> {
     })
 }
 
+/// The one plan at `rel` (repo-relative), read and parsed now: `None` when it is missing or
+/// malformed. For a re-claim, which needs its own plan and no other.
+pub fn read_one(root: &Path, rel: &str) -> Option<Stream> {
+    match parse(&root.join(rel), rel).ok()? {
+        Outcome::Stream(p) => Some(Stream {
+            name: p.name,
+            milestone: p.milestone,
+            owns: p.owns,
+            plan: rel.to_string(),
+            owns_line: p.owns_line,
+        }),
+        Outcome::Malformed { .. } => None,
+    }
+}
+
 /// Every plan, as [`plans::load`] reads them, parsing only the files that changed.
 pub fn load(root: &Path, plan_glob: &str, layout: &Layout) -> Result<Vec<Stream>, PlanError> {
     let (streams, mut errors) = load_each(root, plan_glob, layout)?;

@@ -132,6 +132,9 @@ pub fn claim(ctx: &Ctx, p: &Payload, env: &Env, stream: &Word) -> Result<(), Str
             "session-lock: the hook payload carries no session_id, so the claim of '{name}' cannot be recorded (a lock without its session protects nothing)"
         ));
     }
+    if unchanged_re_claim(ctx, p, env, name) {
+        return Ok(());
+    }
     let (streams, broken) =
         crate::plan_cache::load_each(&ctx.root, &ctx.config.plan_glob, &ctx.layout)
             .map_err(|e| format!("session-lock: cannot claim '{name}': {e}"))?;
@@ -164,37 +167,11 @@ pub fn claim(ctx: &Ctx, p: &Payload, env: &Env, stream: &Word) -> Result<(), Str
     {
         return Err(why);
     }
-    let client_start = env.client_pid.and_then(liveness::start_time);
-    let now_iso = time::iso(ctx.now);
-    let mut record = LockRecord {
-        stream: name.to_string(),
-        session_id: p.session_id.clone(),
-        owns: plan.owns.clone(),
-        plan: plan.plan.clone(),
-        milestone: plan.milestone,
-        claimed_at: now_iso.clone(),
-        heartbeat_at: now_iso,
-        round: ctx.layout.round(),
-        cwd: p.cwd.clone(),
-        client_pid: env.client_pid,
-        client_start,
-        taken_from: None,
-    };
-    // A re-claim that changes nothing (same plan, owns, client) while the heartbeat is fresh
-    // writes nothing: the lock on disk already says all of it.
-    if let Some(held) = existing
-        .as_ref()
-        .filter(|h| h.record.session_id == p.session_id && !h.done)
+    let mut record = record_for(ctx, p, env, plan);
+    if let Some(held) = &existing
+        && writes_nothing(ctx, p, held, &record)
     {
-        let same = LockRecord {
-            claimed_at: held.record.claimed_at.clone(),
-            heartbeat_at: held.record.heartbeat_at.clone(),
-            ..record.clone()
-        } == held.record;
-        let throttle = ctx.config.heartbeat_throttle_seconds * 1000;
-        if same && ctx.now.saturating_sub(held.heartbeat_ms) < throttle {
-            return Ok(());
-        }
+        return Ok(());
     }
     let index = crate::round_index::Index::before_write(&ctx.layout);
     let write = match existing {
@@ -239,6 +216,55 @@ pub fn claim(ctx: &Ctx, p: &Payload, env: &Env, stream: &Word) -> Result<(), Str
     };
     crate::round_index::Index::after_write(&ctx.layout, index, &[name]);
     write.map_err(|e| format!("session-lock: could not record the claim of '{name}': {e}"))
+}
+
+/// The lock a claim of `plan` by this call's session records (claimed and beating now).
+fn record_for(ctx: &Ctx, p: &Payload, env: &Env, plan: &plans::Stream) -> LockRecord {
+    let now_iso = time::iso(ctx.now);
+    LockRecord {
+        stream: plan.name.clone(),
+        session_id: p.session_id.clone(),
+        owns: plan.owns.clone(),
+        plan: plan.plan.clone(),
+        milestone: plan.milestone,
+        claimed_at: now_iso.clone(),
+        heartbeat_at: now_iso,
+        round: ctx.layout.round(),
+        cwd: p.cwd.clone(),
+        client_pid: env.client_pid,
+        client_start: env.client_pid.and_then(liveness::start_time),
+        taken_from: None,
+    }
+}
+
+/// A re-claim that changes nothing (the caller's own live lock, the same plan, owns and
+/// client) while the heartbeat is fresh writes nothing: the lock on disk already says it all.
+fn writes_nothing(ctx: &Ctx, p: &Payload, held: &Held, record: &LockRecord) -> bool {
+    let same = LockRecord {
+        claimed_at: held.record.claimed_at.clone(),
+        heartbeat_at: held.record.heartbeat_at.clone(),
+        ..record.clone()
+    } == held.record;
+    let throttle = ctx.config.heartbeat_throttle_seconds * 1000;
+    held.record.session_id == p.session_id
+        && !held.done
+        && same
+        && ctx.now.saturating_sub(held.heartbeat_ms) < throttle
+}
+
+/// The re-claim of a stream this session holds, whose plan (read alone, now) still declares it
+/// as the lock records it: nothing to record, and no other plan to read. Anything else (a
+/// first claim, a changed plan, a stale heartbeat) goes through the whole claim.
+fn unchanged_re_claim(ctx: &Ctx, p: &Payload, env: &Env, name: &str) -> bool {
+    let Ok(Some(held)) = ctx.layout.read_lock(name) else {
+        return false;
+    };
+    if held.record.session_id != p.session_id || held.done {
+        return false;
+    }
+    crate::plan_cache::read_one(&ctx.root, &held.record.plan)
+        .filter(|plan| plan.name == name)
+        .is_some_and(|plan| writes_nothing(ctx, p, &held, &record_for(ctx, p, env, &plan)))
 }
 
 /// Stand-ins for corrupt lock files: the stream's plan's `owns`, claimed at the epoch (so the
