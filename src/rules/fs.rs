@@ -11,7 +11,7 @@
 //! (`rm -rf "$OUT/dist"`): a coordination guard errs towards asking.
 
 use super::args::{Opts, expand_braces, glob_match};
-use super::lexpath::{Anchor, Place, anchor, is_absolute, join, normalize, place};
+use super::lexpath::{Anchor, Place, anchor, is_absolute, is_temp, join, normalize, place};
 use super::{Base, Env, Rules, View};
 use crate::shell::Word;
 use crate::shell::word::{command_name, win_switch};
@@ -95,6 +95,8 @@ fn resolve_literal(env: &Env, base: &Base, text: &str, glob: bool) -> Target {
 fn place_of(env: &Env, abs: &str, glob: bool) -> Target {
     match place(env.root(), abs) {
         Place::Inside(rel) => Target::Rel(comps(&rel), glob),
+        // A temp folder is somewhere else, like `$TMPDIR`, even when the repo lives in one.
+        Place::Contains if is_temp(abs) => Target::Outside,
         Place::Contains => Target::Contains,
         Place::Outside => Target::Outside,
     }
