@@ -12,7 +12,9 @@
 //! command, because the id travels in a JSON body, a variable or a heredoc.
 //!
 //! Segments inside a `docker run` whose mounts cannot reach the host (named volumes,
-//! `:ro` binds) are exempt; everything else in the command is not.
+//! `:ro` binds) are exempt; everything else in the command is not. A container sharing
+//! the host's network or pid namespace (`--network host`, `--pid=host`) stays exempt from
+//! the file rules only: `app.restart` and `plugin.protected-toggle` still apply to it.
 //!
 //! Decisions (details in each matcher module):
 //! - Only `git.head-change` is [`Scope::WhenShared`]; whether another live session works
@@ -277,6 +279,12 @@ const MATCHERS: [(RuleId, Matcher); 7] = [
     (RuleId::GitHeadChange, git::head_change),
 ];
 
+/// Rules about the running app itself (its processes, its bridge), which a container
+/// sharing the host's network or pid namespace reaches whatever it mounts.
+fn reaches_app(id: RuleId) -> bool {
+    matches!(id, RuleId::AppRestart | RuleId::PluginProtectedToggle)
+}
+
 /// A flag that makes the program print and exit (`--help`, `--version`, `tsc --showConfig`),
 /// before any `--` (after it the words go to a script).
 fn inert_flags(args: &[Word]) -> bool {
@@ -328,7 +336,10 @@ impl Rules {
         let env = Env::new(ctx);
         let mut out = Vec::new();
         for (i, seg) in an.segments.iter().enumerate() {
-            if seg.sandboxed || seg.argv.is_empty() || inert_flags(&seg.argv[1..]) {
+            // A sandboxed container keeps the host's files; with the host's network or pid
+            // namespace it still reaches the running app.
+            let app_only = seg.sandboxed && seg.host_app;
+            if (seg.sandboxed && !app_only) || seg.argv.is_empty() || inert_flags(&seg.argv[1..]) {
                 continue;
             }
             let head = &seg.argv[0].text;
@@ -349,7 +360,7 @@ impl Rules {
                 name,
             };
             for (id, matcher) in MATCHERS {
-                if !self.enabled(id) {
+                if !self.enabled(id) || (app_only && !reaches_app(id)) {
                     continue;
                 }
                 if let Some(detail) = matcher(self, &view, &env) {

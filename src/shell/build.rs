@@ -24,6 +24,8 @@ pub(crate) struct Ctx {
     pub depth: u32,
     pub dialect: Dialect,
     pub sandboxed: bool,
+    /// Inside a container sharing the host's network or pid namespace.
+    pub host_app: bool,
     pub dirs: Vec<DirStep>,
     /// The list's output is run as a command (`$(cat <<EOF …)` in command position).
     pub output_code: bool,
@@ -40,6 +42,7 @@ impl Ctx {
             depth: self.depth + 1,
             dialect: self.dialect,
             sandboxed,
+            host_app: self.host_app,
             dirs: dirs.to_vec(),
             output_code: false,
             vars: self.vars.clone(),
@@ -62,6 +65,7 @@ impl Ctx {
             depth: self.depth + 1,
             dialect,
             sandboxed,
+            host_app: self.host_app,
             dirs: dirs.to_vec(),
             output_code: false,
             vars: self.vars.clone(),
@@ -459,6 +463,7 @@ impl Builder<'_> {
             scripts,
             derived,
             sandbox,
+            host_app,
             xargs,
             shell_c,
         } = p;
@@ -467,6 +472,7 @@ impl Builder<'_> {
             return None;
         }
         let sandboxed = ctx.sandboxed || sandbox == Some(true);
+        let host_app = ctx.host_app || host_app;
         let from_files = if ctx.dialect == Dialect::Posix && self.files_read < MAX_FILES {
             let found = file_scripts(self.reader, &argv, &wrappers, &seg_dirs);
             self.files_read += found.len().max(1);
@@ -488,6 +494,7 @@ impl Builder<'_> {
             pipe_prev: None,
             pipe_next: None,
             sandboxed,
+            host_app,
             dirs: seg_dirs.clone(),
             resolved,
         });
@@ -502,27 +509,30 @@ impl Builder<'_> {
             self.sub(s, ctx, &seg_dirs, code_word == Some(k));
         }
         for script in scripts {
-            let nested = ctx.script(
+            let mut nested = ctx.script(
                 Origin::Script,
                 script.via.to_string(),
                 script.dialect,
                 sandboxed,
                 &seg_dirs,
             );
+            nested.host_app = host_app;
             self.source(script.text, nested, Some(ctx.source));
         }
         for f in from_files {
-            let nested = ctx.script(
+            let mut nested = ctx.script(
                 Origin::Script,
                 f.via.to_string(),
                 Dialect::Posix,
                 sandboxed,
                 &seg_dirs,
             );
+            nested.host_app = host_app;
             self.source(f.text, nested, Some(ctx.source));
         }
         for d in derived.into_iter().chain(copies) {
-            let nested = ctx.nested(Origin::Derived, &seg_dirs, sandboxed);
+            let mut nested = ctx.nested(Origin::Derived, &seg_dirs, sandboxed);
+            nested.host_app = host_app;
             let mut c = Cur {
                 words: d,
                 ..Cur::default()
@@ -589,8 +599,9 @@ impl Builder<'_> {
             None => None,
         };
         if let Some((text, d)) = text {
-            let (sandboxed, dirs) = (seg.sandboxed, seg.dirs.clone());
-            let nested = ctx.script(Origin::Script, "pipe".to_string(), d, sandboxed, &dirs);
+            let (sandboxed, host_app, dirs) = (seg.sandboxed, seg.host_app, seg.dirs.clone());
+            let mut nested = ctx.script(Origin::Script, "pipe".to_string(), d, sandboxed, &dirs);
+            nested.host_app = host_app;
             self.source(text, nested, Some(ctx.source));
         }
         let Some(seg) = self.out.segments.get(b.idx) else {
@@ -640,7 +651,7 @@ impl Builder<'_> {
                 BodyKind::Inert | BodyKind::Foreign => {}
             }
         }
-        let sandboxed = seg.sandboxed;
+        let (sandboxed, host_app) = (seg.sandboxed, seg.host_app);
         let dirs = seg.dirs.clone();
         let reader = seg.head();
         if let Some(replace) = b.xargs {
@@ -650,7 +661,8 @@ impl Builder<'_> {
             self.xargs(b.idx, replace, xargs_input, ctx);
         }
         for (text, d) in scripts {
-            let nested = ctx.script(Origin::Heredoc, reader.clone(), d, sandboxed, &dirs);
+            let mut nested = ctx.script(Origin::Heredoc, reader.clone(), d, sandboxed, &dirs);
+            nested.host_app = host_app;
             self.source(text, nested, Some(ctx.source));
         }
     }

@@ -47,7 +47,9 @@
 //!   can, and one placeholder operand ([`segment::XARGS_INPUT`]) otherwise.
 //! - `docker run` payloads are marked [`Segment::sandboxed`] only when no mount can
 //!   write the host; `docker exec`/`docker compose` never are. Substitutions on the
-//!   `docker` line run on the host and are never sandboxed.
+//!   `docker` line run on the host and are never sandboxed. A container sharing the
+//!   host's network or pid namespace (`--network host`, `--pid=host`) is marked
+//!   [`Segment::host_app`]: it reaches the running app whatever it mounts.
 //! - Command names compare case-insensitively everywhere (see [`word::command_name`]).
 //! - What the shell resolves first is resolved here too (see `vars.rs`): variables the
 //!   command assigns, `${X:-default}`, `for` loops over literal lists, aliases, and
@@ -142,6 +144,7 @@ pub fn analyze_with(command: &str, dialect: Dialect, reader: &dyn files::Reader)
         depth: 0,
         dialect,
         sandboxed: false,
+        host_app: false,
         dirs: Vec::new(),
         output_code: false,
         vars: vars::Vars::default(),

@@ -82,6 +82,7 @@ pub(super) fn docker(p: &mut Peel) -> bool {
         return false;
     };
     p.sandbox = Some(c.sandboxed || p.sandbox == Some(true));
+    p.host_app |= c.host_app;
     p.wrappers.push(format!("docker {}", c.verb));
     p.argv = c.argv;
     true

@@ -62,6 +62,8 @@ pub struct Peel {
     pub derived: Vec<Vec<Word>>,
     /// `Some(true)` inside a sandboxed `docker run`, `Some(false)` inside other containers.
     pub sandbox: Option<bool>,
+    /// Inside a container sharing the host's network or pid namespace (`--network host`).
+    pub host_app: bool,
     /// `Some(replace)` when `xargs` was peeled (its `-I` string, if any).
     pub xargs: Option<Option<String>>,
     /// A `-c` style script was peeled: stdin goes to that script.
