@@ -7,9 +7,12 @@
 //! of one segment of the [`shell`](crate::shell) analysis. Matchers look at words, so a
 //! "safe" segment never excuses a destructive one in the same chain, and text inside
 //! quotes (commit messages, grep patterns, `echo` arguments, inert heredoc prose) never
-//! matches. The one exception reads raw text on purpose: a bridge HTTP call to a plugin
-//! toggle/install/uninstall path is checked for the protected plugin id anywhere in the
-//! command, because the id travels in a JSON body, a variable or a heredoc.
+//! matches. A bridge HTTP call to a plugin toggle/install/uninstall path is checked for the
+//! protected plugin id wherever data reaches the request: its words (quote-joined,
+//! percent- and JSON-unescaped), its heredocs and earlier pipeline stages, and assignments
+//! or file writes earlier in the command or the scripts carrying it; text an `echo` only
+//! prints, and comments, do not count. URLs are compared as the server routes them
+//! (`/./`, `..`, `//` and percent escapes resolved, curl's `{a,b}` globs expanded).
 //!
 //! Segments inside a `docker run` whose mounts cannot reach the host (named volumes,
 //! `:ro` binds) are exempt; everything else in the command is not. A container sharing
