@@ -206,9 +206,12 @@ pub(super) fn emit(r: &Rules, v: &View, _env: &Env) -> Option<String> {
             _ => return None,
         }
     };
+    // `-p` names one project (the last wins); `-b` builds every project it is given.
     let mut project: Option<String> = None;
+    let mut built: Vec<String> = Vec::new();
     let mut build = false;
     let mut no_emit = false;
+    let mut dry = false;
     let mut i = 0;
     while i < args.len() {
         let t = args[i].text.to_ascii_lowercase();
@@ -219,6 +222,7 @@ pub(super) fn emit(r: &Rules, v: &View, _env: &Env) -> Option<String> {
                 continue;
             }
             "-b" | "--build" | "-build" => build = true,
+            "-d" | "--dry" if build => dry = true,
             "--noemit" | "-noemit" => {
                 let next = args.get(i + 1).map(|w| w.text.to_ascii_lowercase());
                 no_emit = next.as_deref() != Some("false");
@@ -226,17 +230,20 @@ pub(super) fn emit(r: &Rules, v: &View, _env: &Env) -> Option<String> {
             _ => {
                 if let Some(p) = t.strip_prefix("--project=") {
                     project = Some(p.to_string());
-                } else if build && !t.starts_with('-') && project.is_none() {
-                    project = Some(args[i].text.clone());
+                } else if build && !t.starts_with('-') && t != "false" {
+                    built.push(args[i].text.clone());
                 }
             }
         }
         i += 1;
     }
-    let p = project?;
-    if no_emit || !r.emit_projects.contains(&base_lower(&p)) {
+    if no_emit || dry {
         return None;
     }
+    let p = project
+        .into_iter()
+        .chain(built)
+        .find(|p| r.emit_projects.contains(&base_lower(p)))?;
     Some(format!("emits `{p}` without --noEmit"))
 }
 

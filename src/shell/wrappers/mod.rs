@@ -3,7 +3,9 @@
 //! Peeled in a loop, each recorded by name: `NAME=V` assignments, `env`, `sudo`/`doas`,
 //! `command`, `builtin`, `exec`, `nohup`, `setsid`, `nice`, `ionice`, `stdbuf`, `time`,
 //! `timeout`, `watch`, `winpty`, `cross-env`, `rtk`, a leading `\`, package runners (`npx`,
-//! `npm exec`, `pnpm exec|dlx`, `yarn dlx|exec`, `bunx`), `xargs`, `docker run|exec`,
+//! `npm exec`, `pnpm exec|dlx`, `yarn dlx|exec`, `bunx`, `deno run npm:…`, with `pkg@version`
+//! read as the package's command), `corepack <pm>`, `node node_modules/<pkg>/bin/<cmd>`
+//! (the package's command), `xargs`, `docker run|exec`,
 //! `source file`, `call`, `start`, `Start-Process`, and `git -c alias.x=…` aliases.
 //!
 //! Wrappers that carry a command *string* hand it back as a [`Script`] to be lexed as a
@@ -210,6 +212,7 @@ fn is_wrapper(name: &str) -> bool {
             | "wsl"
             | "concurrently"
             | "cross-env-shell"
+            | "corepack"
     )
 }
 
@@ -228,7 +231,10 @@ pub fn may_peel(words: &[Word], dialect: Dialect) -> bool {
     let name = command_name(&head.text);
     match name.as_str() {
         "git" => words.iter().any(|w| w.text == "-c"),
-        "npm" | "pnpm" | "yarn" | "bun" => matches!(pm_call(words), Some(PmCall::Exec { .. })),
+        "npm" | "pnpm" | "yarn" | "bun" | "deno" => {
+            matches!(pm_call(words), Some(PmCall::Exec { .. }))
+        }
+        "node" | "nodejs" => words.iter().any(|w| w.text.contains("node_modules")),
         n => is_wrapper(n) || n == "parallel" || table::grammar(n).is_some(),
     }
 }
@@ -271,9 +277,11 @@ pub fn peel(words: &[Word], dialect: Dialect) -> Peel {
             "timeout" => posix::timeout(&mut p),
             "watch" => posix::watch(&mut p),
             "rtk" => posix::rtk(&mut p),
-            "npx" | "pnpx" | "bunx" | "npm" | "pnpm" | "yarn" | "bun" => {
+            "npx" | "pnpx" | "bunx" | "npm" | "pnpm" | "yarn" | "bun" | "deno" => {
                 posix::runner(&mut p, &name)
             }
+            "corepack" => posix::corepack(&mut p),
+            "node" | "nodejs" => launchers::node_bin(&mut p),
             "bash" | "sh" | "zsh" | "dash" | "ksh" | "mksh" | "ash" | "fish" => {
                 posix::shell(&mut p, &name)
             }
