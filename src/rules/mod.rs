@@ -36,8 +36,9 @@
 //! - Build scripts fire whatever the cwd or `--prefix`: `npm run build` is blocked
 //!   outright, as in the protocol's table, even for a plugin's own package.
 //! - An `electron` head fires only with an operand (`electron .`); `--version` is fine.
-//! - Programs in other languages (`node -e`, `python -c`, `python - <<EOF`) are opaque:
-//!   a `fetch(".../app/relaunch")` inside them is not seen.
+//! - Programs in other languages (`node -e`, `python -c`, `python - <<EOF`) are read by
+//!   the shell analysis's heuristic (`shell::interp`): their process, file and HTTP calls
+//!   with literal arguments reach the rules as commands; anything built at run time does not.
 
 mod app;
 pub mod args;

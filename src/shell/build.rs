@@ -5,6 +5,7 @@
 use super::Dialect;
 use super::files::{MAX_FILES, Reader as FileReader, scripts as file_scripts};
 use super::heredoc::{BodyKind, Heredoc, Reader, classify, is_shell, reader_kind};
+use super::interp::{self, Lang};
 use super::lexer::{Arena, MAX_DEPTH, Op, Redirect, SubKind, Tok, lex};
 use super::segment::{Analysis, DirStep, MAX_SEGMENTS, Origin, Segment, Source, XARGS_INPUT};
 use super::vars::Vars;
@@ -473,6 +474,8 @@ impl Builder<'_> {
         }
         let sandboxed = ctx.sandboxed || sandbox == Some(true);
         let host_app = ctx.host_app || host_app;
+        // `python -c '…'`, `node -e '…'`, an awk program: read for process and file calls.
+        let program = interp::inline_program(&argv);
         let from_files = if ctx.dialect == Dialect::Posix && self.files_read < MAX_FILES {
             let found = file_scripts(self.reader, &argv, &wrappers, &seg_dirs);
             self.files_read += found.len().max(1);
@@ -530,26 +533,66 @@ impl Builder<'_> {
             nested.host_app = host_app;
             self.source(f.text, nested, Some(ctx.source));
         }
-        for d in derived.into_iter().chain(copies) {
-            let mut nested = ctx.nested(Origin::Derived, &seg_dirs, sandboxed);
+        let place = (&seg_dirs[..], sandboxed, host_app);
+        self.derive(derived.into_iter().chain(copies), ctx, place, None);
+        if let Some((lang, code)) = program {
+            self.program(lang, &code, ctx, place);
+        }
+        Some(idx)
+    }
+
+    /// Build commands run on behalf of a segment (`find -exec`, loop copies, what an
+    /// interpreter program asks for) as segments of their own.
+    fn derive(
+        &mut self,
+        cmds: impl IntoIterator<Item = Vec<Word>>,
+        ctx: &Ctx,
+        (dirs, sandboxed, host_app): (&[DirStep], bool, bool),
+        via: Option<&str>,
+    ) {
+        for d in cmds {
+            if ctx.depth >= MAX_DEPTH {
+                self.out.truncated = true;
+                return;
+            }
+            let mut nested = ctx.nested(Origin::Derived, dirs, sandboxed);
             nested.host_app = host_app;
+            if let Some(v) = via {
+                nested.via = v.to_string();
+            }
             let mut c = Cur {
                 words: d,
                 ..Cur::default()
             };
-            let mut inner_dirs = vec![seg_dirs.clone()];
+            let mut inner_dirs = vec![dirs.to_vec()];
             let mut inner_vars = vec![nested.vars.clone()];
             let mut inner_built = Vec::new();
-            if ctx.depth < MAX_DEPTH {
-                self.finish(
-                    &mut c,
-                    &nested,
-                    (&mut inner_dirs, &mut inner_vars),
-                    &mut inner_built,
-                );
-            }
+            self.finish(
+                &mut c,
+                &nested,
+                (&mut inner_dirs, &mut inner_vars),
+                &mut inner_built,
+            );
         }
-        Some(idx)
+    }
+
+    /// What a program in another language asks for (see `interp.rs`): its shell strings
+    /// as scripts, its argv lists and file calls as derived commands.
+    fn program(&mut self, lang: Lang, code: &str, ctx: &Ctx, place: (&[DirStep], bool, bool)) {
+        let fx = interp::effects(lang, code);
+        let (dirs, sandboxed, host_app) = place;
+        for text in fx.scripts {
+            let mut nested = ctx.script(
+                Origin::Script,
+                interp::via(lang).to_string(),
+                Dialect::Posix,
+                sandboxed,
+                dirs,
+            );
+            nested.host_app = host_app;
+            self.source(text, nested, Some(ctx.source));
+        }
+        self.derive(fx.commands, ctx, place, Some(interp::via(lang)));
     }
 
     /// Build a substitution's segments; `code` when its output is run as a command.
@@ -604,6 +647,18 @@ impl Builder<'_> {
             nested.host_app = host_app;
             self.source(text, nested, Some(ctx.source));
         }
+        // `echo "import os; os.system('…')" | python3`: a program read from the pipe.
+        let piped = self.out.segments.get(b.idx).and_then(|seg| {
+            let prev = &self.out.segments[seg.pipe_prev?];
+            let lang = interp::lang_of(&seg.head())?;
+            (reader_kind(&seg.argv) == Reader::Foreign)
+                .then(|| echo_text(&prev.argv, prev.dialect))
+                .flatten()
+                .map(|t| (lang, t, seg.dirs.clone(), seg.sandboxed, seg.host_app))
+        });
+        if let Some((lang, text, dirs, sandboxed, host_app)) = piped {
+            self.program(lang, &text, ctx, (&dirs, sandboxed, host_app));
+        }
         let Some(seg) = self.out.segments.get(b.idx) else {
             return;
         };
@@ -625,6 +680,7 @@ impl Builder<'_> {
         }
         let later_refs: Vec<&[Word]> = later.iter().map(Vec::as_slice).collect();
         let mut scripts = Vec::new();
+        let mut programs: Vec<(Lang, String)> = Vec::new();
         let mut xargs_input: Vec<Word> = Vec::new();
         let seg = &mut self.out.segments[b.idx];
         for h in &mut seg.heredocs {
@@ -648,7 +704,16 @@ impl Builder<'_> {
                     scripts.push((h.body.clone(), d));
                 }
                 BodyKind::Arguments => xargs_input.extend(split_plain(&h.body, MAX_XARGS_WORDS)),
-                BodyKind::Inert | BodyKind::Foreign => {}
+                BodyKind::Foreign => {
+                    if let Some(lang) = seg
+                        .argv
+                        .first()
+                        .and_then(|w| interp::lang_of(&command_name(&w.text)))
+                    {
+                        programs.push((lang, h.body.clone()));
+                    }
+                }
+                BodyKind::Inert => {}
             }
         }
         let (sandboxed, host_app) = (seg.sandboxed, seg.host_app);
@@ -664,6 +729,10 @@ impl Builder<'_> {
             let mut nested = ctx.script(Origin::Heredoc, reader.clone(), d, sandboxed, &dirs);
             nested.host_app = host_app;
             self.source(text, nested, Some(ctx.source));
+        }
+        let place = (&dirs[..], sandboxed, host_app);
+        for (lang, text) in programs {
+            self.program(lang, &text, ctx, place);
         }
     }
 

@@ -34,8 +34,7 @@
 //! - Heredocs (see `heredoc.rs`): a body is inert only for a known inert reader, not
 //!   piped into a shell, without a live substitution and closed; anything else is
 //!   analyzed as commands. `python - <<EOF`, `node <<EOF` and other interpreters reading
-//!   their program from stdin are *foreign*: not shell, so not analyzed (their
-//!   `os.system("…")` strings are out of reach, like `node -e "…"`). An unknown reader
+//!   their program from stdin are *foreign*: not shell, so not lexed as shell. An unknown reader
 //!   (`mystery <<EOF`) is not trusted. An unclosed body is analyzed, except when the
 //!   input was cut at [`MAX_INPUT_BYTES`].
 //! - Text that becomes code is analyzed: `echo …`/`printf …`/`Write-Output …` piped into
@@ -57,6 +56,11 @@
 //! - Script files the command runs (`bash x.sh`, `./x.sh`, `source x`, `npm run X` →
 //!   package.json) are analysed when the caller hands in a [`files::Reader`]; the analysis
 //!   itself reads nothing.
+//! - Programs in other languages (`python -c`, `node -e`, `perl -e`, `ruby -e`, `awk`,
+//!   `python - <<EOF`, `echo … | python3`) are read by a documented heuristic (`interp.rs`):
+//!   strings passed to process calls are analysed as commands, literal argv lists and file
+//!   calls (`shutil.rmtree`, `fs.rmSync`, `open(p, 'w')`) become derived commands (`rm -rf
+//!   p`, `tee p`), HTTP calls become `curl`. Strings built at run time are not known.
 //! - Write targets (`writes.rs`): the paths each segment writes, for the ownership check.
 //! - `cd`, `pushd`, `Set-Location` steps are kept per segment ([`Segment::dirs`]),
 //!   scoped to subshells; a dynamic or missing target makes the directory unknown.
@@ -66,6 +70,7 @@ pub mod docker;
 pub mod files;
 pub mod gitopts;
 pub mod heredoc;
+pub mod interp;
 pub mod lexer;
 pub mod opts;
 pub mod pm;

@@ -20,8 +20,9 @@
 //! - cmd: `del`/`erase`, `rd`/`rmdir`, `copy`/`xcopy`/`move`, with joined switches (`/S/Q`).
 //!
 //! Not modelled: writes made by programs the command runs (a build writing `dist/`, a
-//! script's own redirections are analysed only when the script is), `find -delete`,
-//! interpreter code. A target whose value is unknown stays [`Word::dynamic`]; the hook
+//! script's own redirections are analysed only when the script is), `find -delete`.
+//! Interpreter one-liners reach this table through the commands `interp.rs` derives
+//! from their file calls (`open(p, 'w')` → `tee p`, `os.remove(p)` → `rm p`). A target whose value is unknown stays [`Word::dynamic`]; the hook
 //! lets it through (coordination, not a sandbox).
 
 use super::Dialect;
