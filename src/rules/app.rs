@@ -130,6 +130,9 @@ pub(super) fn restart(r: &Rules, v: &View, _env: &Env) -> Option<String> {
             ));
         }
     }
+    if let Some(app) = ps_kill(r, v) {
+        return Some(format!("kills the app process `{app}`"));
+    }
     if v.name == "wmic"
         && v.args.iter().any(|w| {
             matches!(
@@ -150,6 +153,59 @@ pub(super) fn restart(r: &Rules, v: &View, _env: &Env) -> Option<String> {
         return Some(format!(
             "calls the bridge's `{path}`, which relaunches the app"
         ));
+    }
+    None
+}
+
+/// A PowerShell method call that ends a process: `.Kill()`, `.CloseMainWindow()`, `% Kill`,
+/// `ForEach-Object -MemberName Kill`, on processes of the app: named in the same word
+/// (`(Get-Process electron).Kill()`), in an earlier pipeline stage (`Get-Process electron |
+/// % { $_.Kill() }`), or in the segments just before it (the script block's pipeline).
+fn ps_kill<'r>(r: &'r Rules, v: &View) -> Option<&'r str> {
+    if !v.ps {
+        return None;
+    }
+    let lower = |w: &Word| w.text.to_ascii_lowercase();
+    let member =
+        |t: &str| t.contains(".kill(") || t.contains(".closemainwindow(") || t.ends_with(".kill");
+    let foreach = matches!(v.name.as_str(), "%" | "foreach-object" | "foreach")
+        && v.args
+            .iter()
+            .any(|w| matches!(lower(w).as_str(), "kill" | "closemainwindow"));
+    if !foreach && !v.argv.iter().any(|w| member(&lower(w))) {
+        return None;
+    }
+    if let Some(app) = r.app_named_in(v.argv) {
+        return Some(app);
+    }
+    if let Some(app) = piped_app(r, v) {
+        return Some(app);
+    }
+    // `(Get-Process electron).Kill()` and `… | % { $_.Kill() }` split into segments: the one
+    // just before is the parenthesised command, or the ForEach-Object whose block this is.
+    let at = v.an.segments.iter().position(|s| std::ptr::eq(s, v.seg))?;
+    let prev = v.an.segments.get(at.checked_sub(1)?)?;
+    if prev.source != v.seg.source {
+        return None;
+    }
+    if matches!(prev.head().as_str(), "%" | "foreach-object" | "foreach") {
+        let mut cur = prev.pipe_prev.and_then(|p| v.an.segments.get(p));
+        let mut steps = 0;
+        while let Some(c) = cur {
+            if let Some(app) = r.app_named_in(&c.argv) {
+                return Some(app);
+            }
+            cur = c.pipe_prev.and_then(|p| v.an.segments.get(p));
+            steps += 1;
+            if steps > 32 {
+                break;
+            }
+        }
+        return None;
+    }
+    let paren = v.argv.first().is_some_and(|w| w.text.starts_with('.'));
+    if paren {
+        return r.app_named_in(&prev.argv);
     }
     None
 }

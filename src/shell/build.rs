@@ -185,7 +185,7 @@ fn is_header(w: &Word) -> bool {
 fn strip_cmd_condition(words: &mut Vec<Word>) {
     if !words
         .first()
-        .is_some_and(|w| w.text.eq_ignore_ascii_case("if"))
+        .is_some_and(|w| w.text.trim_start_matches('@').eq_ignore_ascii_case("if"))
     {
         return;
     }
@@ -251,7 +251,10 @@ impl Builder<'_> {
             self.out.truncated = true;
             return;
         }
-        let toks = lex(&text, ctx.dialect, ctx.depth, &mut self.arena);
+        let mut toks = lex(&text, ctx.dialect, ctx.depth, &mut self.arena);
+        if ctx.dialect == Dialect::Cmd {
+            toks = super::cmd_for::expand(toks);
+        }
         let idx = self.out.sources.len();
         self.out.sources.push(Source {
             text,
@@ -388,6 +391,25 @@ impl Builder<'_> {
                         copies.push(w);
                     }
                     words = copies.remove(0);
+                }
+                if !top.is_empty() {
+                    scoped = Ctx {
+                        vars: top.clone(),
+                        ..ctx.clone()
+                    };
+                    &scoped
+                } else {
+                    ctx
+                }
+            }
+            Some(top) if ctx.dialect == Dialect::PowerShell => {
+                // `$x = 'npm'; & $x run build`, `Remove-Item $d -Recurse`.
+                let assigns = words.len() >= 3 && words[1].text == "=";
+                if assigns {
+                    resolved = top.apply_ps(&mut words[2..]);
+                    resolved.extend(top.record_ps(&words));
+                } else {
+                    resolved = top.apply_ps(&mut words);
                 }
                 if !top.is_empty() {
                     scoped = Ctx {

@@ -66,6 +66,7 @@
 //!   scoped to subshells; a dynamic or missing target makes the directory unknown.
 
 mod build;
+mod cmd_for;
 pub mod docker;
 pub mod files;
 pub mod gitopts;

@@ -737,7 +737,7 @@ fn powershell(i: usize, name: &str, args: &[Word], out: &mut Vec<WriteTarget>) -
 }
 
 /// A cmd switch word: `/q`, `/S/Q`, `/a:h`.
-fn cmd_switch(t: &str) -> bool {
+pub(crate) fn cmd_switch(t: &str) -> bool {
     t.starts_with('/')
         && t[1..]
             .split('/')

@@ -22,6 +22,7 @@
 //! `unshare`, `xvfb-run`, `entr`, `nix-shell --run`, ... and `parallel` (a template over the
 //! arguments after `:::`).
 
+mod dotnet;
 mod launchers;
 mod posix;
 mod table;
@@ -228,6 +229,9 @@ pub fn may_peel(words: &[Word], dialect: Dialect) -> bool {
     {
         return true;
     }
+    if dialect == Dialect::PowerShell && dotnet::may_be_call(&head.text) {
+        return true;
+    }
     let name = command_name(&head.text);
     match name.as_str() {
         "git" => words.iter().any(|w| w.text == "-c"),
@@ -264,6 +268,10 @@ pub fn peel(words: &[Word], dialect: Dialect) -> Peel {
         if dialect == Dialect::Cmd && head.text.len() > 1 && head.text.starts_with('@') {
             p.argv[0].text.remove(0);
             continue;
+        }
+        if dialect == Dialect::PowerShell && dotnet::may_be_call(&p.argv[0].text) {
+            dotnet::call(&mut p);
+            break;
         }
         let name = command_name(&p.argv[0].text);
         let more = match name.as_str() {
@@ -345,7 +353,13 @@ pub(super) fn add_script(p: &mut Peel, text: String, dialect: Dialect, via: &'st
 }
 
 fn script_rest(p: &mut Peel, dialect: Dialect, via: &'static str) -> bool {
-    let text = join_raw(&p.argv[1..]);
+    let mut text = join_raw(&p.argv[1..]);
+    // `iex ('np'+'m run build')`: the string the expression makes.
+    if dialect == Dialect::PowerShell
+        && let Some(v) = super::vars::ps_concat(&text)
+    {
+        text = v;
+    }
     add_script(p, text, dialect, via)
 }
 
