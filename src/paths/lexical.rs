@@ -335,6 +335,30 @@ pub fn anchor(text: &str) -> Option<(Anchor, &str)> {
     Some((kind, rest))
 }
 
+/// A system temporary folder or a folder below it, spelled literally (`/tmp/x`, `/var/tmp`,
+/// `/dev/shm`, `C:\Windows\Temp`, `C:\Users\u\AppData\Local\Temp`): what [`Anchor::Temp`]
+/// stands for. `path` is absolute and normalized.
+pub fn is_temp(path: &str) -> bool {
+    let lower = path.to_ascii_lowercase();
+    let (drive, rest) = match lower.split_once(":/") {
+        Some((d, r)) if is_drive(path) && d.len() == 1 => (true, r),
+        _ => (false, lower.strip_prefix('/').unwrap_or("")),
+    };
+    let c: Vec<&str> = rest.split('/').filter(|c| !c.is_empty()).collect();
+    if drive {
+        return matches!(c.as_slice(), ["temp" | "tmp", ..] | ["windows", "temp", ..])
+            || matches!(c.as_slice(), ["users", _, "appdata", "local", "temp", ..]);
+    }
+    matches!(
+        c.as_slice(),
+        ["tmp", ..]
+            | ["var", "tmp", ..]
+            | ["private", "tmp", ..]
+            | ["private", "var", "tmp", ..]
+            | ["dev", "shm", ..]
+    )
+}
+
 /// `/c/x` or `/mnt/c/x` → `c:/x` (only used when the root is a drive path).
 fn msys_to_drive(p: &str) -> Option<String> {
     let rest = p.strip_prefix("/mnt/").or_else(|| p.strip_prefix('/'))?;
@@ -495,6 +519,10 @@ mod tests {
         assert_eq!(place("/home/u/repo", "/home"), Place::Contains);
         assert_eq!(place("/repo", "/repository"), Place::Outside);
         assert_eq!(place("/repo", "/tmp/dist"), Place::Outside);
+        assert!(is_temp("/tmp") && is_temp("/tmp/x/dist") && is_temp("/var/tmp/y"));
+        assert!(is_temp("c:/Windows/Temp/x") && is_temp("c:/Users/dev/AppData/Local/Temp"));
+        assert!(!is_temp("/home/dev/repo") && !is_temp("/tmpfoo") && !is_temp("/var/lib/tmp"));
+        assert!(!is_temp("c:/Users/dev/repo") && !is_temp("/"));
         assert_eq!(
             place("c:/repo", "C:/Repo/Dist"),
             Place::Inside("dist".into())

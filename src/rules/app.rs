@@ -1,7 +1,10 @@
 //! Rules about the running app: restarting it, emitting over its output, building
 //! outside build-renderer, and toggling the protected plugin through the bridge.
 
-use super::args::{glob_match, has_url_path, mentions_id, names_program};
+use super::args::{
+    expand_braces, glob_match, has_url_path, json_unescaped, mentions_id, names_program,
+    percent_decoded,
+};
 use super::{Env, Rules, View};
 use crate::shell::Word;
 use crate::shell::pm::PmCall;
@@ -127,6 +130,9 @@ pub(super) fn restart(r: &Rules, v: &View, _env: &Env) -> Option<String> {
             ));
         }
     }
+    if let Some(app) = ps_kill(r, v) {
+        return Some(format!("kills the app process `{app}`"));
+    }
     if v.name == "wmic"
         && v.args.iter().any(|w| {
             matches!(
@@ -143,14 +149,63 @@ pub(super) fn restart(r: &Rules, v: &View, _env: &Env) -> Option<String> {
     {
         return Some(format!("starts another instance of the app (`{app}`)"));
     }
-    if HTTP_CLIENTS.contains(&v.name.as_str()) {
-        for path in &r.relaunch_paths {
-            if v.args.iter().any(|w| has_url_path(&w.text, path)) {
-                return Some(format!(
-                    "calls the bridge's `{path}`, which relaunches the app"
-                ));
+    if let Some(path) = calls_path(v, &r.relaunch_paths) {
+        return Some(format!(
+            "calls the bridge's `{path}`, which relaunches the app"
+        ));
+    }
+    None
+}
+
+/// A PowerShell method call that ends a process: `.Kill()`, `.CloseMainWindow()`, `% Kill`,
+/// `ForEach-Object -MemberName Kill`, on processes of the app: named in the same word
+/// (`(Get-Process electron).Kill()`), in an earlier pipeline stage (`Get-Process electron |
+/// % { $_.Kill() }`), or in the segments just before it (the script block's pipeline).
+fn ps_kill<'r>(r: &'r Rules, v: &View) -> Option<&'r str> {
+    if !v.ps {
+        return None;
+    }
+    let lower = |w: &Word| w.text.to_ascii_lowercase();
+    let member =
+        |t: &str| t.contains(".kill(") || t.contains(".closemainwindow(") || t.ends_with(".kill");
+    let foreach = matches!(v.name.as_str(), "%" | "foreach-object" | "foreach")
+        && v.args
+            .iter()
+            .any(|w| matches!(lower(w).as_str(), "kill" | "closemainwindow"));
+    if !foreach && !v.argv.iter().any(|w| member(&lower(w))) {
+        return None;
+    }
+    if let Some(app) = r.app_named_in(v.argv) {
+        return Some(app);
+    }
+    if let Some(app) = piped_app(r, v) {
+        return Some(app);
+    }
+    // `(Get-Process electron).Kill()` and `… | % { $_.Kill() }` split into segments: the one
+    // just before is the parenthesised command, or the ForEach-Object whose block this is.
+    let at = v.an.segments.iter().position(|s| std::ptr::eq(s, v.seg))?;
+    let prev = v.an.segments.get(at.checked_sub(1)?)?;
+    if prev.source != v.seg.source {
+        return None;
+    }
+    if matches!(prev.head().as_str(), "%" | "foreach-object" | "foreach") {
+        let mut cur = prev.pipe_prev.and_then(|p| v.an.segments.get(p));
+        let mut steps = 0;
+        while let Some(c) = cur {
+            if let Some(app) = r.app_named_in(&c.argv) {
+                return Some(app);
+            }
+            cur = c.pipe_prev.and_then(|p| v.an.segments.get(p));
+            steps += 1;
+            if steps > 32 {
+                break;
             }
         }
+        return None;
+    }
+    let paren = v.argv.first().is_some_and(|w| w.text.starts_with('.'));
+    if paren {
+        return r.app_named_in(&prev.argv);
     }
     None
 }
@@ -207,9 +262,12 @@ pub(super) fn emit(r: &Rules, v: &View, _env: &Env) -> Option<String> {
             _ => return None,
         }
     };
+    // `-p` names one project (the last wins); `-b` builds every project it is given.
     let mut project: Option<String> = None;
+    let mut built: Vec<String> = Vec::new();
     let mut build = false;
     let mut no_emit = false;
+    let mut dry = false;
     let mut i = 0;
     while i < args.len() {
         let t = args[i].text.to_ascii_lowercase();
@@ -220,6 +278,7 @@ pub(super) fn emit(r: &Rules, v: &View, _env: &Env) -> Option<String> {
                 continue;
             }
             "-b" | "--build" | "-build" => build = true,
+            "-d" | "--dry" if build => dry = true,
             "--noemit" | "-noemit" => {
                 let next = args.get(i + 1).map(|w| w.text.to_ascii_lowercase());
                 no_emit = next.as_deref() != Some("false");
@@ -227,17 +286,20 @@ pub(super) fn emit(r: &Rules, v: &View, _env: &Env) -> Option<String> {
             _ => {
                 if let Some(p) = t.strip_prefix("--project=") {
                     project = Some(p.to_string());
-                } else if build && !t.starts_with('-') && project.is_none() {
-                    project = Some(args[i].text.clone());
+                } else if build && !t.starts_with('-') && t != "false" {
+                    built.push(args[i].text.clone());
                 }
             }
         }
         i += 1;
     }
-    let p = project?;
-    if no_emit || !r.emit_projects.contains(&base_lower(&p)) {
+    if no_emit || dry {
         return None;
     }
+    let p = project
+        .into_iter()
+        .chain(built)
+        .find(|p| r.emit_projects.contains(&base_lower(p)))?;
     Some(format!("emits `{p}` without --noEmit"))
 }
 
@@ -272,37 +334,151 @@ pub(super) fn build(r: &Rules, v: &View, _env: &Env) -> Option<String> {
     }
 }
 
-/// `plugin.protected-toggle` for commands: an HTTP call to a plugin toggle path, with the
-/// protected id anywhere in the command text (URL, JSON body, variable, heredoc).
-pub(super) fn plugin_toggle(r: &Rules, v: &View, _env: &Env) -> Option<String> {
+/// The URL-like arguments of an HTTP client: each word, plus curl's `{a,b}` alternatives
+/// (curl globs its URLs unless `-g`/`--globoff`).
+fn url_args(v: &View) -> Vec<String> {
+    let globs = v.name == "curl"
+        && !v
+            .args
+            .iter()
+            .any(|w| w.text == "-g" || w.text == "--globoff");
+    let mut out = Vec::new();
+    for w in v.args {
+        if globs && w.text.contains('{') {
+            out.extend(expand_braces(&w.text, MAX_URL_GLOB));
+        } else {
+            out.push(w.text.clone());
+        }
+    }
+    out
+}
+
+/// Most alternatives one curl URL glob expands to.
+const MAX_URL_GLOB: usize = 32;
+
+/// The HTTP path in `paths` that an HTTP client segment calls.
+fn calls_path<'r>(v: &View, paths: &'r [String]) -> Option<&'r str> {
     if !HTTP_CLIENTS.contains(&v.name.as_str()) {
         return None;
     }
-    let path = r
-        .plugin_paths
+    let urls = url_args(v);
+    paths
         .iter()
-        .find(|p| v.args.iter().any(|w| has_url_path(&w.text, p)))?;
-    for id in &r.protected_plugins {
-        let mut src = Some(v.seg.source);
-        let mut steps = 0;
-        while let Some(i) = src {
-            let Some(s) = v.an.sources.get(i) else { break };
-            if mentions_id(&s.text, id) {
-                return Some(format!(
-                    "calls the bridge's `{path}` for the protected plugin `{id}`"
-                ));
-            }
-            src = s.parent;
-            steps += 1;
-            if steps > 64 {
-                break;
-            }
+        .find(|p| urls.iter().any(|u| has_url_path(u, p)))
+        .map(String::as_str)
+}
+
+/// `text` names `id` as written, percent-decoded (`ai%2Dchat`) or JSON-unescaped
+/// (`ai\u002dchat`).
+fn names_id(text: &str, id: &str) -> bool {
+    if mentions_id(text, id) {
+        return true;
+    }
+    let pct = percent_decoded(text);
+    let json = json_unescaped(pct.as_deref().unwrap_or(text));
+    pct.iter().chain(json.iter()).any(|t| mentions_id(t, id))
+}
+
+fn words_name(words: &[Word], id: &str) -> bool {
+    words.iter().any(|w| names_id(&w.text, id))
+}
+
+/// Only prints its words to the terminal: `echo`/`printf`/`Write-Host` with no redirect
+/// and no pipe.
+fn prints_only(s: &crate::shell::Segment) -> bool {
+    let printer = matches!(
+        s.head().as_str(),
+        "echo" | "printf" | "write-host" | "write-output" | "write" | "out-host" | ":"
+    );
+    printer
+        && s.pipe_next.is_none()
+        && s.redirects
+            .iter()
+            .all(|r| r.target.is_none() || matches!(r.op, "<" | "<<" | "<<-" | "<<<"))
+}
+
+/// Hands data to later commands: an assignment (`body='…'`, `ID=x cmd`, PowerShell
+/// `$b = …`) or a write to a file (`echo … > body.json`, `cat > f <<EOF`).
+fn hands_data(s: &crate::shell::Segment) -> bool {
+    let words = s.words();
+    let ps_assign = s.dialect == crate::shell::Dialect::PowerShell
+        && words.first().is_some_and(|w| w.text.starts_with('$'))
+        && words
+            .get(1)
+            .is_some_and(|w| w.text == "=" || w.text.ends_with('='));
+    ps_assign
+        || s.wrappers.iter().any(|w| w.ends_with('='))
+        || words
+            .first()
+            .is_some_and(|w| crate::shell::word::is_assignment(&w.text))
+        || s.redirects
+            .iter()
+            .any(|r| r.target.is_some() && matches!(r.op, ">" | ">>" | ">|" | "&>" | "&>>"))
+        || matches!(
+            s.head().as_str(),
+            "tee"
+                | "export"
+                | "declare"
+                | "local"
+                | "typeset"
+                | "readonly"
+                | "set-content"
+                | "out-file"
+                | "set"
+                | "set-variable"
+        )
+}
+
+/// Whether the protected `id` reaches the request `v` makes: its own words and stdin
+/// (heredocs, earlier pipeline stages), or data the command handed on before it, in its
+/// own text or the scripts that carry it (assignments, files it wrote). Text that is only
+/// printed (`echo "ai-chat left alone"`) and comments do not count.
+fn id_reaches(v: &View, id: &str) -> bool {
+    let seg = v.seg;
+    if words_name(seg.words(), id) || words_name(&seg.argv, id) {
+        return true;
+    }
+    if seg.heredocs.iter().any(|h| names_id(&h.body, id)) {
+        return true;
+    }
+    let mut prev = seg.pipe_prev;
+    let mut steps = 0;
+    while let Some(i) = prev {
+        let Some(s) = v.an.segments.get(i) else { break };
+        if words_name(s.words(), id) || s.heredocs.iter().any(|h| names_id(&h.body, id)) {
+            return true;
         }
-        if v.seg.heredocs.iter().any(|h| mentions_id(&h.body, id)) {
-            return Some(format!(
-                "calls the bridge's `{path}` for the protected plugin `{id}`"
-            ));
+        prev = s.pipe_prev;
+        steps += 1;
+        if steps > 64 {
+            break;
         }
     }
-    None
+    // The command's own source and the sources that carry it.
+    let mut chain = Vec::new();
+    let mut src = Some(seg.source);
+    while let Some(i) = src {
+        if chain.len() > 64 || chain.contains(&i) {
+            break;
+        }
+        chain.push(i);
+        src = v.an.sources.get(i).and_then(|s| s.parent);
+    }
+    v.an.segments.iter().any(|s| {
+        chain.contains(&s.source)
+            && !prints_only(s)
+            && hands_data(s)
+            && (words_name(s.words(), id) || s.heredocs.iter().any(|h| names_id(&h.body, id)))
+    })
+}
+
+/// `plugin.protected-toggle` for commands: an HTTP call to a plugin toggle path whose
+/// request carries the protected id (URL, JSON body, a variable, a heredoc, a file written
+/// earlier in the command).
+pub(super) fn plugin_toggle(r: &Rules, v: &View, _env: &Env) -> Option<String> {
+    let path = calls_path(v, &r.plugin_paths)?;
+    let id = r.protected_plugins.iter().find(|id| id_reaches(v, id))?;
+    Some(format!(
+        "calls the bridge's `{path}` for the protected plugin `{id}`"
+    ))
 }

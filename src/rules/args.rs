@@ -125,8 +125,124 @@ pub fn mentions_id(text: &str, id: &str) -> bool {
     false
 }
 
-/// Whether `text` contains the URL path `path` followed by a path boundary.
+/// Whether `text` contains the URL path `path` followed by a path boundary, as written or
+/// as the server routes it (see [`url_route`]).
 pub fn has_url_path(text: &str, path: &str) -> bool {
+    match url_route(text) {
+        Some(route) => has_path(&route, path),
+        None => has_path(text, path),
+    }
+}
+
+/// `text` percent-decoded once (`%2e` → `.`); `None` when it holds no escape.
+pub fn percent_decoded(text: &str) -> Option<String> {
+    if !text.contains('%') {
+        return None;
+    }
+    let b = text.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    let mut changed = false;
+    while i < b.len() {
+        let hex = |c: u8| (c as char).to_digit(16);
+        if b[i] == b'%'
+            && let (Some(h), Some(l)) = (
+                b.get(i + 1).and_then(|c| hex(*c)),
+                b.get(i + 2).and_then(|c| hex(*c)),
+            )
+        {
+            out.push((h * 16 + l) as u8);
+            i += 3;
+            changed = true;
+            continue;
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    changed.then(|| String::from_utf8_lossy(&out).into_owned())
+}
+
+/// `text` with JSON string escapes read (`\u002d` → `-`, `\/` → `/`); `None` when it
+/// holds none.
+pub fn json_unescaped(text: &str) -> Option<String> {
+    if !text.contains('\\') {
+        return None;
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars();
+    let mut changed = false;
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('u') => {
+                let hex: String = chars.by_ref().take(4).collect();
+                let code = (hex.len() == 4)
+                    .then(|| u32::from_str_radix(&hex, 16).ok())
+                    .flatten()
+                    .and_then(char::from_u32);
+                match code {
+                    Some(d) => out.push(d),
+                    None => {
+                        out.push_str("\\u");
+                        out.push_str(&hex);
+                    }
+                }
+            }
+            Some(d @ ('/' | '"' | '\\')) => out.push(d),
+            Some(d) => {
+                out.push('\\');
+                out.push(d);
+                continue;
+            }
+            None => out.push('\\'),
+        }
+        changed = true;
+    }
+    changed.then_some(out)
+}
+
+/// The URL `text` as a server routes it (the route, not the text, decides then): the path
+/// percent-decoded once, `.` and `..`
+/// segments resolved (curl itself does this unless `--path-as-is`) and runs of `/`
+/// collapsed; `None` when nothing in it needs that.
+pub fn url_route(text: &str) -> Option<String> {
+    let (scheme, rest) = match text.find("://") {
+        Some(k) => text.split_at(k + 3),
+        None => ("", text),
+    };
+    let start = rest.find('/')?;
+    let (authority, rest) = rest.split_at(start);
+    let end = rest.find(['?', '#']).unwrap_or(rest.len());
+    let (path, query) = rest.split_at(end);
+    if !path.contains(['%', '.']) && !path.contains("//") {
+        return None;
+    }
+    let decoded = percent_decoded(path).unwrap_or_else(|| path.to_string());
+    let mut parts: Vec<&str> = Vec::new();
+    for c in decoded.split('/') {
+        match c {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            _ => parts.push(c),
+        }
+    }
+    let slash = if decoded.ends_with('/') && !parts.is_empty() {
+        "/"
+    } else {
+        ""
+    };
+    Some(format!(
+        "{scheme}{authority}/{}{slash}{query}",
+        parts.join("/")
+    ))
+}
+
+fn has_path(text: &str, path: &str) -> bool {
     let hay = text.to_ascii_lowercase();
     let path = path.to_ascii_lowercase();
     let mut from = 0;
@@ -274,6 +390,45 @@ mod tests {
         assert!(has_url_path("http://x/app/relaunch?now=1", "/app/relaunch"));
         assert!(!has_url_path("http://x/app/relaunched", "/app/relaunch"));
         assert!(has_url_path("http://x/plugins/toggle", "/plugins/toggle"));
+        for url in [
+            "http://x/plugins/./toggle",
+            "http://x/plugins//toggle",
+            "http://x//plugins/toggle",
+            "http://x/plugins/%74oggle",
+            "http://x/plugins%2ftoggle",
+            "http://x/plugins/%2e/toggle",
+            "http://x/a/../plugins/toggle?id=1",
+            "x:1/plugins/x/../toggle",
+        ] {
+            assert!(has_url_path(url, "/plugins/toggle"), "{url}");
+        }
+        for url in [
+            "http://x/plugins/toggles",
+            "http://x/plugins/toggle/../list",
+            "http://x/plugins/%74oggled",
+            "http://x/plugins/./toggle-all",
+        ] {
+            assert!(!has_url_path(url, "/plugins/toggle"), "{url}");
+        }
+        assert_eq!(url_route("http://x/a"), None);
+        assert_eq!(
+            url_route("http://x/a/./b/").as_deref(),
+            Some("http://x/a/b/")
+        );
+    }
+
+    #[test]
+    fn decoding() {
+        assert_eq!(percent_decoded("ai%2Dchat").as_deref(), Some("ai-chat"));
+        assert_eq!(percent_decoded("100%"), None);
+        assert_eq!(percent_decoded("%zz"), None);
+        assert_eq!(
+            json_unescaped(r#"{"id":"ai\u002dchat"}"#).as_deref(),
+            Some(r#"{"id":"ai-chat"}"#)
+        );
+        assert_eq!(json_unescaped(r"a\/b").as_deref(), Some("a/b"));
+        assert_eq!(json_unescaped("plain"), None);
+        assert_eq!(json_unescaped(r"\u12").as_deref(), Some(r"\u12"));
     }
 
     #[test]

@@ -55,7 +55,12 @@ fn segment_lines(out: &mut String, i: usize, seg: &Segment, hits: &[&Hit]) {
     if let Some(p) = seg.pipe_prev {
         let _ = writeln!(out, "  reads the pipe from segment {}", p + 1);
     }
-    if seg.sandboxed {
+    if seg.sandboxed && seg.host_app {
+        let _ = writeln!(
+            out,
+            "  sandboxed: inside a docker run that cannot write host files, but shares the host's network or pid namespace (only the app rules apply)"
+        );
+    } else if seg.sandboxed {
         let _ = writeln!(
             out,
             "  sandboxed: inside a docker run that cannot write host files (rules skipped)"

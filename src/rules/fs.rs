@@ -12,9 +12,10 @@
 
 use super::args::{Opts, expand_braces, glob_match};
 use super::{Base, Env, Rules, View};
-use crate::paths::lexical::{Anchor, Place, anchor, is_absolute, join, normalize, place};
+use crate::paths::lexical::{Anchor, Place, anchor, is_absolute, is_temp, join, normalize, place};
 use crate::shell::Word;
 use crate::shell::word::{command_name, win_switch};
+use crate::shell::writes::cmd_switch;
 
 /// Most alternatives one `{a,b}` word expands to.
 const MAX_BRACE: usize = 32;
@@ -95,6 +96,8 @@ fn resolve_literal(env: &Env, base: &Base, text: &str, glob: bool) -> Target {
 fn place_of(env: &Env, abs: &str, glob: bool) -> Target {
     match place(env.root(), abs) {
         Place::Inside(rel) => Target::Rel(comps(&rel), glob),
+        // A temp folder is somewhere else, like `$TMPDIR`, even when the repo lives in one.
+        Place::Contains if is_temp(abs) => Target::Outside,
         Place::Contains => Target::Contains,
         Place::Outside => Target::Outside,
     }
@@ -217,11 +220,13 @@ pub(super) fn rm_app_output(r: &Rules, v: &View, env: &Env) -> Option<String> {
                 r.first_hit(env, base, o.operands)
             }
             "rmdir" | "rd" | "del" | "erase" => {
-                let switch = |w: &&Word| {
+                // Switches may be joined (`/S/Q`) and spelled `//s` in Git Bash.
+                let switch = |w: &&Word| cmd_switch(&win_switch(&w.text));
+                let recursive = v.args.iter().any(|w| {
                     let s = win_switch(&w.text);
-                    s.starts_with('/') && s.len() <= 3
-                };
-                if !v.args.iter().any(|w| win_switch(&w.text) == "/s") {
+                    cmd_switch(&s) && s[1..].split('/').any(|p| p == "s")
+                });
+                if !recursive {
                     return None;
                 }
                 r.first_hit(env, base, v.args.iter().filter(|w| !switch(w)))
@@ -273,10 +278,46 @@ fn remove_item(r: &Rules, v: &View, env: &Env, base: &Base) -> Option<String> {
         targets.push(w);
         i += 1;
     }
+    // `… | % { Remove-Item $_ -Recurse }`: the items of the pipeline into the ForEach-Object
+    // whose block this is (the segment just before it).
+    let current = |w: &&Word| {
+        let t = w.text.to_ascii_lowercase();
+        ["$_", "$psitem"]
+            .iter()
+            .any(|c| t == *c || t.strip_prefix(c).is_some_and(|m| m.starts_with('.')))
+    };
+    let mut feeder = v.seg.pipe_prev.and_then(|p| v.an.segments.get(p));
+    if !targets.is_empty() && targets.iter().all(current) {
+        let at = v.an.segments.iter().position(|s| std::ptr::eq(s, v.seg))?;
+        let foreach = at
+            .checked_sub(1)
+            .and_then(|k| v.an.segments.get(k))
+            .filter(|s| matches!(s.head().as_str(), "%" | "foreach-object" | "foreach"))?;
+        feeder = foreach.pipe_prev.and_then(|p| v.an.segments.get(p));
+        targets.clear();
+    }
     if targets.is_empty() {
         // `Get-ChildItem dist | Remove-Item`: the items come from the previous stage.
-        let prev = v.seg.pipe_prev.and_then(|p| v.an.segments.get(p))?;
+        let prev = feeder?;
+        // `'dist', 'dist-electron' | Remove-Item -Recurse`: literal items.
+        if prev.argv.iter().all(|w| w.quoted && !w.dynamic) && !prev.argv.is_empty() {
+            return r.first_hit(
+                env,
+                base,
+                &split_commas(&prev.argv.iter().collect::<Vec<_>>()),
+            );
+        }
         let lister = prev.argv.first().map(|w| command_name(&w.text))?;
+        if matches!(
+            lister.as_str(),
+            "resolve-path" | "rvpa" | "write-output" | "echo" | "write"
+        ) {
+            let items: Vec<&Word> = prev.argv[1..]
+                .iter()
+                .filter(|w| !w.text.starts_with('-'))
+                .collect();
+            return r.first_hit(env, base, &split_commas(&items));
+        }
         if !matches!(
             lister.as_str(),
             "get-childitem" | "gci" | "ls" | "dir" | "get-item" | "gi"
@@ -300,11 +341,20 @@ fn remove_item(r: &Rules, v: &View, env: &Env, base: &Base) -> Option<String> {
             let t = w.text.to_ascii_lowercase();
             t.starts_with("-fi") || t.starts_with("-inc")
         });
+        // `gci -Filter dist` in the cwd lists what the filter names.
+        let filters: Vec<&Word> = prev.argv[1..]
+            .windows(2)
+            .filter(|p| {
+                let t = p[0].text.to_ascii_lowercase();
+                t.starts_with("-fi") || t.starts_with("-inc")
+            })
+            .map(|p| &p[1])
+            .collect();
         let dot = Word::plain(".");
         let items = match (items.is_empty(), filtered) {
             (false, _) => items,
             (true, false) => vec![&dot],
-            (true, true) => return None,
+            (true, true) => filters,
         };
         return r.first_hit(env, base, &split_commas(&items));
     }

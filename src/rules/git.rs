@@ -5,9 +5,14 @@
 //! skipped; `-c alias.x=…` aliases were already expanded by the wrapper peeler.
 //!
 //! Decisions:
-//! - `git checkout -b|-B <new>` and `git switch -c|-C <new>` without a start point only
-//!   create a branch at HEAD: allowed. With a start point, or any other checkout/switch
-//!   (branch, `-- <path>`, `.`, `-f`, `--orphan`, `--detach`), they block.
+//! - Every form that changes what HEAD points to blocks, `git checkout -b|-B <new>` and
+//!   `git switch -c|-C <new>` without a start point included (the other sessions' next
+//!   commits would land on the new branch), as do `git update-ref HEAD …` (and `--stdin`),
+//!   `git symbolic-ref HEAD <ref>` / `-d HEAD` and `git branch -m <new>` (renames the
+//!   checked-out branch). Reading (`git symbolic-ref HEAD`, `--short`) is fine.
+//! - A pathspec sweeps the tree when it resolves lexically to the directory the command
+//!   runs in, an ancestor or the root (`git add src/..`, `"$PWD"`, `../<repo>`, `:/`):
+//!   `git add <that>` and `git commit [-m x] <that>` count as `git.add-all`.
 //! - `git reset` blocks with `--hard`/`--merge`/`--keep`, or with a single commit-ish
 //!   operand other than `HEAD` (`git reset HEAD~1`, `git reset --soft origin/main`,
 //!   `git reset main`). `git reset`, `git reset -- <path>`, `git reset HEAD <path>`,
@@ -19,7 +24,8 @@
 //! - `gh pr checkout` and `gh repo sync` change the checked-out branch too.
 
 use super::args::Opts;
-use super::{Env, Rules, View};
+use super::{Base, Env, Rules, View};
+use crate::paths::lexical::{Anchor, Place, anchor, is_drive, join, place};
 use crate::shell::Word;
 
 /// The subcommand of a `git` argv and its arguments, global options skipped.
@@ -39,8 +45,66 @@ fn sweeping(pathspec: &str) -> bool {
     t.split(['/', '\\']).all(|c| c == "." || c == "..")
 }
 
+/// A pathspec that resolves to the whole tree the command runs in: a sweeping spelling
+/// ([`sweeping`]), or a path that lexically names the directory the segment runs in (after
+/// its `cd` steps and `git -C`), one of its ancestors or the root (`git add src/..`,
+/// `git add "$PWD"`, `git add ../<repo>`, `git add :/`, `git add "$CLAUDE_PROJECT_DIR"`).
+fn whole_tree(env: &Env, v: &View, w: &Word) -> bool {
+    if sweeping(&w.text) {
+        return true;
+    }
+    let Some((top, path)) = crate::shell::writes::pathspec(&w.text) else {
+        return false;
+    };
+    let mut base = env.base(v.seg);
+    if let Some(call) = crate::shell::writes::git_call(v.argv) {
+        for d in call.dirs {
+            base = match base {
+                _ if d.dynamic => Base::Unknown,
+                Base::Known(b) => Base::Known(join(&b, &d.text)),
+                other => other,
+            };
+        }
+    }
+    let Base::Known(base) = base else {
+        return false;
+    };
+    let abs = if top {
+        join(env.root(), path)
+    } else if w.dynamic {
+        match anchor(path) {
+            Some((_, rest)) if rest.contains(['$', '`', '%']) => return false,
+            Some((Anchor::Cwd, rest)) => join(&base, &format!(".{rest}")),
+            Some((Anchor::Root, rest)) => join(env.root(), rest.trim_start_matches(['/', '\\'])),
+            _ => return false,
+        }
+    } else if path.contains(['*', '?', '[']) {
+        return false;
+    } else {
+        join(&base, path)
+    };
+    match place(env.root(), &abs) {
+        Place::Contains => true,
+        Place::Outside => false,
+        Place::Inside(rel) => {
+            let Place::Inside(here) = place(env.root(), &base) else {
+                return false;
+            };
+            let fold = |s: &str| {
+                if is_drive(env.root()) {
+                    s.to_ascii_lowercase()
+                } else {
+                    s.to_string()
+                }
+            };
+            let (rel, here) = (fold(&rel), fold(&here));
+            rel.is_empty() || here == rel || here.starts_with(&format!("{rel}/"))
+        }
+    }
+}
+
 /// `git.add-all`
-pub(super) fn add_all(_r: &Rules, v: &View, _env: &Env) -> Option<String> {
+pub(super) fn add_all(_r: &Rules, v: &View, env: &Env) -> Option<String> {
     let (sub, args) = v.git.as_ref()?;
     let args: &[Word] = args;
     match sub.as_str() {
@@ -54,7 +118,7 @@ pub(super) fn add_all(_r: &Rules, v: &View, _env: &Env) -> Option<String> {
             }
             o.operands
                 .iter()
-                .find(|w| sweeping(&w.text))
+                .find(|w| whole_tree(env, v, w))
                 .map(|w| format!("stages everything under `{}`", w.text))
         }
         "commit" => {
@@ -76,10 +140,18 @@ pub(super) fn add_all(_r: &Rules, v: &View, _env: &Env) -> Option<String> {
                     "pathspec-from-file",
                 ],
             );
-            if o.has(&["a", "--all"]) && !o.help() {
+            if o.help() || o.has(&["--dry-run"]) {
+                return None;
+            }
+            if o.has(&["a", "--all"]) {
                 return Some("commits every tracked change in the tree (-a)".to_string());
             }
-            None
+            // `git commit -m x .`: commits the working tree's state of every tracked file
+            // under the pathspec, staged or not.
+            o.operands
+                .iter()
+                .find(|w| whole_tree(env, v, w))
+                .map(|w| format!("commits every tracked change under `{}`", w.text))
         }
         _ => None,
     }
@@ -130,9 +202,15 @@ pub(super) fn head_change(_r: &Rules, v: &View, _env: &Env) -> Option<String> {
             );
             let create = o.has(&["c", "C", "--create", "--force-create"]);
             if o.help()
-                || (o.operands.is_empty() && (create || !o.has(&["--orphan", "--detach", "d"])))
+                || (o.operands.is_empty() && !create && !o.has(&["--orphan", "--detach", "d"]))
             {
                 return None;
+            }
+            if create && o.operands.is_empty() {
+                return Some(
+                    "points the shared HEAD at a new branch (others' commits would land on it)"
+                        .to_string(),
+                );
             }
             Some("switches the shared working tree to another branch".to_string())
         }
@@ -193,6 +271,37 @@ pub(super) fn head_change(_r: &Rules, v: &View, _env: &Env) -> Option<String> {
             }
             Some("overwrites files in the shared working tree".to_string())
         }
+        "update-ref" => {
+            let o = Opts::parse(args, "m", &["message", "create-reflog"]);
+            if o.help() {
+                return None;
+            }
+            let head = o
+                .operands
+                .first()
+                .is_some_and(|w| matches!(w.text.as_str(), "HEAD" | "@"));
+            if o.has(&["--stdin"]) || head {
+                return Some("moves the shared HEAD with update-ref".to_string());
+            }
+            None
+        }
+        "symbolic-ref" => {
+            let o = Opts::parse(args, "m", &["message"]);
+            let head = o.operands.first().is_some_and(|w| w.text == "HEAD");
+            if !o.help() && head && (o.operands.len() >= 2 || o.has(&["d", "--delete"])) {
+                return Some("points the shared HEAD at another branch".to_string());
+            }
+            None
+        }
+        "branch" => {
+            // `git branch -m <new>` renames the checked-out branch: HEAD follows it.
+            let o = Opts::parse(args, "", &[]);
+            let rename = o.has(&["m", "M", "--move"]);
+            if rename && o.operands.len() == 1 && !o.help() {
+                return Some("renames the shared tree's checked-out branch".to_string());
+            }
+            None
+        }
         "sparse-checkout" => match args.first().map(|w| w.text.as_str()) {
             Some("list") | None => None,
             _ => Some("changes which files the shared working tree holds".to_string()),
@@ -211,7 +320,10 @@ fn checkout(args: &[Word]) -> Option<String> {
     }
     if o.has(&["b", "B"]) {
         if o.operands.is_empty() {
-            return None;
+            return Some(
+                "points the shared HEAD at a new branch (others' commits would land on it)"
+                    .to_string(),
+            );
         }
         return Some(
             "checks out a new branch at another revision in the shared working tree".to_string(),

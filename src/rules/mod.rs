@@ -7,12 +7,17 @@
 //! of one segment of the [`shell`](crate::shell) analysis. Matchers look at words, so a
 //! "safe" segment never excuses a destructive one in the same chain, and text inside
 //! quotes (commit messages, grep patterns, `echo` arguments, inert heredoc prose) never
-//! matches. The one exception reads raw text on purpose: a bridge HTTP call to a plugin
-//! toggle/install/uninstall path is checked for the protected plugin id anywhere in the
-//! command, because the id travels in a JSON body, a variable or a heredoc.
+//! matches. A bridge HTTP call to a plugin toggle/install/uninstall path is checked for the
+//! protected plugin id wherever data reaches the request: its words (quote-joined,
+//! percent- and JSON-unescaped), its heredocs and earlier pipeline stages, and assignments
+//! or file writes earlier in the command or the scripts carrying it; text an `echo` only
+//! prints, and comments, do not count. URLs are compared as the server routes them
+//! (`/./`, `..`, `//` and percent escapes resolved, curl's `{a,b}` globs expanded).
 //!
 //! Segments inside a `docker run` whose mounts cannot reach the host (named volumes,
-//! `:ro` binds) are exempt; everything else in the command is not.
+//! `:ro` binds) are exempt; everything else in the command is not. A container sharing
+//! the host's network or pid namespace (`--network host`, `--pid=host`) stays exempt from
+//! the file rules only: `app.restart` and `plugin.protected-toggle` still apply to it.
 //!
 //! Decisions (details in each matcher module):
 //! - Only `git.head-change` is [`Scope::WhenShared`]; whether another live session works
@@ -31,8 +36,9 @@
 //! - Build scripts fire whatever the cwd or `--prefix`: `npm run build` is blocked
 //!   outright, as in the protocol's table, even for a plugin's own package.
 //! - An `electron` head fires only with an operand (`electron .`); `--version` is fine.
-//! - Programs in other languages (`node -e`, `python -c`, `python - <<EOF`) are opaque:
-//!   a `fetch(".../app/relaunch")` inside them is not seen.
+//! - Programs in other languages (`node -e`, `python -c`, `python - <<EOF`) are read by
+//!   the shell analysis's heuristic (`shell::interp`): their process, file and HTTP calls
+//!   with literal arguments reach the rules as commands; anything built at run time does not.
 
 mod app;
 pub mod args;
@@ -276,6 +282,12 @@ const MATCHERS: [(RuleId, Matcher); 7] = [
     (RuleId::GitHeadChange, git::head_change),
 ];
 
+/// Rules about the running app itself (its processes, its bridge), which a container
+/// sharing the host's network or pid namespace reaches whatever it mounts.
+fn reaches_app(id: RuleId) -> bool {
+    matches!(id, RuleId::AppRestart | RuleId::PluginProtectedToggle)
+}
+
 /// A flag that makes the program print and exit (`--help`, `--version`, `tsc --showConfig`),
 /// before any `--` (after it the words go to a script).
 fn inert_flags(args: &[Word]) -> bool {
@@ -327,7 +339,10 @@ impl Rules {
         let env = Env::new(ctx);
         let mut out = Vec::new();
         for (i, seg) in an.segments.iter().enumerate() {
-            if seg.sandboxed || seg.argv.is_empty() || inert_flags(&seg.argv[1..]) {
+            // A sandboxed container keeps the host's files; with the host's network or pid
+            // namespace it still reaches the running app.
+            let app_only = seg.sandboxed && seg.host_app;
+            if (seg.sandboxed && !app_only) || seg.argv.is_empty() || inert_flags(&seg.argv[1..]) {
                 continue;
             }
             let head = &seg.argv[0].text;
@@ -348,7 +363,7 @@ impl Rules {
                 name,
             };
             for (id, matcher) in MATCHERS {
-                if !self.enabled(id) {
+                if !self.enabled(id) || (app_only && !reaches_app(id)) {
                     continue;
                 }
                 if let Some(detail) = matcher(self, &view, &env) {

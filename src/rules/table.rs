@@ -7,7 +7,7 @@
 //! | `build.outside-build-renderer` | always | `vite build`, `npm run build\|dev\|start\|headless` … |
 //! | `plugin.protected-toggle` | always | toggling/installing/uninstalling `ai-chat` |
 //! | `rm.app-output` | always | recursive deletion of `dist/`, `dist-electron/` |
-//! | `git.add-all` | always | `git add .`/`-A`/`--all`/`-u`, `git commit -a` |
+//! | `git.add-all` | always | `git add .`/`-A`/`--all`/`-u`, `git commit -a`, whole-tree pathspecs |
 //! | `git.head-change` | when shared | checkout, switch, reset, stash, rebase, merge, … |
 //! | `mcp.arbitrary-command` | always | MCP tools that run commands or kill processes |
 
@@ -124,7 +124,8 @@ const INFO: [RuleInfo; 8] = [
         rule: RuleId::GitAddAll,
         id: "git.add-all",
         scope: Scope::Always,
-        what: "`git add .`, `git add -A|--all|-u`, `git commit -a`",
+        what: "`git add .`, `git add -A|--all|-u`, `git commit -a`, and `git add`/`git commit` of \
+               a pathspec that resolves to the whole tree (`src/..`, `\"$PWD\"`, `../<repo>`, `:/`)",
         why: "it stages other sessions' half-done edits together with yours",
         instead: "stage the paths you own explicitly: `git add <path>...`",
     },
@@ -132,9 +133,10 @@ const INFO: [RuleInfo; 8] = [
         rule: RuleId::GitHeadChange,
         id: "git.head-change",
         scope: Scope::WhenShared,
-        what: "git commands that move HEAD or rewrite the working tree (checkout, switch, reset \
-               --hard or to a commit, stash, rebase, merge, pull, clean, restore, cherry-pick, \
-               revert, am, bisect, sparse-checkout)",
+        what: "git commands that move HEAD or rewrite the working tree (checkout, switch, \
+               `checkout -b`/`switch -c` included, reset --hard or to a commit, stash, rebase, \
+               merge, pull, clean, restore, cherry-pick, revert, am, bisect, sparse-checkout, \
+               update-ref HEAD, symbolic-ref HEAD, branch -m)",
         why: "another session works in this tree and would lose its uncommitted work",
         instead: "commit only your own files (`git add <path>` then `git commit`) and inspect other \
                   revisions read-only (`git show <rev>:<path>`, `git diff <rev>`); change branches \

@@ -298,3 +298,34 @@ fn empty_and_odd_contexts_do_not_panic() {
         let _ = r.check_command("rm -rf dist ../dist /dist; cd ..; rm -rf *", &ctx);
     }
 }
+
+#[test]
+fn issue_12_explain_names_what_programs_and_powershell_resolve() {
+    let r = rules();
+    let ctx = CommandContext::new(ROOT, ROOT);
+    let text = explain(
+        &r,
+        "python3 -c \"import shutil; shutil.rmtree('dist')\"",
+        &ctx,
+    );
+    assert!(
+        text.contains("segment 2 (derived via python -c, depth 1): rm -rf -- dist"),
+        "{text}"
+    );
+    assert!(text.contains("→ block rm.app-output"), "{text}");
+    let ps = CommandContext::new(ROOT, ROOT).with_shell(Shell::PowerShell);
+    let text = explain(&r, "$x = 'np' + 'm'; & $x run build", &ps);
+    assert!(text.contains("resolved: $x = npm"), "{text}");
+    assert!(text.contains("resolved: $x → npm"), "{text}");
+    assert!(
+        text.contains("→ block build.outside-build-renderer"),
+        "{text}"
+    );
+    let text = explain(
+        &r,
+        "docker run --pid=host -v vol:/d alpine pkill electron",
+        &ctx,
+    );
+    assert!(text.contains("only the app rules apply"), "{text}");
+    assert!(text.contains("→ block app.restart"), "{text}");
+}

@@ -174,12 +174,13 @@ fn heredoc_scripts_are_analyzed() {
 }
 
 #[test]
-fn foreign_interpreters_are_not_lexed_as_shell() {
+fn foreign_interpreters_are_not_lexed_as_shell_but_their_process_calls_are_read() {
     let a = analyze(
         "python3 - <<'EOF'\nimport os\nos.system('vite build')\nEOF",
         Dialect::Posix,
     );
-    assert_eq!(cmds_of(&a), ["python3 -"]);
+    assert_eq!(cmds_of(&a), ["python3 -", "vite build"]);
+    assert_eq!(find(&a, "vite build").via, "python -c");
     assert_eq!(a.segments[0].heredocs[0].kind, BodyKind::Foreign);
     assert_eq!(cmds("node <<'EOF'\nx\nEOF"), ["node"]);
 }

@@ -5,6 +5,7 @@
 use super::Dialect;
 use super::files::{MAX_FILES, Reader as FileReader, scripts as file_scripts};
 use super::heredoc::{BodyKind, Heredoc, Reader, classify, is_shell, reader_kind};
+use super::interp::{self, Lang};
 use super::lexer::{Arena, MAX_DEPTH, Op, Redirect, SubKind, Tok, lex};
 use super::segment::{Analysis, DirStep, MAX_SEGMENTS, Origin, Segment, Source, XARGS_INPUT};
 use super::vars::Vars;
@@ -24,6 +25,8 @@ pub(crate) struct Ctx {
     pub depth: u32,
     pub dialect: Dialect,
     pub sandboxed: bool,
+    /// Inside a container sharing the host's network or pid namespace.
+    pub host_app: bool,
     pub dirs: Vec<DirStep>,
     /// The list's output is run as a command (`$(cat <<EOF …)` in command position).
     pub output_code: bool,
@@ -40,6 +43,7 @@ impl Ctx {
             depth: self.depth + 1,
             dialect: self.dialect,
             sandboxed,
+            host_app: self.host_app,
             dirs: dirs.to_vec(),
             output_code: false,
             vars: self.vars.clone(),
@@ -62,6 +66,7 @@ impl Ctx {
             depth: self.depth + 1,
             dialect,
             sandboxed,
+            host_app: self.host_app,
             dirs: dirs.to_vec(),
             output_code: false,
             vars: self.vars.clone(),
@@ -180,7 +185,7 @@ fn is_header(w: &Word) -> bool {
 fn strip_cmd_condition(words: &mut Vec<Word>) {
     if !words
         .first()
-        .is_some_and(|w| w.text.eq_ignore_ascii_case("if"))
+        .is_some_and(|w| w.text.trim_start_matches('@').eq_ignore_ascii_case("if"))
     {
         return;
     }
@@ -246,7 +251,10 @@ impl Builder<'_> {
             self.out.truncated = true;
             return;
         }
-        let toks = lex(&text, ctx.dialect, ctx.depth, &mut self.arena);
+        let mut toks = lex(&text, ctx.dialect, ctx.depth, &mut self.arena);
+        if ctx.dialect == Dialect::Cmd {
+            toks = super::cmd_for::expand(toks);
+        }
         let idx = self.out.sources.len();
         self.out.sources.push(Source {
             text,
@@ -394,6 +402,25 @@ impl Builder<'_> {
                     ctx
                 }
             }
+            Some(top) if ctx.dialect == Dialect::PowerShell => {
+                // `$x = 'npm'; & $x run build`, `Remove-Item $d -Recurse`.
+                let assigns = words.len() >= 3 && words[1].text == "=";
+                if assigns {
+                    resolved = top.apply_ps(&mut words[2..]);
+                    resolved.extend(top.record_ps(&words));
+                } else {
+                    resolved = top.apply_ps(&mut words);
+                }
+                if !top.is_empty() {
+                    scoped = Ctx {
+                        vars: top.clone(),
+                        ..ctx.clone()
+                    };
+                    &scoped
+                } else {
+                    ctx
+                }
+            }
             _ => ctx,
         };
         if words.len() != before {
@@ -459,6 +486,7 @@ impl Builder<'_> {
             scripts,
             derived,
             sandbox,
+            host_app,
             xargs,
             shell_c,
         } = p;
@@ -467,6 +495,9 @@ impl Builder<'_> {
             return None;
         }
         let sandboxed = ctx.sandboxed || sandbox == Some(true);
+        let host_app = ctx.host_app || host_app;
+        // `python -c '…'`, `node -e '…'`, an awk program: read for process and file calls.
+        let program = interp::inline_program(&argv);
         let from_files = if ctx.dialect == Dialect::Posix && self.files_read < MAX_FILES {
             let found = file_scripts(self.reader, &argv, &wrappers, &seg_dirs);
             self.files_read += found.len().max(1);
@@ -488,6 +519,7 @@ impl Builder<'_> {
             pipe_prev: None,
             pipe_next: None,
             sandboxed,
+            host_app,
             dirs: seg_dirs.clone(),
             resolved,
         });
@@ -502,44 +534,87 @@ impl Builder<'_> {
             self.sub(s, ctx, &seg_dirs, code_word == Some(k));
         }
         for script in scripts {
-            let nested = ctx.script(
+            let mut nested = ctx.script(
                 Origin::Script,
                 script.via.to_string(),
                 script.dialect,
                 sandboxed,
                 &seg_dirs,
             );
+            nested.host_app = host_app;
             self.source(script.text, nested, Some(ctx.source));
         }
         for f in from_files {
-            let nested = ctx.script(
+            let mut nested = ctx.script(
                 Origin::Script,
                 f.via.to_string(),
                 Dialect::Posix,
                 sandboxed,
                 &seg_dirs,
             );
+            nested.host_app = host_app;
             self.source(f.text, nested, Some(ctx.source));
         }
-        for d in derived.into_iter().chain(copies) {
-            let nested = ctx.nested(Origin::Derived, &seg_dirs, sandboxed);
+        let place = (&seg_dirs[..], sandboxed, host_app);
+        self.derive(derived.into_iter().chain(copies), ctx, place, None);
+        if let Some((lang, code)) = program {
+            self.program(lang, &code, ctx, place);
+        }
+        Some(idx)
+    }
+
+    /// Build commands run on behalf of a segment (`find -exec`, loop copies, what an
+    /// interpreter program asks for) as segments of their own.
+    fn derive(
+        &mut self,
+        cmds: impl IntoIterator<Item = Vec<Word>>,
+        ctx: &Ctx,
+        (dirs, sandboxed, host_app): (&[DirStep], bool, bool),
+        via: Option<&str>,
+    ) {
+        for d in cmds {
+            if ctx.depth >= MAX_DEPTH {
+                self.out.truncated = true;
+                return;
+            }
+            let mut nested = ctx.nested(Origin::Derived, dirs, sandboxed);
+            nested.host_app = host_app;
+            if let Some(v) = via {
+                nested.via = v.to_string();
+            }
             let mut c = Cur {
                 words: d,
                 ..Cur::default()
             };
-            let mut inner_dirs = vec![seg_dirs.clone()];
+            let mut inner_dirs = vec![dirs.to_vec()];
             let mut inner_vars = vec![nested.vars.clone()];
             let mut inner_built = Vec::new();
-            if ctx.depth < MAX_DEPTH {
-                self.finish(
-                    &mut c,
-                    &nested,
-                    (&mut inner_dirs, &mut inner_vars),
-                    &mut inner_built,
-                );
-            }
+            self.finish(
+                &mut c,
+                &nested,
+                (&mut inner_dirs, &mut inner_vars),
+                &mut inner_built,
+            );
         }
-        Some(idx)
+    }
+
+    /// What a program in another language asks for (see `interp.rs`): its shell strings
+    /// as scripts, its argv lists and file calls as derived commands.
+    fn program(&mut self, lang: Lang, code: &str, ctx: &Ctx, place: (&[DirStep], bool, bool)) {
+        let fx = interp::effects(lang, code);
+        let (dirs, sandboxed, host_app) = place;
+        for text in fx.scripts {
+            let mut nested = ctx.script(
+                Origin::Script,
+                interp::via(lang).to_string(),
+                Dialect::Posix,
+                sandboxed,
+                dirs,
+            );
+            nested.host_app = host_app;
+            self.source(text, nested, Some(ctx.source));
+        }
+        self.derive(fx.commands, ctx, place, Some(interp::via(lang)));
     }
 
     /// Build a substitution's segments; `code` when its output is run as a command.
@@ -589,9 +664,22 @@ impl Builder<'_> {
             None => None,
         };
         if let Some((text, d)) = text {
-            let (sandboxed, dirs) = (seg.sandboxed, seg.dirs.clone());
-            let nested = ctx.script(Origin::Script, "pipe".to_string(), d, sandboxed, &dirs);
+            let (sandboxed, host_app, dirs) = (seg.sandboxed, seg.host_app, seg.dirs.clone());
+            let mut nested = ctx.script(Origin::Script, "pipe".to_string(), d, sandboxed, &dirs);
+            nested.host_app = host_app;
             self.source(text, nested, Some(ctx.source));
+        }
+        // `echo "import os; os.system('…')" | python3`: a program read from the pipe.
+        let piped = self.out.segments.get(b.idx).and_then(|seg| {
+            let prev = &self.out.segments[seg.pipe_prev?];
+            let lang = interp::lang_of(&seg.head())?;
+            (reader_kind(&seg.argv) == Reader::Foreign)
+                .then(|| echo_text(&prev.argv, prev.dialect))
+                .flatten()
+                .map(|t| (lang, t, seg.dirs.clone(), seg.sandboxed, seg.host_app))
+        });
+        if let Some((lang, text, dirs, sandboxed, host_app)) = piped {
+            self.program(lang, &text, ctx, (&dirs, sandboxed, host_app));
         }
         let Some(seg) = self.out.segments.get(b.idx) else {
             return;
@@ -614,6 +702,7 @@ impl Builder<'_> {
         }
         let later_refs: Vec<&[Word]> = later.iter().map(Vec::as_slice).collect();
         let mut scripts = Vec::new();
+        let mut programs: Vec<(Lang, String)> = Vec::new();
         let mut xargs_input: Vec<Word> = Vec::new();
         let seg = &mut self.out.segments[b.idx];
         for h in &mut seg.heredocs {
@@ -637,10 +726,19 @@ impl Builder<'_> {
                     scripts.push((h.body.clone(), d));
                 }
                 BodyKind::Arguments => xargs_input.extend(split_plain(&h.body, MAX_XARGS_WORDS)),
-                BodyKind::Inert | BodyKind::Foreign => {}
+                BodyKind::Foreign => {
+                    if let Some(lang) = seg
+                        .argv
+                        .first()
+                        .and_then(|w| interp::lang_of(&command_name(&w.text)))
+                    {
+                        programs.push((lang, h.body.clone()));
+                    }
+                }
+                BodyKind::Inert => {}
             }
         }
-        let sandboxed = seg.sandboxed;
+        let (sandboxed, host_app) = (seg.sandboxed, seg.host_app);
         let dirs = seg.dirs.clone();
         let reader = seg.head();
         if let Some(replace) = b.xargs {
@@ -650,8 +748,13 @@ impl Builder<'_> {
             self.xargs(b.idx, replace, xargs_input, ctx);
         }
         for (text, d) in scripts {
-            let nested = ctx.script(Origin::Heredoc, reader.clone(), d, sandboxed, &dirs);
+            let mut nested = ctx.script(Origin::Heredoc, reader.clone(), d, sandboxed, &dirs);
+            nested.host_app = host_app;
             self.source(text, nested, Some(ctx.source));
+        }
+        let place = (&dirs[..], sandboxed, host_app);
+        for (lang, text) in programs {
+            self.program(lang, &text, ctx, place);
         }
     }
 

@@ -5,6 +5,10 @@
 //! volume or read-only (`:ro`), every `--mount` is a volume/tmpfs or read-only, and there
 //! is no `--volumes-from`. `docker exec` and `docker compose` are never sandboxed: what
 //! the container mounts is not on the command line.
+//!
+//! Mounts are about files. A container that shares the host's network or process namespace
+//! (`--network host`, `--net=host`, `--pid host`) reaches the host's running app (its
+//! bridge on localhost, its processes), whatever it mounts: [`Container::host_app`].
 
 use super::word::{Word, command_name};
 
@@ -17,6 +21,8 @@ pub struct Container {
     pub argv: Vec<Word>,
     /// The container cannot write the host's files.
     pub sandboxed: bool,
+    /// The container shares the host's network or pid namespace: it reaches the app.
+    pub host_app: bool,
 }
 
 const RUN_BOOL_LONG: &[&str] = &[
@@ -77,6 +83,7 @@ pub fn container(argv: &[Word]) -> Option<Container> {
     };
     let mut opts = Opts {
         safe: true,
+        host_app: false,
         entrypoint: None,
     };
     let target = opts.parse(argv, i + 1);
@@ -89,6 +96,7 @@ pub fn container(argv: &[Word]) -> Option<Container> {
         verb,
         argv: out,
         sandboxed: verb == "run" && opts.safe,
+        host_app: opts.host_app,
     })
 }
 
@@ -141,6 +149,7 @@ fn skip_compose(argv: &[Word], i: usize) -> usize {
 
 struct Opts {
     safe: bool,
+    host_app: bool,
     entrypoint: Option<Word>,
 }
 
@@ -207,6 +216,7 @@ impl Opts {
             "volume" => self.safe &= volume_safe(value),
             "mount" => self.safe &= mount_safe(value),
             "volumes-from" => self.safe = false,
+            "network" | "net" | "pid" => self.host_app |= value.eq_ignore_ascii_case("host"),
             "entrypoint" => {
                 let mut w = word.cloned().unwrap_or_default();
                 w.text = value.to_string();
@@ -304,6 +314,34 @@ mod tests {
         assert_eq!(argv(&r), "sh -c ls");
         let r = c("docker container run -dit img").unwrap();
         assert_eq!(argv(&r), "");
+    }
+
+    #[test]
+    fn host_namespaces_reach_the_app() {
+        for s in [
+            "docker run --network host img curl x",
+            "docker run --network=host img curl x",
+            "docker run --net=host -v vol:/p img curl x",
+            "docker run --pid=host img pkill electron",
+            "podman run --pid host img pkill electron",
+            "docker exec --pid=host box kill 1",
+        ] {
+            assert!(c(s).unwrap().host_app, "{s}");
+        }
+        for s in [
+            "docker run --network bridge img curl x",
+            "docker run --network=container:db img curl x",
+            "docker run --pid=container:db img pkill electron",
+            "docker run --hostname host img curl x",
+            "docker run -e NET=host img curl x",
+        ] {
+            assert!(!c(s).unwrap().host_app, "{s}");
+        }
+        assert!(
+            c("docker run --net=host -v vol:/p img npm run build")
+                .unwrap()
+                .sandboxed
+        );
     }
 
     #[test]

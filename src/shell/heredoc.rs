@@ -9,8 +9,9 @@
 //!
 //! Otherwise the body is analyzed as commands ([`BodyKind::Script`]). Two readers get
 //! their own kind: a program in another language that reads its code from stdin
-//! (`python - <<EOF`, `node <<EOF`) is [`BodyKind::Foreign`] and not analyzed, because
-//! Python or JavaScript text is not shell and lexing it as such only produces noise;
+//! (`python - <<EOF`, `node <<EOF`) is [`BodyKind::Foreign`] and not lexed as shell,
+//! because Python or JavaScript text is not shell and lexing it as such only produces
+//! noise; its process and file calls are read by the interpreter heuristic (`interp.rs`);
 //! and `xargs` turns the body into [`BodyKind::Arguments`] of its command.
 
 use super::lexer::{Lexer, Pending, Tok};
@@ -23,7 +24,8 @@ pub enum BodyKind {
     Inert,
     /// Analyzed as commands.
     Script,
-    /// Code in another language read from stdin: not analyzed.
+    /// Code in another language read from stdin: not lexed as shell; its process and file
+    /// calls are read by `interp.rs`.
     Foreign,
     /// Words appended to the command of an `xargs` reader.
     Arguments,
@@ -35,7 +37,7 @@ impl BodyKind {
         match self {
             BodyKind::Inert => "inert data",
             BodyKind::Script => "script (analyzed as commands)",
-            BodyKind::Foreign => "foreign-language script (not analyzed)",
+            BodyKind::Foreign => "foreign-language script (its process and file calls read)",
             BodyKind::Arguments => "xargs arguments",
         }
     }

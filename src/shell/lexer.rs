@@ -125,6 +125,9 @@ pub(crate) struct Pending {
 
 struct ListState {
     cmd_start: bool,
+    /// The last token was PowerShell's call operator `&`: a `(` after it is the command's
+    /// name as an expression (`& ('np'+'m') …`), not a group.
+    call: bool,
     parens: u32,
     case: Vec<Case>,
     pending: Vec<Pending>,
@@ -210,6 +213,7 @@ impl Lexer<'_, '_> {
         let mut out = Vec::new();
         let mut st = ListState {
             cmd_start: true,
+            call: false,
             parens: 0,
             case: Vec::new(),
             pending: Vec::new(),
@@ -295,6 +299,7 @@ impl Lexer<'_, '_> {
 
     fn push_op(&mut self, out: &mut Vec<Tok>, st: &mut ListState, op: Op) {
         st.cmd_start = true;
+        st.call = op == Op::Background && self.d == Dialect::PowerShell;
         out.push(Tok::Op(op));
     }
 
@@ -388,7 +393,7 @@ impl Lexer<'_, '_> {
                 Some(b'&') if self.d == Dialect::Posix => (Op::PipeAll, 2),
                 _ => (Op::Pipe, 1),
             },
-            (Dialect::PowerShell, b'(') if !st.cmd_start => return None,
+            (Dialect::PowerShell, b'(') if !st.cmd_start || st.call => return None,
             (_, b'(') => (Op::Open, 1),
             (Dialect::PowerShell, b'{') => (Op::BlockOpen, 1),
             (Dialect::PowerShell, b'}') => (Op::BlockClose, 1),

@@ -34,8 +34,7 @@
 //! - Heredocs (see `heredoc.rs`): a body is inert only for a known inert reader, not
 //!   piped into a shell, without a live substitution and closed; anything else is
 //!   analyzed as commands. `python - <<EOF`, `node <<EOF` and other interpreters reading
-//!   their program from stdin are *foreign*: not shell, so not analyzed (their
-//!   `os.system("…")` strings are out of reach, like `node -e "…"`). An unknown reader
+//!   their program from stdin are *foreign*: not shell, so not lexed as shell. An unknown reader
 //!   (`mystery <<EOF`) is not trusted. An unclosed body is analyzed, except when the
 //!   input was cut at [`MAX_INPUT_BYTES`].
 //! - Text that becomes code is analyzed: `echo …`/`printf …`/`Write-Output …` piped into
@@ -47,7 +46,9 @@
 //!   can, and one placeholder operand ([`segment::XARGS_INPUT`]) otherwise.
 //! - `docker run` payloads are marked [`Segment::sandboxed`] only when no mount can
 //!   write the host; `docker exec`/`docker compose` never are. Substitutions on the
-//!   `docker` line run on the host and are never sandboxed.
+//!   `docker` line run on the host and are never sandboxed. A container sharing the
+//!   host's network or pid namespace (`--network host`, `--pid=host`) is marked
+//!   [`Segment::host_app`]: it reaches the running app whatever it mounts.
 //! - Command names compare case-insensitively everywhere (see [`word::command_name`]).
 //! - What the shell resolves first is resolved here too (see `vars.rs`): variables the
 //!   command assigns, `${X:-default}`, `for` loops over literal lists, aliases, and
@@ -55,15 +56,22 @@
 //! - Script files the command runs (`bash x.sh`, `./x.sh`, `source x`, `npm run X` →
 //!   package.json) are analysed when the caller hands in a [`files::Reader`]; the analysis
 //!   itself reads nothing.
+//! - Programs in other languages (`python -c`, `node -e`, `perl -e`, `ruby -e`, `awk`,
+//!   `python - <<EOF`, `echo … | python3`) are read by a documented heuristic (`interp.rs`):
+//!   strings passed to process calls are analysed as commands, literal argv lists and file
+//!   calls (`shutil.rmtree`, `fs.rmSync`, `open(p, 'w')`) become derived commands (`rm -rf
+//!   p`, `tee p`), HTTP calls become `curl`. Strings built at run time are not known.
 //! - Write targets (`writes.rs`): the paths each segment writes, for the ownership check.
 //! - `cd`, `pushd`, `Set-Location` steps are kept per segment ([`Segment::dirs`]),
 //!   scoped to subshells; a dynamic or missing target makes the directory unknown.
 
 mod build;
+mod cmd_for;
 pub mod docker;
 pub mod files;
 pub mod gitopts;
 pub mod heredoc;
+pub mod interp;
 pub mod lexer;
 pub mod opts;
 pub mod pm;
@@ -142,6 +150,7 @@ pub fn analyze_with(command: &str, dialect: Dialect, reader: &dyn files::Reader)
         depth: 0,
         dialect,
         sandboxed: false,
+        host_app: false,
         dirs: Vec::new(),
         output_code: false,
         vars: vars::Vars::default(),

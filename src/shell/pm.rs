@@ -2,7 +2,9 @@
 //!
 //! Two answers matter: a package.json script (`npm run build`, `yarn build`, `pnpm dev`,
 //! `npm start`) and a package binary run through the manager (`npx tsc`, `pnpm exec vite`,
-//! `yarn dlx`, `bunx`), which the wrapper peeler strips like `env`.
+//! `yarn dlx`, `bunx`, `deno run npm:vite`), which the wrapper peeler strips like `env`.
+//! A package spec with a version (`vite@5`, `@scope/cli@^2`, `npm:vite@5`) runs the
+//! package's command: [`package_bin`].
 
 use super::word::{Word, command_name};
 
@@ -51,6 +53,16 @@ const PNPM_VALUE: &[&str] = &[
     "--test-pattern",
 ];
 const YARN_VALUE: &[&str] = &["--cwd", "--mutex", "--modules-folder", "--cache-folder"];
+const DENO_VALUE: &[&str] = &[
+    "-c",
+    "--config",
+    "--import-map",
+    "--lock",
+    "--cert",
+    "--location",
+    "--seed",
+    "--env-file",
+];
 const EXEC_VALUE: &[&str] = &["-p", "--package", "--call", "-c", "--node-options"];
 
 const YARN_BUILTIN: &[&str] = &[
@@ -248,6 +260,42 @@ fn exec_at(argv: &[Word], from: usize) -> Option<PmCall> {
     })
 }
 
+/// The command a package spec runs when it is more than a plain name: the version removed
+/// (`vite@5` → `vite`, `@vue/cli@5` → `@vue/cli`, `electron@^28.1` → `electron`), a
+/// `npm:` prefix dropped and a bin subpath taken (`npm:typescript@5/tsc` → `tsc`); `None`
+/// for a plain name or a path.
+pub fn package_bin(spec: &str) -> Option<String> {
+    let (npm, s) = match spec.strip_prefix("npm:") {
+        Some(rest) => (true, rest),
+        None => (false, spec),
+    };
+    if s.starts_with(['.', '/', '~']) || s.contains('\\') {
+        return None;
+    }
+    // A scope's `@` is not a version: the name ends after `@scope/`.
+    let from = if s.starts_with('@') {
+        s.find('/').map_or(s.len(), |k| k + 1)
+    } else {
+        0
+    };
+    let end = s[from..].find(['@', '/']).map_or(s.len(), |k| from + k);
+    let (name, rest) = s.split_at(end);
+    let (version, sub) = if let Some(r) = rest.strip_prefix('@') {
+        match r.split_once('/') {
+            Some((v, b)) => (Some(v), Some(b)),
+            None => (Some(r), None),
+        }
+    } else {
+        (None, rest.strip_prefix('/'))
+    };
+    if name.is_empty() || name.ends_with('@') || name.ends_with('/') || (version.is_none() && !npm)
+    {
+        return None;
+    }
+    let sub = sub.filter(|b| npm && !b.is_empty());
+    Some(sub.unwrap_or(name).to_string())
+}
+
 /// What `argv` runs when its head is a package manager; `None` for anything else
 /// (installs, listings, other tools).
 pub fn pm_call(argv: &[Word]) -> Option<PmCall> {
@@ -264,6 +312,16 @@ pub fn pm_call(argv: &[Word]) -> Option<PmCall> {
                 Some("task") => {
                     let j = skip_options(argv, i + 1, &["--cwd", "-c", "--config"]);
                     argv.get(j).and_then(|w| script("deno", &w.text, j + 1))
+                }
+                // `deno run -A npm:vite@5 build` runs the package's command.
+                Some("run" | "x") => {
+                    let j = skip_options(argv, i + 1, DENO_VALUE);
+                    argv.get(j)
+                        .filter(|w| w.text.starts_with("npm:"))
+                        .map(|_| PmCall::Exec {
+                            start: j,
+                            script: None,
+                        })
                 }
                 _ => None,
             }
@@ -557,6 +615,25 @@ mod tests {
     }
 
     #[test]
+    fn package_specs() {
+        let bin = |s: &str| package_bin(s);
+        assert_eq!(bin("vite@5").as_deref(), Some("vite"));
+        assert_eq!(bin("electron@^28.1.0").as_deref(), Some("electron"));
+        assert_eq!(bin("tsc@latest").as_deref(), Some("tsc"));
+        assert_eq!(bin("@vue/cli@5").as_deref(), Some("@vue/cli"));
+        assert_eq!(bin("npm:vite@5").as_deref(), Some("vite"));
+        assert_eq!(bin("npm:vite").as_deref(), Some("vite"));
+        assert_eq!(bin("npm:typescript@5/tsc").as_deref(), Some("tsc"));
+        assert_eq!(bin("npm:typescript/tsc").as_deref(), Some("tsc"));
+        assert_eq!(bin("npm:@scope/pkg@1").as_deref(), Some("@scope/pkg"));
+        assert_eq!(bin("npm:@scope/pkg/bin").as_deref(), Some("bin"));
+        assert_eq!(bin("vite"), None);
+        assert_eq!(bin("@vue/cli"), None);
+        assert_eq!(bin("./x@1"), None);
+        assert_eq!(bin("@"), None);
+    }
+
+    #[test]
     fn execs() {
         assert_eq!(
             call("npx tsc -p x"),
@@ -601,6 +678,14 @@ mod tests {
             })
         );
         assert_eq!(call("npx"), None);
+        assert_eq!(
+            call("deno run -A npm:vite@5 build"),
+            Some(PmCall::Exec {
+                start: 3,
+                script: None
+            })
+        );
+        assert_eq!(call("deno run -A main.ts"), None);
         assert_eq!(
             call("run-s build dev"),
             Some(PmCall::Scripts(vec!["build".into(), "dev".into()]))

@@ -95,6 +95,21 @@ fn fragment() -> impl Strategy<Value = &'static str> {
         "$x",
         "~",
         "*",
+        "python3 -c ",
+        "node -e ",
+        "perl -e ",
+        "ruby -e ",
+        "awk ",
+        "python3 - <<EOF\n",
+        "os.system(",
+        "subprocess.run([",
+        "shutil.rmtree(",
+        "open(",
+        "Path(",
+        "', '",
+        "%x(",
+        "qw(",
+        "Bun.$`",
     ])
 }
 
@@ -134,6 +149,12 @@ fn pathological_inputs_finish() {
         "a=( ".repeat(20_000),
         "case x in ".repeat(20_000),
         "@(".repeat(30_000),
+        format!("python3 -c \"{}\"", "os.system('".repeat(20_000)),
+        format!("python3 -c \"{}\"", "os.system(x ".repeat(20_000)),
+        format!("perl -e '{}'", "q(".repeat(50_000)),
+        format!("ruby -e '{}'", "%x(".repeat(30_000)),
+        format!("node -e \"{}\"", "execSync('node -e \\\"".repeat(200)),
+        format!("python3 - <<'EOF'\n{}\nEOF\n", "Path('x').".repeat(20_000)),
     ];
     for s in &inputs {
         all(s);

@@ -97,6 +97,10 @@ pub struct Segment {
     pub pipe_next: Option<usize>,
     /// Runs inside a `docker run` that cannot reach the host's files.
     pub sandboxed: bool,
+    /// Runs inside a container that shares the host's network or pid namespace
+    /// (`--network host`, `--pid=host`): it reaches the running app even when
+    /// [`Segment::sandboxed`].
+    pub host_app: bool,
     /// `cd` steps in effect before it, within its chain.
     pub dirs: Vec<DirStep>,
     /// What the shell resolved in it first: variables set, loop values, aliases and

@@ -144,6 +144,51 @@ impl Vars {
         notes
     }
 
+    /// Records a PowerShell assignment `$name = <value>` (see [`ps_value`]); a value the
+    /// text cannot tell forgets the variable. Returns a line for explanations.
+    pub fn record_ps(&mut self, words: &[Word]) -> Vec<String> {
+        let (Some(var), Some(eq)) = (words.first(), words.get(1)) else {
+            return Vec::new();
+        };
+        let Some(name) = ps_name(&var.text) else {
+            return Vec::new();
+        };
+        if eq.text != "=" || eq.quoted {
+            return Vec::new();
+        }
+        let value = ps_value(&words[2..]).filter(|v| v.len() <= MAX_VALUE);
+        let note = match &value {
+            Some(v) => format!("${name} = {v}"),
+            None => format!("${name} = (not known)"),
+        };
+        self.set(&format!("ps:{name}"), value.map(|v| vec![v]));
+        vec![note]
+    }
+
+    /// Replaces PowerShell expansions whose value is known: `$name`/`${name}` words the
+    /// command assigned, and a head that is a literal concatenation (`& ('np'+'m')`).
+    pub fn apply_ps(&self, words: &mut [Word]) -> Vec<String> {
+        let mut notes = Vec::new();
+        for (k, w) in words.iter_mut().enumerate() {
+            if !w.dynamic {
+                continue;
+            }
+            let value = match ps_name(&w.text) {
+                Some(name) => match self.get(&format!("ps:{name}")) {
+                    Some(Some(v)) => v.first().cloned(),
+                    _ => None,
+                },
+                None if k == 0 => ps_concat(&w.text).or_else(|| ps_command_of(&w.text)),
+                None => None,
+            };
+            if let Some(v) = value {
+                notes.push(format!("{} → {v}", w.text));
+                *w = Word::quoted(v);
+            }
+        }
+        notes
+    }
+
     /// One scope per value of a loop variable `words` use (empty when they use none): a
     /// segment inside `for d in a b` runs once with each value.
     pub fn each_value(&self, words: &[Word]) -> Vec<Vars> {
@@ -339,6 +384,104 @@ impl Part {
             [one] => Part::One(one.clone()),
             many => Part::Many(many.to_vec()),
         }
+    }
+}
+
+/// The lowercased name of a PowerShell variable word: `$x`, `${x}`, `$env:X`.
+fn ps_name(text: &str) -> Option<String> {
+    let rest = text.strip_prefix('$')?;
+    let rest = rest
+        .strip_prefix('{')
+        .and_then(|r| r.strip_suffix('}'))
+        .unwrap_or(rest);
+    let ok = !rest.is_empty()
+        && rest
+            .chars()
+            .all(|c| c == '_' || c == ':' || c.is_ascii_alphanumeric());
+    ok.then(|| rest.to_ascii_lowercase())
+}
+
+/// A PowerShell value the words tell: one literal word, literals joined by `+` words
+/// (`'np' + 'm'`), or a parenthesised concatenation (`("np"+"m")`).
+pub fn ps_value(words: &[Word]) -> Option<String> {
+    if let [w] = words {
+        if w.text.starts_with('(') {
+            return ps_concat(&w.text);
+        }
+        return (!w.dynamic).then(|| w.text.clone());
+    }
+    let mut out = String::new();
+    for (k, w) in words.iter().enumerate() {
+        if k % 2 == 1 {
+            if w.text != "+" || w.quoted {
+                return None;
+            }
+        } else if w.dynamic {
+            return None;
+        } else {
+            out.push_str(&w.text);
+        }
+    }
+    (words.len() % 2 == 1).then_some(out)
+}
+
+/// `(Get-Command npm)`, `(gcm npm).Source`: the command it names.
+fn ps_command_of(text: &str) -> Option<String> {
+    let t = text.strip_prefix('(')?;
+    let (inner, after) = t.split_once(')')?;
+    let member = after.to_ascii_lowercase();
+    if !matches!(
+        member.as_str(),
+        "" | ".source" | ".path" | ".definition" | ".name"
+    ) {
+        return None;
+    }
+    let mut words = inner.split_whitespace();
+    let head = words.next()?.to_ascii_lowercase();
+    if !matches!(head.as_str(), "get-command" | "gcm") {
+        return None;
+    }
+    let name = words.find(|w| !w.starts_with('-'))?;
+    Some(name.trim_matches(['\'', '"']).to_string()).filter(|n| !n.is_empty())
+}
+
+/// Raw PowerShell text that is only quoted literals joined by `+`, in parentheses or not
+/// (`('np'+'m run build')`): the joined value.
+pub fn ps_concat(text: &str) -> Option<String> {
+    let mut t = text.trim();
+    while let Some(inner) = t.strip_prefix('(').and_then(|r| r.strip_suffix(')')) {
+        t = inner.trim();
+    }
+    let mut out = String::new();
+    let mut rest = t;
+    loop {
+        rest = rest.trim_start();
+        let q = rest.chars().next().filter(|c| matches!(c, '\'' | '"'))?;
+        let body = &rest[1..];
+        let mut end = None;
+        let mut chars = body.char_indices().peekable();
+        let mut lit = String::new();
+        while let Some((i, c)) = chars.next() {
+            if c == q {
+                if chars.peek().is_some_and(|(_, n)| *n == q) {
+                    lit.push(q);
+                    chars.next();
+                    continue;
+                }
+                end = Some(i + 1);
+                break;
+            }
+            if q == '"' && matches!(c, '$' | '`') {
+                return None;
+            }
+            lit.push(c);
+        }
+        out.push_str(&lit);
+        rest = body[end?..].trim_start();
+        if rest.is_empty() {
+            return Some(out);
+        }
+        rest = rest.strip_prefix('+')?;
     }
 }
 

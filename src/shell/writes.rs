@@ -20,8 +20,9 @@
 //! - cmd: `del`/`erase`, `rd`/`rmdir`, `copy`/`xcopy`/`move`, with joined switches (`/S/Q`).
 //!
 //! Not modelled: writes made by programs the command runs (a build writing `dist/`, a
-//! script's own redirections are analysed only when the script is), `find -delete`,
-//! interpreter code. A target whose value is unknown stays [`Word::dynamic`]; the hook
+//! script's own redirections are analysed only when the script is), `find -delete`.
+//! Interpreter one-liners reach this table through the commands `interp.rs` derives
+//! from their file calls (`open(p, 'w')` → `tee p`, `os.remove(p)` → `rm p`). A target whose value is unknown stays [`Word::dynamic`]; the hook
 //! lets it through (coordination, not a sandbox).
 
 use super::Dialect;
@@ -392,6 +393,34 @@ pub fn git_call(argv: &[Word]) -> Option<GitCall<'_>> {
     None
 }
 
+/// A git pathspec with its magic read: `Some((top, path))` where `top` means `path` is
+/// relative to the repository's top (`:/src`, `:(top)src`, `:(top,icase)x`) rather than
+/// the cwd; other magic words are dropped (`:(literal)x`, `:(glob)*.ts`). `None` for an
+/// exclusion (`:!x`, `:^x`, `:(exclude)x`), which writes nothing.
+pub fn pathspec(text: &str) -> Option<(bool, &str)> {
+    let Some(rest) = text.strip_prefix(':') else {
+        return Some((false, text));
+    };
+    if let Some(long) = rest.strip_prefix('(') {
+        let (magic, path) = long.split_once(')')?;
+        let words: Vec<&str> = magic.split(',').map(str::trim).collect();
+        if words.contains(&"exclude") {
+            return None;
+        }
+        return Some((words.contains(&"top"), path));
+    }
+    // Short magic: `:/`, `:!`, `:^`, optionally ended by another `:`.
+    let end = rest
+        .find(|c: char| !matches!(c, '/' | '!' | '^'))
+        .unwrap_or(rest.len());
+    let (magic, path) = rest.split_at(end);
+    if magic.contains(['!', '^']) {
+        return None;
+    }
+    let path = path.strip_prefix(':').unwrap_or(path);
+    Some((magic.contains('/'), path))
+}
+
 /// `word` read from inside the `-C` directories.
 fn under_dirs(dirs: &[&Word], word: &Word) -> Word {
     let mut w = word.clone();
@@ -415,11 +444,21 @@ fn git(i: usize, argv: &[Word], out: &mut Vec<WriteTarget>) {
     let args = call.args;
     let via = format!("git {}", call.sub);
     let mut emit = |w: &Word, reach: Reach| {
-        // A pathspec magic (`:/`, `:(top)`) or option-looking word is not a plain path.
-        if w.text.starts_with(':') {
+        // Pathspec magic: `:/x` and `:(top)x` are relative to the root, exclusions write
+        // nothing.
+        let Some((top, path)) = pathspec(&w.text) else {
+            return;
+        };
+        if top {
+            let mut at_root = w.clone();
+            at_root.text = format!("$CLAUDE_PROJECT_DIR/{path}");
+            at_root.dynamic = true;
+            push(out, i, &at_root, &via, reach);
             return;
         }
-        push(out, i, &under_dirs(&call.dirs, w), &via, reach);
+        let mut plain = w.clone();
+        plain.text = path.to_string();
+        push(out, i, &under_dirs(&call.dirs, &plain), &via, reach);
     };
     let dry = |o: &Opts| o.has(&["n", "--dry-run"]);
     match call.sub.as_str() {
@@ -698,7 +737,7 @@ fn powershell(i: usize, name: &str, args: &[Word], out: &mut Vec<WriteTarget>) -
 }
 
 /// A cmd switch word: `/q`, `/S/Q`, `/a:h`.
-fn cmd_switch(t: &str) -> bool {
+pub(crate) fn cmd_switch(t: &str) -> bool {
     t.starts_with('/')
         && t[1..]
             .split('/')

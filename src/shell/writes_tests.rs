@@ -123,3 +123,29 @@ fn sandboxed_and_unknown_targets_are_marked() {
     assert!(ts[0].word.dynamic);
     assert!(ts[1].word.glob && !ts[1].word.dynamic);
 }
+
+#[test]
+fn git_pathspec_magic() {
+    use super::pathspec;
+    assert_eq!(pathspec("src/a.ts"), Some((false, "src/a.ts")));
+    assert_eq!(pathspec(":/"), Some((true, "")));
+    assert_eq!(pathspec(":/src/api"), Some((true, "src/api")));
+    assert_eq!(pathspec(":/:src"), Some((true, "src")));
+    assert_eq!(pathspec(":(top)src"), Some((true, "src")));
+    assert_eq!(pathspec(":(top,icase)SRC"), Some((true, "SRC")));
+    assert_eq!(pathspec(":(literal)a*b"), Some((false, "a*b")));
+    assert_eq!(pathspec(":(glob)**/*.ts"), Some((false, "**/*.ts")));
+    assert_eq!(pathspec(":!src/api"), None);
+    assert_eq!(pathspec(":^src/api"), None);
+    assert_eq!(pathspec(":/!src"), None);
+    assert_eq!(pathspec(":(exclude)src/api"), None);
+    assert_eq!(pathspec(":(top,exclude)src"), None);
+    assert_eq!(pathspec(":(top"), None);
+    assert_eq!(paths("git checkout -- :/"), ["$CLAUDE_PROJECT_DIR/"]);
+    assert_eq!(
+        paths("git restore :/src/api"),
+        ["$CLAUDE_PROJECT_DIR/src/api"]
+    );
+    assert_eq!(paths("git -C web checkout -- ':(literal)x'"), ["web/x"]);
+    assert!(paths("git restore -- :!src/api").is_empty());
+}

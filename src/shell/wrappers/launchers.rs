@@ -2,7 +2,7 @@
 //! (`docker run|exec`), parallel runners (`concurrently`) and git aliases given with
 //! `-c alias.x=…`.
 
-use super::{MAX_WORDS, Peel, Script, add_script, first_operand, join_posix, join_raw};
+use super::{MAX_WORDS, Peel, Script, add_script, first_operand, join_posix, join_raw, keep_from};
 use crate::shell::Dialect;
 use crate::shell::docker::container;
 use crate::shell::word::Word;
@@ -77,11 +77,62 @@ pub(super) fn tmux(p: &mut Peel) -> bool {
     add_script(p, text, Dialect::Posix, "tmux")
 }
 
+/// `node [opts] node_modules/<pkg>/bin/<cmd>[.js] args` (or `node_modules/.bin/<cmd>`):
+/// the package's command. The command is the file's stem, or the package's name for a
+/// file called `cli`/`index`/`main` (`node_modules/electron/cli.js` → `electron`).
+pub(super) fn node_bin(p: &mut Peel) -> bool {
+    let i = first_operand(
+        &p.argv,
+        1,
+        "r",
+        &[
+            "require",
+            "import",
+            "loader",
+            "experimental-loader",
+            "env-file",
+            "title",
+        ],
+    );
+    let Some(file) = p.argv.get(i) else {
+        return false;
+    };
+    let path = file.text.replace('\\', "/");
+    let Some((_, inside)) = path.rsplit_once("node_modules/") else {
+        return false;
+    };
+    let parts: Vec<&str> = inside.split('/').filter(|c| !c.is_empty()).collect();
+    let pkg = match parts.as_slice() {
+        [scope, name, ..] if scope.starts_with('@') => *name,
+        [name, ..] => *name,
+        [] => return false,
+    };
+    let stem = parts.last().map_or("", |f| {
+        f.strip_suffix(".js")
+            .or_else(|| f.strip_suffix(".cjs"))
+            .or_else(|| f.strip_suffix(".mjs"))
+            .unwrap_or(f)
+    });
+    let cmd = if parts.len() < 2 || matches!(stem, "cli" | "index" | "main") {
+        pkg
+    } else {
+        stem
+    };
+    if cmd.is_empty() || cmd == ".bin" {
+        return false;
+    }
+    let cmd = cmd.to_string();
+    keep_from(p, i, "node");
+    p.argv[0].text = cmd;
+    true
+}
+
 pub(super) fn docker(p: &mut Peel) -> bool {
     let Some(c) = container(&p.argv) else {
         return false;
     };
     p.sandbox = Some(c.sandboxed || p.sandbox == Some(true));
+    p.host_app |= c.host_app;
     p.wrappers.push(format!("docker {}", c.verb));
     p.argv = c.argv;
     true

@@ -3,7 +3,9 @@
 //! Peeled in a loop, each recorded by name: `NAME=V` assignments, `env`, `sudo`/`doas`,
 //! `command`, `builtin`, `exec`, `nohup`, `setsid`, `nice`, `ionice`, `stdbuf`, `time`,
 //! `timeout`, `watch`, `winpty`, `cross-env`, `rtk`, a leading `\`, package runners (`npx`,
-//! `npm exec`, `pnpm exec|dlx`, `yarn dlx|exec`, `bunx`), `xargs`, `docker run|exec`,
+//! `npm exec`, `pnpm exec|dlx`, `yarn dlx|exec`, `bunx`, `deno run npm:…`, with `pkg@version`
+//! read as the package's command), `corepack <pm>`, `node node_modules/<pkg>/bin/<cmd>`
+//! (the package's command), `xargs`, `docker run|exec`,
 //! `source file`, `call`, `start`, `Start-Process`, and `git -c alias.x=…` aliases.
 //!
 //! Wrappers that carry a command *string* hand it back as a [`Script`] to be lexed as a
@@ -20,6 +22,7 @@
 //! `unshare`, `xvfb-run`, `entr`, `nix-shell --run`, ... and `parallel` (a template over the
 //! arguments after `:::`).
 
+mod dotnet;
 mod launchers;
 mod posix;
 mod table;
@@ -62,6 +65,8 @@ pub struct Peel {
     pub derived: Vec<Vec<Word>>,
     /// `Some(true)` inside a sandboxed `docker run`, `Some(false)` inside other containers.
     pub sandbox: Option<bool>,
+    /// Inside a container sharing the host's network or pid namespace (`--network host`).
+    pub host_app: bool,
     /// `Some(replace)` when `xargs` was peeled (its `-I` string, if any).
     pub xargs: Option<Option<String>>,
     /// A `-c` style script was peeled: stdin goes to that script.
@@ -208,6 +213,7 @@ fn is_wrapper(name: &str) -> bool {
             | "wsl"
             | "concurrently"
             | "cross-env-shell"
+            | "corepack"
     )
 }
 
@@ -223,10 +229,16 @@ pub fn may_peel(words: &[Word], dialect: Dialect) -> bool {
     {
         return true;
     }
+    if dialect == Dialect::PowerShell && dotnet::may_be_call(&head.text) {
+        return true;
+    }
     let name = command_name(&head.text);
     match name.as_str() {
         "git" => words.iter().any(|w| w.text == "-c"),
-        "npm" | "pnpm" | "yarn" | "bun" => matches!(pm_call(words), Some(PmCall::Exec { .. })),
+        "npm" | "pnpm" | "yarn" | "bun" | "deno" => {
+            matches!(pm_call(words), Some(PmCall::Exec { .. }))
+        }
+        "node" | "nodejs" => words.iter().any(|w| w.text.contains("node_modules")),
         n => is_wrapper(n) || n == "parallel" || table::grammar(n).is_some(),
     }
 }
@@ -257,6 +269,10 @@ pub fn peel(words: &[Word], dialect: Dialect) -> Peel {
             p.argv[0].text.remove(0);
             continue;
         }
+        if dialect == Dialect::PowerShell && dotnet::may_be_call(&p.argv[0].text) {
+            dotnet::call(&mut p);
+            break;
+        }
         let name = command_name(&p.argv[0].text);
         let more = match name.as_str() {
             "env" => posix::env(&mut p),
@@ -269,9 +285,11 @@ pub fn peel(words: &[Word], dialect: Dialect) -> Peel {
             "timeout" => posix::timeout(&mut p),
             "watch" => posix::watch(&mut p),
             "rtk" => posix::rtk(&mut p),
-            "npx" | "pnpx" | "bunx" | "npm" | "pnpm" | "yarn" | "bun" => {
+            "npx" | "pnpx" | "bunx" | "npm" | "pnpm" | "yarn" | "bun" | "deno" => {
                 posix::runner(&mut p, &name)
             }
+            "corepack" => posix::corepack(&mut p),
+            "node" | "nodejs" => launchers::node_bin(&mut p),
             "bash" | "sh" | "zsh" | "dash" | "ksh" | "mksh" | "ash" | "fish" => {
                 posix::shell(&mut p, &name)
             }
@@ -335,7 +353,13 @@ pub(super) fn add_script(p: &mut Peel, text: String, dialect: Dialect, via: &'st
 }
 
 fn script_rest(p: &mut Peel, dialect: Dialect, via: &'static str) -> bool {
-    let text = join_raw(&p.argv[1..]);
+    let mut text = join_raw(&p.argv[1..]);
+    // `iex ('np'+'m run build')`: the string the expression makes.
+    if dialect == Dialect::PowerShell
+        && let Some(v) = super::vars::ps_concat(&text)
+    {
+        text = v;
+    }
     add_script(p, text, dialect, via)
 }
 

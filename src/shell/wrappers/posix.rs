@@ -4,7 +4,7 @@
 
 use super::{Peel, add_script, drop_head, first_operand, join_raw, keep_from};
 use crate::shell::Dialect;
-use crate::shell::pm::{PmCall, pm_call};
+use crate::shell::pm::{PmCall, package_bin, pm_call};
 use crate::shell::word::Word;
 
 pub(super) fn simple(p: &mut Peel, name: &str) -> bool {
@@ -193,15 +193,43 @@ pub(super) fn runner(p: &mut Peel, name: &str) -> bool {
                 "npm" => "npm exec",
                 "pnpm" => "pnpm exec",
                 "yarn" => "yarn dlx",
+                "deno" => "deno run npm:",
                 _ => "bun x",
             };
             if let Some(s) = script {
                 return add_script(p, s, Dialect::Posix, via);
             }
-            keep_from(p, start, via)
+            keep_from(p, start, via);
+            // `npx vite@5 build` runs `vite`.
+            if let Some(head) = p.argv.first_mut()
+                && let Some(bin) = package_bin(&head.text)
+            {
+                head.text = bin;
+            }
+            true
         }
         _ => false,
     }
+}
+
+/// `corepack [pnpm|yarn|npm|npx][@version] args`: the package manager it launches.
+pub(super) fn corepack(p: &mut Peel) -> bool {
+    let i = first_operand(&p.argv, 1, "", &[]);
+    let Some(w) = p.argv.get(i) else { return false };
+    let name = package_bin(&w.text).unwrap_or_else(|| w.text.clone());
+    if !matches!(
+        name.as_str(),
+        "npm" | "npx" | "pnpm" | "pnpx" | "yarn" | "yarnpkg"
+    ) {
+        return false;
+    }
+    keep_from(p, i, "corepack");
+    p.argv[0].text = if name == "yarnpkg" {
+        "yarn".to_string()
+    } else {
+        name
+    };
+    true
 }
 
 /// `bash [opts] -c '<script>'`, `bash file args`, or a shell reading stdin (kept).

@@ -375,3 +375,38 @@ fn every_handled_wrapper_is_peeled() {
     assert!(may_peel(&words("\\ls", Dialect::Posix), Dialect::Posix));
     assert!(may_peel(&words("@echo off", Dialect::Cmd), Dialect::Cmd));
 }
+
+#[test]
+fn package_runners_with_versions_and_paths() {
+    for (src, want) in [
+        ("npx -y vite@5 build", "vite build"),
+        ("pnpm dlx @vue/cli@5 create x", "@vue/cli create x"),
+        ("bunx electron@28 .", "electron ."),
+        ("deno run -A npm:vite@5 build", "vite build"),
+        ("corepack pnpm@8 run build", "pnpm run build"),
+        ("corepack yarnpkg build", "yarn build"),
+        ("node node_modules/typescript/bin/tsc -b", "tsc -b"),
+        (
+            "node -r dotenv/config ./node_modules/electron/cli.js .",
+            "electron .",
+        ),
+        ("node node_modules/@scope/tool/dist/index.js x", "tool x"),
+        ("node node_modules/.bin/vite build", "vite build"),
+    ] {
+        assert_eq!(argv(&pl(src)), want, "{src}");
+    }
+    // Not package commands: kept as written.
+    for src in [
+        "corepack enable",
+        "node scripts/build.js",
+        "node node_modules",
+        "npx vite build",
+    ] {
+        let p = pl(src);
+        assert!(
+            argv(&p) == src || p.wrappers == ["npx"],
+            "{src}: {}",
+            argv(&p)
+        );
+    }
+}
