@@ -1,7 +1,8 @@
 //! The socket route: a target that runs with a messaging socket gets the framed line there
 //! (the client answers nothing), and the sender watches the target's transcript for the client
-//! taking it. Watching is a tight bounded poll that reads only what the transcript gained, so
-//! `send` returns within about a millisecond of the client's own write.
+//! taking it. Watching waits for the transcript to be written (inotify on Linux; a tight
+//! bounded poll elsewhere) and reads only what it gained, so `send` returns right after the
+//! client's own write.
 
 use super::directory::{Live, Target};
 use super::frame;
@@ -50,17 +51,21 @@ fn write_line(sock: &Path, line: &str) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Watches `tracker` for its first id for up to `wait_ms`: one look per 200 µs, each a `stat`
-/// and a read of what was appended.
+/// Watches `tracker` for its first id for up to `wait_ms`: a look (a `stat` and a read of what
+/// was appended) each time the transcript is written (inotify), and at least every 50 ms; where
+/// there is no inotify, every 200 µs.
 pub fn watch(tracker: &mut Tracker, wait_ms: u64, want: Seen) -> Seen {
     let until = Instant::now() + Duration::from_millis(wait_ms);
+    // Set up before the first look: a write between a look and the next wait is queued.
+    let change = crate::filewatch::FileWatch::new(tracker.path());
     loop {
         tracker.poll();
         let seen = tracker.seen(0);
-        if seen >= want || Instant::now() >= until {
+        let now = Instant::now();
+        if seen >= want || now >= until {
             return seen;
         }
-        std::thread::sleep(Duration::from_micros(200));
+        change.wait((until - now).min(Duration::from_millis(50)));
     }
 }
 
