@@ -6,7 +6,7 @@
 //! | queued or accepted | in a model request's input, answered | delivered |
 //! | queued, written to a live process | the client took it | accepted |
 //! | accepted | the process that took it stopped, its model never saw it | queued again |
-//! | queued, the target runs with a socket | never written to this process (or long ago) | written |
+//! | queued, the target runs with a socket | never written to this process (or long ago), and not in the prompt of a wake under way | written |
 //! | queued, the target is not running | no wake under way | a detached wake starts |
 //!
 //! So a message accepted by a client that then stopped is delivered at the target's next run
@@ -95,6 +95,7 @@ pub fn advance(ctx: &Ctx, e: &Entry, start: &Record, t: &Target, seen: Seen, loo
             let resend = ctx.m().resend_after_seconds * 1000;
             if let Some(sock) = &live.socket
                 && needs_write(e, live, time::now_ms(), resend)
+                && !super::wake::riding_a_wake(ctx, e, &t.id)
             {
                 let _ = super::socket::attempt(home, t, live, sock, start, 0);
             }

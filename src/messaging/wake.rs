@@ -138,6 +138,18 @@ fn spawn(ctx: &Ctx, target: &str) -> std::io::Result<()> {
     Ok(())
 }
 
+/// True when a wake of `target` is under way (its lock is held).
+fn under_way(ctx: &Ctx, target: &str) -> bool {
+    lock_path(ctx, target).is_ok_and(|p| matches!(FileLock::try_exclusive(&p), Ok(None)))
+}
+
+/// True when the message's last attempt is a wake that is still under way: it is in that woken
+/// run's prompt, and the wake settles it when the run ends. Writing it to the woken process's
+/// socket as well would give its model the message twice.
+pub fn riding_a_wake(ctx: &Ctx, e: &ledger::Entry, target: &str) -> bool {
+    e.attempts.last().is_some_and(|a| a.via == Some(Via::Wake)) && under_way(ctx, target)
+}
+
 /// Starts a wake of `target` unless one holds its lock now (recovery's path).
 pub fn spawn_if_idle(ctx: &Ctx, target: &str) {
     let Ok(path) = lock_path(ctx, target) else {
@@ -339,7 +351,8 @@ fn resume(ctx: &Ctx, target: &Target, starts: &[Record]) -> Result<(), Error> {
     record_failure(ctx, &failed, &why)
 }
 
-/// The target came up while this wake waited: its messages go to its socket.
+/// The target came up while this wake waited: its messages go to its socket, each unless it
+/// rides the wake that runs it, or was already written to this process.
 fn hand_to_live(
     ctx: &Ctx,
     target: Option<Target>,
@@ -349,7 +362,20 @@ fn hand_to_live(
         return Ok(());
     };
     target.live = Some(live.clone());
+    let inbound = Ledger::inbound(&ctx.home, &target.id).map_err(io("inbound ledger"))?;
+    let entries = inbound
+        .entries_since(u64::MAX)
+        .map_err(io("inbound ledger"))?;
+    let resend = ctx.m().resend_after_seconds * 1000;
     for s in waiting(ctx, &target.id)? {
+        let Some(e) = entries.iter().find(|e| e.id == s.message_id) else {
+            continue;
+        };
+        if riding_a_wake(ctx, e, &target.id)
+            || !super::send::needs_write(e, live, time::now_ms(), resend)
+        {
+            continue;
+        }
         live_route(ctx, &target, live, &s)?;
     }
     Ok(())

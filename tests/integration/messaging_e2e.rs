@@ -386,7 +386,23 @@ fn a_cold_session_is_woken_by_resume_once_for_two_senders() {
     }
     let transcript = w.home.transcript(w.repo.path(), &b_id);
     let text = std::fs::read_to_string(transcript).unwrap();
-    assert!(text.contains(r1["message_id"].as_str().unwrap()));
+    let id1 = r1["message_id"].as_str().unwrap();
+    assert!(text.contains(id1));
+    // The first message rode the wake: the second sender's look did not write it to the woken
+    // B's socket as well, so B's model was given it once.
+    let vias: Vec<Value> = w
+        .outbox("terminal")
+        .into_iter()
+        .filter(|l| l["messageId"] == id1 && l["op"] == "sent")
+        .map(|l| l["via"].clone())
+        .collect();
+    assert_eq!(vias, [json!("wake")], "written once, by the wake");
+    let user_turns = text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|l| l["type"] == "user" && l.to_string().contains(id1))
+        .count();
+    assert_eq!(user_turns, 1, "B's model was given it once");
 }
 
 #[test]
