@@ -126,13 +126,14 @@ mod unix {
                     .append(true)
                     .open(&transcript)
                     .expect("open transcript");
+                // One write per line, as the client appends whole lines (a `writeln!` of a JSON
+                // value would write it in a dozen pieces).
                 for line in text.lines() {
                     let v: serde_json::Value = serde_json::from_str(line).unwrap_or_default();
-                    let _ = writeln!(
-                        f,
-                        "{}",
-                        serde_json::json!({"type":"queue-operation","operation":"enqueue","content": v["message"]["content"]})
-                    );
+                    let mut out = serde_json::json!({"type":"queue-operation","operation":"enqueue","content": v["message"]["content"]})
+                        .to_string();
+                    out.push('\n');
+                    let _ = f.write_all(out.as_bytes());
                 }
                 let _ = f.flush();
                 log.lock().expect("log").push((read, Instant::now()));

@@ -7,7 +7,6 @@ pub mod cli; // the one exit path every binary returns through; shared flags
 pub mod config; // session-lock/config.json with the protocol's defaults
 pub mod exit; // the exit-code table
 pub mod filelock; // the only place OS file locks are taken
-pub mod filewatch; // waiting for a file to change: inotify on Linux, a short sleep elsewhere
 pub mod git; // git run as a program: the porcelain status of a tree, parsed once
 pub mod globs; // `owns` patterns with `!` exclusions → one matcher
 pub mod hook; // guard's pipeline: payload → decision → output

@@ -75,11 +75,6 @@ impl Tracker {
         }
     }
 
-    /// The transcript watched.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
     pub fn seen(&self, i: usize) -> Seen {
         self.seen.get(i).copied().unwrap_or(Seen::Nothing)
     }
