@@ -8,7 +8,9 @@
 //! as the client does. In the same run it measures the floor (`send-message --version`: a
 //! process start and argument parsing), a send with empty ledgers, and a send with 10 000 lines
 //! in each ledger; for each send, the client's own write time (socket read → transcript line)
-//! and ours after it (transcript line → `send` exited) are reported apart. Run:
+//! and ours after it (transcript line → `send` exited) are reported apart. With
+//! `SEND_BENCH_BASELINE_BIN=<another send-message>` (say, one built from main) each case also
+//! times that binary, its runs interleaved with this build's on the same ledgers. Run:
 //! `scripts/bench-send-message` or `cargo bench --bench send_message` (`SEND_BENCH_RUNS` sets
 //! the runs per case, default 60).
 
@@ -124,13 +126,14 @@ mod unix {
                     .append(true)
                     .open(&transcript)
                     .expect("open transcript");
+                // One write per line, as the client appends whole lines (a `writeln!` of a JSON
+                // value would write it in a dozen pieces).
                 for line in text.lines() {
                     let v: serde_json::Value = serde_json::from_str(line).unwrap_or_default();
-                    let _ = writeln!(
-                        f,
-                        "{}",
-                        serde_json::json!({"type":"queue-operation","operation":"enqueue","content": v["message"]["content"]})
-                    );
+                    let mut out = serde_json::json!({"type":"queue-operation","operation":"enqueue","content": v["message"]["content"]})
+                        .to_string();
+                    out.push('\n');
+                    let _ = f.write_all(out.as_bytes());
                 }
                 let _ = f.flush();
                 log.lock().expect("log").push((read, Instant::now()));
@@ -154,8 +157,8 @@ mod unix {
         }
     }
 
-    fn command(w: &World) -> Command {
-        let mut c = Command::new(BIN);
+    fn command(w: &World, bin: &str) -> Command {
+        let mut c = Command::new(bin);
         for (k, _) in std::env::vars_os() {
             let k = k.to_string_lossy().to_string();
             if k.starts_with("CLAUDE") || k.starts_with("SESSION_LOCK") || k.starts_with("XDG_") {
@@ -203,27 +206,36 @@ mod unix {
         std::fs::write(m.join(format!("inbound/{}.jsonl", w.target)), inb).expect("inbound");
     }
 
-    /// One series: per send, (whole send, the client's write, ours after the client's write).
-    fn sends(w: &World, runs: usize, tag: &str) -> Vec<(Duration, Duration, Duration)> {
-        (0..runs)
-            .map(|i| {
-                let mut c = command(w);
-                c.args([
-                    "--json",
-                    "send",
-                    "--to",
-                    "bench-target",
-                    &format!("{tag} message {i}"),
-                ]);
-                let whole = time(c, |stdout| {
-                    let v: serde_json::Value = serde_json::from_slice(stdout).unwrap_or_default();
-                    assert_eq!(v["status"], "accepted", "{v}");
-                });
-                let end = Instant::now();
-                let (read, wrote) = w.writes.lock().expect("log").pop().expect("a write");
-                (whole, wrote - read, end.saturating_duration_since(wrote))
-            })
-            .collect()
+    type Series = Vec<(Duration, Duration, Duration)>;
+
+    /// One series per binary, their runs interleaved: per send, (whole send, the client's
+    /// write, ours after the client's write).
+    fn sends(w: &World, runs: usize, tag: &str, bins: &[(&str, String)]) -> Vec<Series> {
+        let mut out: Vec<Series> = vec![Vec::new(); bins.len()];
+        for i in 0..runs {
+            for (b, (_, bin)) in bins.iter().enumerate() {
+                out[b].push(send_once(w, bin, &format!("{tag} {b}"), i));
+            }
+        }
+        out
+    }
+
+    fn send_once(w: &World, bin: &str, tag: &str, i: usize) -> (Duration, Duration, Duration) {
+        let mut c = command(w, bin);
+        c.args([
+            "--json",
+            "send",
+            "--to",
+            "bench-target",
+            &format!("{tag} message {i}"),
+        ]);
+        let whole = time(c, |stdout| {
+            let v: serde_json::Value = serde_json::from_slice(stdout).unwrap_or_default();
+            assert_eq!(v["status"], "accepted", "{v}");
+        });
+        let end = Instant::now();
+        let (read, wrote) = w.writes.lock().expect("log").pop().expect("a write");
+        (whole, wrote - read, end.saturating_duration_since(wrote))
     }
 
     pub fn main() {
@@ -236,36 +248,47 @@ mod unix {
             .unwrap_or(60)
             .max(3);
         let w = world();
+        let mut bins = vec![("this build", BIN.to_string())];
+        if let Ok(b) = std::env::var("SEND_BENCH_BASELINE_BIN")
+            && !b.is_empty()
+        {
+            bins.push(("baseline binary", b));
+        }
         let mut floor: Vec<Duration> = (0..runs)
             .map(|_| {
-                let mut c = command(&w);
+                let mut c = command(&w, BIN);
                 c.arg("--version");
                 time(c, |_| {})
             })
             .collect();
-        let empty = sends(&w, runs, "empty");
+        let empty = sends(&w, runs, "empty", &bins);
         fill(&w, 10_000);
         let lines = std::fs::read_to_string(w.state.join("messaging/outbox/terminal.jsonl"))
             .map(|t| t.lines().count())
             .unwrap_or(0);
-        let full = sends(&w, runs, "full");
+        let full = sends(&w, runs, "full", &bins);
         let f = median(&mut floor);
         println!("send-message send to a live session ({runs} runs each)");
         println!(
-            "  baseline (send-message --version):  median {}  p90 {}",
+            "  floor (send-message --version):  median {}  p90 {}",
             ms(f),
             ms(p90(&mut floor))
         );
-        for (name, v) in [
-            ("send, empty ledgers", &empty),
-            ("send, 10 000 ledger lines", &full),
-        ] {
+        let mut cases = Vec::new();
+        for (b, (who, bin)) in bins.iter().enumerate() {
+            if b > 0 {
+                println!("  {who}: {bin}");
+            }
+            cases.push((format!("{who}: send, empty ledgers"), &empty[b]));
+            cases.push((format!("{who}: send, 10 000 ledger lines"), &full[b]));
+        }
+        for (name, v) in cases {
             let mut whole: Vec<Duration> = v.iter().map(|x| x.0).collect();
             let mut client: Vec<Duration> = v.iter().map(|x| x.1).collect();
             let mut after: Vec<Duration> = v.iter().map(|x| x.2).collect();
             let m = median(&mut whole);
             println!(
-                "  {name:<32} median {}  p90 {}  (+{} over the baseline)",
+                "  {name:<44} median {}  p90 {}  (+{} over the floor)",
                 ms(m),
                 ms(p90(&mut whole)),
                 ms(m.saturating_sub(f))

@@ -1,14 +1,31 @@
 //! Wall-clock time as the suite stores it: UTC timestamps `2026-11-30T05:40:00.123Z` in JSON,
 //! `20261130T054000Z` in folder names. The only module that reads the clock.
 
+use std::sync::OnceLock;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-/// Milliseconds since the Unix epoch, now.
+/// Moves this process's clock forward by that many milliseconds. Tests of time limits
+/// (`resendAfterSeconds`, `holdExpirySeconds`, …) run a command "that much later" with it
+/// instead of sleeping; unset, empty or not a number, the clock is the system's.
+pub const AHEAD_SWITCH: &str = "SESSION_LOCK_CLOCK_AHEAD_MS";
+
+fn ahead_ms() -> u64 {
+    static AHEAD: OnceLock<u64> = OnceLock::new();
+    *AHEAD.get_or_init(|| {
+        std::env::var(AHEAD_SWITCH)
+            .ok()
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(0)
+    })
+}
+
+/// Milliseconds since the Unix epoch, now (plus [`AHEAD_SWITCH`]).
 pub fn now_ms() -> u64 {
-    SystemTime::now()
+    let system = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap_or(Duration::ZERO)
-        .as_millis() as u64
+        .as_millis() as u64;
+    system.saturating_add(ahead_ms())
 }
 
 /// Days since 1970-01-01 → (year, month, day), proleptic Gregorian.

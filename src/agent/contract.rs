@@ -187,6 +187,26 @@ fn temp_dir() -> Result<tempfile::TempDir, Problem> {
         .map_err(|e| Problem::new(Failure::Spawn, format!("cannot create a temp folder: {e}")))
 }
 
+/// What the CLI reads on its stdin: the prompt byte for byte, or, for another session's
+/// message, one stream-json user message whose `origin` is that peer (the client honours a
+/// declared class only from the host on stdin; in the text it is a label).
+pub fn stdin(plan: &Plan) -> Vec<u8> {
+    match &plan.origin {
+        None => plan.prompt.clone().into_bytes(),
+        Some(o) => {
+            let mut line = json!({
+                "type": "user",
+                "message": {"role": "user", "content": plan.prompt},
+                "parent_tool_use_id": null,
+                "origin": {"kind": "peer", "from": o.from, "fromMode": o.from_mode},
+            })
+            .to_string();
+            line.push('\n');
+            line.into_bytes()
+        }
+    }
+}
+
 /// True when this process runs as root (the CLI then refuses bypass mode without IS_SANDBOX).
 pub fn running_as_root() -> bool {
     #[cfg(unix)]
@@ -294,7 +314,12 @@ pub fn build(
         }
     }
     // The prompt goes on stdin, never in argv: argv is capped per argument (128 KiB on Linux)
-    // and any local user can read it with `ps`. With only stdin, `-p` takes stdin as the prompt.
+    // and any local user can read it with `ps`. With only stdin, `-p` takes stdin as the prompt;
+    // another session's message goes as one stream-json user message with its origin.
+    if plan.origin.is_some() {
+        push("--input-format");
+        push("stream-json");
+    }
 
     let mut remove_env: Vec<String> = SESSION_ENV.iter().map(|s| s.to_string()).collect();
     let mut set_env: Vec<(String, String)> = Vec::new();
@@ -385,6 +410,30 @@ mod tests {
         assert!(!a.iter().any(|x| x == "--bare" || x == "--setting-sources"));
         assert!(inv.set_env.is_empty(), "IS_SANDBOX only for bypass mode");
         assert!(inv.remove_env.contains(&"CLAUDECODE".to_string()));
+    }
+
+    #[test]
+    fn a_peer_prompt_goes_as_one_stream_json_message_with_its_origin() {
+        let d = tempfile::tempdir().unwrap();
+        let c = Contract::None { servers: None };
+        let plain = plan(d.path(), |_| {});
+        let a = args(&build(&plain, Path::new("claude"), &c, None, false).unwrap());
+        assert!(!a.iter().any(|x| x == "--input-format"), "{a:?}");
+        assert_eq!(stdin(&plain), b"-- look");
+        let p = plan(d.path(), |o| {
+            o.prompt_origin = crate::agent::PromptOrigin::new("uds:/tmp/cc-socks/7.sock", "bypass");
+        });
+        let a = args(&build(&p, Path::new("claude"), &c, None, false).unwrap());
+        assert_eq!(after(&a, "--input-format"), Some("stream-json"));
+        let bytes = stdin(&p);
+        assert_eq!(bytes.iter().filter(|b| **b == b'\n').count(), 1, "one line");
+        let v: Value = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(v["type"], "user");
+        assert_eq!(v["message"]["content"], "-- look");
+        assert_eq!(
+            v["origin"],
+            json!({"kind": "peer", "from": "uds:/tmp/cc-socks/7.sock", "fromMode": "bypass"})
+        );
     }
 
     #[test]

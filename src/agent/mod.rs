@@ -22,7 +22,7 @@ pub mod runs; // the per-user registry of runs under way: list, interrupt by tab
 pub mod stream; // stream-json → answer and events
 pub mod unity; // the workspace's `.mcp.json` → a loopback endpoint
 
-pub use options::{Failure, Problem, RunAgentOptions, RunAgentResult};
+pub use options::{Failure, Problem, PromptOrigin, RunAgentOptions, RunAgentResult};
 pub use runs::{RunEntry, RunsError, interrupt, list};
 pub use stream::{AgentEvent, EventKind};
 
@@ -240,7 +240,7 @@ fn execute(
     let program = prepared.invocation.program.display().to_string();
     let running = match process::Running::spawn(
         prepared.invocation.command(&plan.cwd),
-        plan.prompt.clone().into_bytes(),
+        contract::stdin(plan),
     ) {
         Ok(r) => r.keep_background(plan.keep_background),
         Err(e) => {

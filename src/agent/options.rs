@@ -66,6 +66,62 @@ pub struct RunAgentOptions {
     /// The `run-agent` executable serving the MCP proxy (else `SESSION_LOCK_RUN_AGENT_BIN`, else
     /// next to the running executable).
     pub run_agent_bin: Option<String>,
+    /// The prompt is a message from another session: it goes on stdin as one stream-json user
+    /// message (`--input-format stream-json`) carrying this `origin`, so the client applies its
+    /// peer-message policy with the class declared. A bypass-mode client holds a peer prompt
+    /// that declares no class, and a plain stdin prompt that looks like a peer's is one.
+    pub prompt_origin: Option<PromptOrigin>,
+}
+
+/// Who a prompt comes from when it is another session's message (see
+/// [`RunAgentOptions::prompt_origin`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PromptOrigin {
+    /// The sender's address as the client writes it (`uds:<socket path>`).
+    pub from: String,
+    /// The sender's permission class: `bypass` or `prompting`.
+    pub from_mode: String,
+}
+
+impl PromptOrigin {
+    /// The origin of a message from `from` in permission class `from_mode`, when the client
+    /// takes that address (see [`origin_address`]).
+    pub fn new(from: &str, from_mode: &str) -> Option<PromptOrigin> {
+        origin_address(from).then(|| PromptOrigin {
+            from: from.to_string(),
+            from_mode: from_mode.to_string(),
+        })
+    }
+}
+
+/// The addresses the client takes in an origin (any other it reads as `unknown`, and then
+/// ignores the declared class): `uds:`, `bridge:` or `did:` and up to 200 of `A-Za-z0-9%:_/.\-`.
+pub fn origin_address(a: &str) -> bool {
+    let rest = ["uds:", "bridge:", "did:"]
+        .iter()
+        .find_map(|p| a.strip_prefix(p));
+    rest.is_some_and(|r| {
+        (1..=200).contains(&r.chars().count())
+            && r.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "%:_/.\\-".contains(c))
+    })
+}
+
+fn prompt_origin(o: &PromptOrigin) -> Result<PromptOrigin, Problem> {
+    if !origin_address(&o.from) {
+        return Err(usage(format!(
+            "promptOrigin.from '{}' is not an address the client takes (uds:<path>)",
+            o.from
+        )));
+    }
+    if o.from_mode != "bypass" && o.from_mode != "prompting" {
+        return Err(usage(format!(
+            "promptOrigin.fromMode '{}' is neither bypass nor prompting",
+            o.from_mode
+        )));
+    }
+    Ok(o.clone())
 }
 
 /// Options from JSON text: exactly one object (an array or any other value is refused, though
@@ -277,6 +333,8 @@ pub struct Plan {
     pub env_profile_id: Option<String>,
     pub notify: Option<String>,
     pub keep_background: bool,
+    /// The prompt goes as a peer's stream-json message (see [`RunAgentOptions::prompt_origin`]).
+    pub origin: Option<PromptOrigin>,
 }
 
 static LAST_RUN: AtomicU64 = AtomicU64::new(0);
@@ -411,6 +469,7 @@ impl Plan {
             Some(id) => Some(id.trim().to_string()),
         };
         let notify = given(&opts.notify_plugin_id).map(|id| format!("plugin:{id}:event"));
+        let origin = opts.prompt_origin.as_ref().map(prompt_origin).transpose()?;
         Ok(Plan {
             tab_id,
             cwd,
@@ -427,6 +486,7 @@ impl Plan {
             env_profile_id,
             notify,
             keep_background: opts.keep_background == Some(true),
+            origin,
         })
     }
 }
@@ -697,6 +757,42 @@ mod tests {
             ..o
         };
         assert_eq!(tab_id(&chosen), "mine");
+    }
+
+    #[test]
+    fn a_prompt_origin_needs_an_address_the_client_takes_and_a_known_class() {
+        let d = tempfile::tempdir().unwrap();
+        let with = |from: &str, mode: &str| {
+            let o = RunAgentOptions {
+                prompt_origin: Some(PromptOrigin {
+                    from: from.into(),
+                    from_mode: mode.into(),
+                }),
+                ..opts(d.path())
+            };
+            Plan::from_options(&o, "t".into()).map(|p| p.origin)
+        };
+        assert!(
+            with("uds:/tmp/cc-socks/1.sock", "bypass")
+                .unwrap()
+                .is_some()
+        );
+        assert!(with("uds:/tmp/cc-socks/1.sock", "prompting").is_ok());
+        for (from, mode) in [
+            ("terminal", "bypass"),
+            ("uds:", "bypass"),
+            ("uds:/a b.sock", "bypass"),
+            ("uds:/a.sock", "auto"),
+        ] {
+            let e = with(from, mode).unwrap_err();
+            assert_eq!(e.failure, Failure::Usage, "{from} {mode}");
+        }
+        let o: RunAgentOptions = serde_json::from_value(json!({
+            "cwd": "/x", "prompt": "p",
+            "promptOrigin": {"from": "uds:/a.sock", "fromMode": "bypass"},
+        }))
+        .unwrap();
+        assert_eq!(o.prompt_origin.unwrap().from_mode, "bypass");
     }
 
     #[test]

@@ -150,6 +150,7 @@ pub fn create(ctx: &Ctx, caller: &Caller, req: &CreateRequest) -> Result<CreateR
         mode: mode.into(),
         model: None,
         timeout_ms: m.wake_timeout_seconds * 1000,
+        origin: super::wake::origin(std::iter::once(caller.address.as_str()), mode),
     });
     let transcript = result
         .session_id

@@ -164,8 +164,8 @@ pub fn list(ctx: &Ctx, caller: &Caller, req: &ListRequest) -> ListResult {
         repo_root: ctx.repo_root.clone(),
     });
     let look = super::recover::Look { no_wake_for: None };
-    super::recover::outbox(ctx, caller, &targets, look);
-    super::recover::waiting_anywhere(ctx, &targets, look);
+    let looked = super::recover::outbox(ctx, caller, &targets, look);
+    super::recover::waiting_anywhere(ctx, &targets, look, &looked);
     select(ctx, caller, &targets, req)
 }
 

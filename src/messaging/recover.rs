@@ -6,7 +6,7 @@
 //! | queued or accepted | in a model request's input, answered | delivered |
 //! | queued, written to a live process | the client took it | accepted |
 //! | accepted | the process that took it stopped, its model never saw it | queued again |
-//! | queued, the target runs with a socket | never written to this process (or long ago) | written |
+//! | queued, the target runs with a socket | never written to this process (or long ago), and not in the prompt of a wake under way | written |
 //! | queued, the target is not running | no wake under way | a detached wake starts |
 //!
 //! So a message accepted by a client that then stopped is delivered at the target's next run
@@ -17,10 +17,10 @@ use super::directory::{Live, Target};
 use super::identity::Caller;
 use super::ledger::{Entry, Ledger, Op, Record, State, Via};
 use super::progress::{Seen, Tracker, seen_all};
-use super::send::{mark, mark_line, needs_write, start_of};
+use super::send::{mark, mark_line, needs_write};
 use super::{Ctx, hold};
 use crate::time;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// The most open messages one look moves on.
 pub const MAX_OPEN: usize = 20;
@@ -95,6 +95,7 @@ pub fn advance(ctx: &Ctx, e: &Entry, start: &Record, t: &Target, seen: Seen, loo
             let resend = ctx.m().resend_after_seconds * 1000;
             if let Some(sock) = &live.socket
                 && needs_write(e, live, time::now_ms(), resend)
+                && !super::wake::riding_a_wake(ctx, e, &t.id)
             {
                 let _ = super::socket::attempt(home, t, live, sock, start, 0);
             }
@@ -111,12 +112,14 @@ pub fn advance(ctx: &Ctx, e: &Entry, start: &Record, t: &Target, seen: Seen, loo
 }
 
 /// The sender's unfinished messages: moved on, and what target-side review decided mirrored.
-pub fn outbox(ctx: &Ctx, caller: &Caller, targets: &[Target], look: Look) {
+/// Returns the ids it looked at ([`waiting_anywhere`] leaves them be).
+pub fn outbox(ctx: &Ctx, caller: &Caller, targets: &[Target], look: Look) -> HashSet<String> {
+    let mut looked = HashSet::new();
     let Ok(outbox) = Ledger::outbox(&ctx.home, &caller.id) else {
-        return;
+        return looked;
     };
     let Ok(entries) = outbox.entries_since(u64::MAX) else {
-        return;
+        return looked;
     };
     let open: Vec<&Entry> = entries
         .iter()
@@ -145,15 +148,39 @@ pub fn outbox(ctx: &Ctx, caller: &Caller, targets: &[Target], look: Look) {
         for (e, s) in list.iter().zip(seen) {
             if let Some(start) = &e.start {
                 advance(ctx, e, start, t, s, look);
+                looked.insert(e.id.clone());
             }
         }
+    }
+    looked
+}
+
+/// The start lines (with their text) of the unfinished messages in senders' outboxes, each
+/// outbox read once however many of its messages wait.
+#[derive(Default)]
+struct Starts(HashMap<String, HashMap<String, Record>>);
+
+impl Starts {
+    fn of(&mut self, ctx: &Ctx, sender: &str, id: &str) -> Option<Record> {
+        let starts = self.0.entry(sender.to_string()).or_insert_with(|| {
+            Ledger::outbox(&ctx.home, sender)
+                .and_then(|l| l.entries_since(u64::MAX))
+                .map(|es| {
+                    es.into_iter()
+                        .filter_map(|e| Some((e.id, e.start?)))
+                        .collect()
+                })
+                .unwrap_or_default()
+        });
+        starts.get(id).cloned()
     }
 }
 
 /// Messages waiting for any session, whoever sent them: confirmed from its transcript, handed
 /// to its socket when it runs (a target that came back without the suite's hook still gets
 /// them), woken when it does not. Only targets with an inbound ledger are looked at.
-pub fn waiting_anywhere(ctx: &Ctx, targets: &[Target], look: Look) {
+pub fn waiting_anywhere(ctx: &Ctx, targets: &[Target], look: Look, looked: &HashSet<String>) {
+    let mut starts = Starts::default();
     for t in targets {
         let Some(inbound) = Ledger::existing_inbound(&ctx.home, &t.id) else {
             continue;
@@ -163,7 +190,7 @@ pub fn waiting_anywhere(ctx: &Ctx, targets: &[Target], look: Look) {
         };
         let open: Vec<&Entry> = entries
             .iter()
-            .filter(|e| e.state.is_open())
+            .filter(|e| e.state.is_open() && !looked.contains(&e.id))
             .take(MAX_OPEN)
             .collect();
         if open.is_empty() {
@@ -176,7 +203,7 @@ pub fn waiting_anywhere(ctx: &Ctx, targets: &[Target], look: Look) {
                 continue;
             };
             // The inbound start line has no text: the sender's outbox has it.
-            if let Some(start) = start_of(&ctx.home, sender, &e.id) {
+            if let Some(start) = starts.of(ctx, sender, &e.id) {
                 advance(ctx, e, &start, t, s, look);
             }
         }

@@ -314,8 +314,8 @@ pub fn status(ctx: &Ctx, caller: &Caller, id: &str) -> Result<Option<StatusView>
             match e.state {
                 State::Queued | State::Accepted => {
                     let look = super::recover::Look { no_wake_for: None };
-                    super::recover::outbox(ctx, caller, &targets, look);
-                    super::recover::waiting_anywhere(ctx, &targets, look);
+                    let looked = super::recover::outbox(ctx, caller, &targets, look);
+                    super::recover::waiting_anywhere(ctx, &targets, look, &looked);
                 }
                 State::Held => {
                     let cfg = match targets.iter().find(|t| t.id == tid) {

@@ -255,8 +255,8 @@ fn stages(ctx: &Ctx, caller: &Caller, req: &SendRequest, id: &str) -> Result<Sen
     let look = super::recover::Look {
         no_wake_for: Some(&target.id),
     };
-    super::recover::outbox(ctx, caller, &targets, look);
-    super::recover::waiting_anywhere(ctx, &targets, look);
+    let looked = super::recover::outbox(ctx, caller, &targets, look);
+    super::recover::waiting_anywhere(ctx, &targets, look, &looked);
     let book = Book::open(ctx, caller)?;
     within_limits(ctx, req, summary, &target, &book, id)?;
     let start = record(ctx, caller, req, summary, &target, book, id)?;

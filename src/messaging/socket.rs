@@ -51,7 +51,10 @@ fn write_line(sock: &Path, line: &str) -> std::io::Result<()> {
 }
 
 /// Watches `tracker` for its first id for up to `wait_ms`: one look per 200 µs, each a `stat`
-/// and a read of what was appended.
+/// and a read of what was appended. Not an inotify watch: measured on Linux 6.18, closing an
+/// inotify instance that held a watch costs about 8 ms (the kernel waits out a grace period),
+/// and a `send` pays it at exit; the poll finds the client's line within 0.2 ms for about
+/// 200 `stat`s over the client's 40 ms.
 pub fn watch(tracker: &mut Tracker, wait_ms: u64, want: Seen) -> Seen {
     let until = Instant::now() + Duration::from_millis(wait_ms);
     loop {

@@ -29,6 +29,9 @@ pub struct WakeRequest {
     /// The model the session last used (`None`: run-agent's default).
     pub model: Option<String>,
     pub timeout_ms: u64,
+    /// The prompt is other sessions' messages: who sent them and the class the run declares
+    /// (`None`: no sender has an address the client takes; the prompt goes as plain text).
+    pub origin: Option<crate::agent::PromptOrigin>,
 }
 
 /// What the run said.
@@ -59,6 +62,7 @@ impl Waker for AgentWaker {
             model: req.model.clone(),
             mode: Some(req.mode.clone()),
             timeout_ms: Some(req.timeout_ms),
+            prompt_origin: req.origin.clone(),
             ..Default::default()
         };
         let r = crate::agent::run_agent(&opts);
@@ -87,6 +91,20 @@ pub fn wake_mode(target_mode: Option<&str>, any_prompting_sender: bool) -> Strin
         Some(m) if !m.is_empty() && m != "auto" => m.into(),
         _ => "default".into(),
     }
+}
+
+/// The origin a woken run's prompt declares: the first sender with a socket address, and the
+/// run's own permission class. The client honours a declared class only from its host on stdin
+/// (the `from-mode` inside the text is a label there), and a bypass-mode client holds a peer
+/// prompt that declares none: without it a bypass target woken for a bypass sender never saw
+/// the message. The class is the run's, never more: [`wake_mode`] runs bypass only when every
+/// sender is bypass, and a prompting run declares prompting.
+pub fn origin<'a>(
+    mut addresses: impl Iterator<Item = &'a str>,
+    run_mode: &str,
+) -> Option<crate::agent::PromptOrigin> {
+    let class = super::frame::Mode::from_client(Some(run_mode));
+    addresses.find_map(|a| crate::agent::PromptOrigin::new(a, class.as_str()))
 }
 
 fn lock_path(ctx: &Ctx, target: &str) -> Result<PathBuf, Error> {
@@ -118,6 +136,18 @@ fn spawn(ctx: &Ctx, target: &str) -> std::io::Result<()> {
     // A long-running caller (the bus) reaps it; a short one exits first and leaves it be.
     std::thread::spawn(move || child.wait());
     Ok(())
+}
+
+/// True when a wake of `target` is under way (its lock is held).
+fn under_way(ctx: &Ctx, target: &str) -> bool {
+    lock_path(ctx, target).is_ok_and(|p| matches!(FileLock::try_exclusive(&p), Ok(None)))
+}
+
+/// True when the message's last attempt is a wake that is still under way: it is in that woken
+/// run's prompt, and the wake settles it when the run ends. Writing it to the woken process's
+/// socket as well would give its model the message twice.
+pub fn riding_a_wake(ctx: &Ctx, e: &ledger::Entry, target: &str) -> bool {
+    e.attempts.last().is_some_and(|a| a.via == Some(Via::Wake)) && under_way(ctx, target)
 }
 
 /// Starts a wake of `target` unless one holds its lock now (recovery's path).
@@ -283,11 +313,16 @@ fn resume(ctx: &Ctx, target: &Target, starts: &[Record]) -> Result<(), Error> {
         append(Ledger::inbound(&ctx.home, &target.id), &[sent])?;
     }
     crash_point("wake-before-run");
+    let mode = wake_mode(target.permission_mode.as_deref(), prompting);
     let req = WakeRequest {
         session_id: Some(target.id.clone()),
         cwd: PathBuf::from(&target.cwd),
         prompt,
-        mode: wake_mode(target.permission_mode.as_deref(), prompting),
+        origin: origin(
+            starts.iter().filter_map(|s| s.sender_address.as_deref()),
+            &mode,
+        ),
+        mode,
         model: transcript
             .as_deref()
             .and_then(directory::transcript_info)
@@ -316,7 +351,8 @@ fn resume(ctx: &Ctx, target: &Target, starts: &[Record]) -> Result<(), Error> {
     record_failure(ctx, &failed, &why)
 }
 
-/// The target came up while this wake waited: its messages go to its socket.
+/// The target came up while this wake waited: its messages go to its socket, each unless it
+/// rides the wake that runs it, or was already written to this process.
 fn hand_to_live(
     ctx: &Ctx,
     target: Option<Target>,
@@ -326,7 +362,20 @@ fn hand_to_live(
         return Ok(());
     };
     target.live = Some(live.clone());
+    let inbound = Ledger::inbound(&ctx.home, &target.id).map_err(io("inbound ledger"))?;
+    let entries = inbound
+        .entries_since(u64::MAX)
+        .map_err(io("inbound ledger"))?;
+    let resend = ctx.m().resend_after_seconds * 1000;
     for s in waiting(ctx, &target.id)? {
+        let Some(e) = entries.iter().find(|e| e.id == s.message_id) else {
+            continue;
+        };
+        if riding_a_wake(ctx, e, &target.id)
+            || !super::send::needs_write(e, live, time::now_ms(), resend)
+        {
+            continue;
+        }
         live_route(ctx, &target, live, &s)?;
     }
     Ok(())
@@ -345,5 +394,22 @@ mod tests {
         );
         assert_eq!(wake_mode(Some("acceptEdits"), true), "acceptEdits");
         assert_eq!(wake_mode(None, false), "default");
+    }
+
+    #[test]
+    fn the_origin_declares_the_runs_class_from_the_first_takeable_address() {
+        let o = origin(
+            ["terminal", "uds:/tmp/cc-socks/1.sock", "uds:/tmp/2.sock"].into_iter(),
+            "bypassPermissions",
+        )
+        .unwrap();
+        assert_eq!(
+            (o.from.as_str(), o.from_mode.as_str()),
+            ("uds:/tmp/cc-socks/1.sock", "bypass")
+        );
+        let o = origin(["uds:/a.sock"].into_iter(), "acceptEdits").unwrap();
+        assert_eq!(o.from_mode, "prompting");
+        assert_eq!(origin(["terminal"].into_iter(), "default"), None);
+        assert_eq!(origin(["uds:/a b.sock"].into_iter(), "default"), None);
     }
 }

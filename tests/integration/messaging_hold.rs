@@ -194,8 +194,8 @@ fn held_messages_expire_and_capacity_drops_the_oldest() {
         v["message_id"].as_str().unwrap().to_string()
     };
     let first = send("one");
-    std::thread::sleep(Duration::from_millis(1200));
-    let (_, r, _) = bed.run(Some(&b), &["review"]);
+    // Two seconds later, past holdExpirySeconds (the command's clock runs ahead, no sleep).
+    let (_, r, _) = bed.run_later(Duration::from_secs(2), Some(&b), &["review"]);
     assert!(r["held"].as_array().unwrap().is_empty(), "{r}");
     let (_, s, _) = bed.run(Some(&a), &["status", &first]);
     assert_eq!(s["state"], "expired", "{s}");
@@ -291,8 +291,12 @@ fn kill_9_of_the_sender_mid_send_neither_loses_nor_duplicates() {
         1,
         "nothing written by the crashed sends"
     );
-    std::thread::sleep(Duration::from_millis(1100)); // past resendAfterSeconds
-    let (_, v, _) = bed.run(None, &["send", "--to", "target", "fourth"]);
+    // Two seconds later, past resendAfterSeconds (the command's clock runs ahead, no sleep).
+    let (_, v, _) = bed.run_later(
+        Duration::from_secs(2),
+        None,
+        &["send", "--to", "target", "fourth"],
+    );
     assert_eq!(v["status"], "accepted", "{v}");
     let texts: Vec<String> = b
         .wait_received(4)

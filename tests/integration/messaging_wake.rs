@@ -471,3 +471,89 @@ fn issue13_kill_9_at_every_step_of_a_detached_wake_loses_and_duplicates_nothing(
         assert_eq!(prompts_with(&transcript, id), 1, "{id} given once");
     }
 }
+
+/// True while a `send-message wake --target <target>` process runs.
+fn wake_running(target: &str) -> bool {
+    let needle = format!("wake\0--target\0{target}\0");
+    std::fs::read_dir("/proc").is_ok_and(|d| {
+        d.flatten().any(|p| {
+            std::fs::read(p.path().join("cmdline"))
+                .is_ok_and(|c| String::from_utf8_lossy(&c).contains(&needle))
+        })
+    })
+}
+
+#[test]
+fn issue13_kill_9_of_a_wake_after_it_recorded_taken_leaves_that_accepted_and_the_rest_queued() {
+    let mut bed = Bed::new();
+    let b = bed.live(Spec::named("sleeper"));
+    // The target is cold while the messages come: its registry entry is put aside.
+    let entry = bed.home.join(format!(".claude/sessions/{}.json", b.pid));
+    let aside = bed.dir.path().join("entry-aside.json");
+    std::fs::rename(&entry, &aside).unwrap();
+    bed.config(json!({"allowColdWake": false}));
+    let send = |text: &str, crash: Option<&str>| {
+        let mut c = bed.cmd(None);
+        if let Some(step) = crash {
+            c.env("SESSION_LOCK_MESSAGING_CRASH_AT", step);
+        }
+        let out = c
+            .args(["--json", "send", "--to", &b.id, text])
+            .output()
+            .unwrap();
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["message_id"].as_str().unwrap().to_string()
+    };
+    let mut ids = vec![send("one", None), send("two", None)];
+    // The wake for the third waits on the target's wake lock (held here), and finds the
+    // target running when it looks again: it hands every waiting message to the socket, and
+    // dies right after recording that the client took the first.
+    bed.config(json!({}));
+    let wake_dir = bed.state.join("messaging/wake");
+    std::fs::create_dir_all(&wake_dir).unwrap();
+    let lock =
+        session_lock::filelock::FileLock::exclusive(&wake_dir.join(format!("{}.lock", b.id)))
+            .unwrap();
+    ids.push(send("three", Some("after-taken")));
+    assert!(
+        eventually(Duration::from_secs(10), || wake_running(&b.id)),
+        "the detached wake waits"
+    );
+    std::fs::rename(&aside, &entry).unwrap();
+    assert!(
+        eventually(Duration::from_secs(20), || !wake_running(&b.id)),
+        "the wake ended"
+    );
+    drop(lock);
+    let outbox = bed.outbox("terminal");
+    assert_eq!(ops(&outbox, &ids[0]), ["queued", "sent", "taken"]);
+    for id in &ids[1..] {
+        assert_eq!(ops(&outbox, id), ["queued"], "nothing after the crash");
+    }
+    assert_eq!(b.wait_received(1).len(), 1);
+    let (_, s, _) = bed.run(None, &["status", &ids[0]]);
+    assert_eq!(s["state"], "accepted", "{s}");
+    // That look (no crash) handed the other two to the running client, once each.
+    let outbox = bed.outbox("terminal");
+    for id in &ids {
+        let sent = ops(&outbox, id).iter().filter(|o| *o == "sent").count();
+        assert_eq!(sent, 1, "{id} written once: {:?}", ops(&outbox, id));
+    }
+    let texts: Vec<String> = b
+        .wait_received(3)
+        .iter()
+        .map(|l| l["message"]["content"].as_str().unwrap().to_string())
+        .collect();
+    for word in ["one", "two", "three"] {
+        let n = texts
+            .iter()
+            .filter(|t| t.contains(&format!("):\n{word}\n")))
+            .count();
+        assert_eq!(n, 1, "{word} written {n} times: {texts:?}");
+    }
+    for id in &ids {
+        b.answer(id);
+        let (_, s, _) = bed.run(None, &["status", id]);
+        assert_eq!(s["state"], "delivered", "{s}");
+    }
+}

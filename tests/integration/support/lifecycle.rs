@@ -10,13 +10,14 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 /// Variables the caller's environment may carry that would change what the tools see.
-const SCRUB: [&str; 7] = [
+const SCRUB: [&str; 8] = [
     "CLAUDE_PROJECT_DIR",
     "CLAUDE_CODE_SESSION_ID",
     "CLAUDE_PID",
     "SESSION_LOCK_HOME",
     "SESSION_LOCK_LIVE_FILE",
     "SESSION_LOCK_GUARD_CRASH",
+    "SESSION_LOCK_CLOCK_AHEAD_MS",
     "XDG_STATE_HOME",
 ];
 

@@ -310,6 +310,8 @@ impl Bed {
             "CLAUDE_PID",
             "SESSION_LOCK_MESSAGING_SOCKET",
             "SESSION_LOCK_CLAUDE_BIN",
+            "SESSION_LOCK_MESSAGING_CRASH_AT",
+            "SESSION_LOCK_CLOCK_AHEAD_MS",
             "XDG_STATE_HOME",
         ] {
             c.env_remove(k);
@@ -323,6 +325,24 @@ impl Bed {
     /// Runs `send-message --json <args>`: (exit code, JSON on stdout or Null, stderr).
     pub fn run(&self, as_: Option<&Fake>, args: &[&str]) -> (i32, Value, String) {
         let out = self.cmd(as_).arg("--json").args(args).output().unwrap();
+        parse(out)
+    }
+
+    /// [`Bed::run`] with the command's clock `ahead` of the system's: the command runs "that
+    /// much later" (time limits pass without a sleep).
+    pub fn run_later(
+        &self,
+        ahead: Duration,
+        as_: Option<&Fake>,
+        args: &[&str],
+    ) -> (i32, Value, String) {
+        let out = self
+            .cmd(as_)
+            .env("SESSION_LOCK_CLOCK_AHEAD_MS", ahead.as_millis().to_string())
+            .arg("--json")
+            .args(args)
+            .output()
+            .unwrap();
         parse(out)
     }
 
