@@ -66,15 +66,37 @@ pub fn refresh(root: &Path, layout: &Layout, cfg: &LeasesConfig) -> Result<Mirro
             mirror.leases = leases;
             mirror.fetched_at_ms = now;
             mirror.error = None;
-            let _ = mirror.write(layout);
-            Ok(mirror)
+            Ok(write_unless_newer(layout, mirror))
         }
         Err(e) => {
             mirror.error = Some(e.to_string());
-            let _ = mirror.write(layout);
+            write_unless_newer(layout, mirror);
             Err(e)
         }
     }
+}
+
+/// Writes a fetched mirror unless one from a fetch that started later is already there (a slow
+/// detached refresher must not put back what a later refresh, after a claim's push, replaced).
+/// Returns the mirror that stands.
+fn write_unless_newer(layout: &Layout, mirror: Mirror) -> Mirror {
+    let lock = std::fs::create_dir_all(super::dir(layout))
+        .and_then(|()| {
+            crate::filelock::FileLock::exclusive_within(
+                &super::dir(layout).join("mirror.lock"),
+                std::time::Duration::from_secs(2),
+            )
+        })
+        .ok()
+        .flatten();
+    if let Some(on_disk) = Mirror::read(layout)
+        && on_disk.fetched_at_ms > mirror.fetched_at_ms
+    {
+        return on_disk;
+    }
+    let _ = mirror.write(layout);
+    drop(lock);
+    mirror
 }
 
 /// Why a lease could not be taken.

@@ -260,15 +260,21 @@ pub fn render_hosts(r: &crate::tools::status::Report, m: &MirrorState) -> String
     out
 }
 
+/// How long a refresher waits for the one running before it.
+const REFRESHER_WAIT: Duration = Duration::from_secs(30);
+
 /// The detached refresher's whole run (`status --refresh-leases`): one sync pass, quiet.
 pub fn refresher(root: &Path, layout: &Layout, config: &Config) -> anyhow::Result<Code> {
     let Some(cfg) = &config.leases else {
         return Ok(Code::Success);
     };
-    // One refresher at a time per clone; a second one has nothing to add.
+    // One refresher at a time per clone. A second one waits and then runs its own pass: the one
+    // before it may have fetched before a claim's push that this one was started to see.
     let _ = std::fs::create_dir_all(crate::leases::dir(layout));
-    let lock =
-        crate::filelock::FileLock::try_exclusive(&crate::leases::dir(layout).join("refresh.lock"));
+    let lock = crate::filelock::FileLock::exclusive_within(
+        &crate::leases::dir(layout).join("refresh.lock"),
+        REFRESHER_WAIT,
+    );
     match lock {
         Ok(Some(_held)) => match ops::sync(root, layout, config, cfg) {
             Ok(_) => Ok(Code::Success),
