@@ -88,7 +88,7 @@ pub fn record(payload: &[u8], out: &Outcome) {
         None => stream_of(&layout, &session),
     };
     let entry = entry_for(kind, out, &p, &session, stream);
-    let _ = append(&layout.dir, &entry);
+    let _ = append(&layout, &entry);
 }
 
 fn kind_of(out: &Outcome) -> Option<Kind> {
@@ -214,11 +214,14 @@ fn clip(s: &str) -> String {
     format!("{}…", &s[..end])
 }
 
-fn append(dir: &Path, entry: &Entry) -> std::io::Result<()> {
+fn append(layout: &Layout, entry: &Entry) -> std::io::Result<()> {
+    let dir = &layout.dir;
     let file = dir.join(FILE);
     if std::fs::metadata(&file).is_ok_and(|m| m.len() >= MAX_BYTES) {
         std::fs::rename(&file, dir.join(ROTATED))?;
     }
+    // Creating the log moves the folder's time, which the round index is stamped with.
+    let created = !file.exists();
     let mut line = serde_json::to_vec(entry).map_err(std::io::Error::other)?;
     line.push(b'\n');
     // One write on an O_APPEND file: concurrent guards' lines do not interleave.
@@ -226,7 +229,11 @@ fn append(dir: &Path, entry: &Entry) -> std::io::Result<()> {
         .create(true)
         .append(true)
         .open(&file)?;
-    f.write_all(&line)
+    f.write_all(&line)?;
+    if created {
+        crate::round_index::restamp(layout);
+    }
+    Ok(())
 }
 
 /// Every entry of the repo's log (the rotated one first), oldest first. Lines that do not parse
@@ -424,7 +431,7 @@ mod tests {
             None,
         );
         std::fs::write(sl.join(FILE), vec![b'\n'; MAX_BYTES as usize]).unwrap();
-        append(&sl, &e).unwrap();
+        append(&Layout::new(dir.path()), &e).unwrap();
         assert_eq!(
             std::fs::metadata(sl.join(ROTATED)).unwrap().len(),
             MAX_BYTES

@@ -509,6 +509,15 @@ fn write_locked(layout: &Layout, index: &Index) -> bool {
     }
 }
 
+/// After a file outside the round was created in `session-lock/` (the block log), which moves
+/// the folder's time the index is stamped with: the index written again now, if the state lock
+/// is free, so the next call neither rebuilds it nor reports it stale.
+pub fn restamp(layout: &Layout) {
+    if let Ok(Some(_guard)) = layout.lock_state(NO_WAIT) {
+        Index::after_write(layout, Index::before_write(layout), &[]);
+    }
+}
+
 /// The folder has been quiet past the racy window: rewrite the index without `verify`.
 fn settle(layout: &Layout) {
     if let Ok(Some(_guard)) = layout.lock_state(NO_WAIT)

@@ -17,6 +17,11 @@ fn denies_and_fail_opens_are_logged_redacted_and_counted_per_stream() {
     repo.plan("ui", 1, &["src/ui/**"]);
     repo.lock("api", "bob", &["src/api/**"], 1, 60_000);
     repo.claim("alice", "ui");
+    // The folder's time well in the past, so that creating the log visibly moves it.
+    let past = std::time::SystemTime::now() - std::time::Duration::from_secs(10);
+    std::fs::File::open(repo.path("session-lock"))
+        .and_then(|f| f.set_modified(past))
+        .expect("set the folder's time");
     let (code, out, _) = log(&repo, &[]);
     assert_eq!(code, 0);
     assert!(out.starts_with("no blocks logged in "), "{out}");
@@ -33,7 +38,14 @@ fn denies_and_fail_opens_are_logged_redacted_and_counted_per_stream() {
         "Bash",
         json!({"command": "curl -H 'Authorization: Bearer s3cr3t-bearer' http://127.0.0.1/ && GH_TOKEN=s3cr3t-gh git add -A"}),
     );
-    assert!(matches!(verdict(&repo.guard(&add)), Ok(Verdict::Block(_))));
+    let out = repo.guard(&add);
+    assert!(matches!(verdict(&out), Ok(Verdict::Block(_))));
+    // The edit's deny created the log; that left the round index as good as it was.
+    assert!(
+        !text(&out.stderr).contains("round index"),
+        "{}",
+        text(&out.stderr)
+    );
     // An allowed call writes nothing.
     let read = repo.payload("alice", "Read", json!({"file_path": "README.md"}));
     assert_eq!(verdict(&repo.guard(&read)), Ok(Verdict::Allow));
