@@ -91,6 +91,19 @@ pub fn dir(layout: &crate::state::Layout) -> PathBuf {
     layout.dir.join(".leases")
 }
 
+/// The lock file `name` in the lease folder, held exclusively: `None` when it stayed taken for
+/// `wait` (or could not be opened).
+pub fn lock(
+    layout: &crate::state::Layout,
+    name: &str,
+    wait: std::time::Duration,
+) -> Option<crate::filelock::FileLock> {
+    std::fs::create_dir_all(dir(layout))
+        .and_then(|()| crate::filelock::FileLock::exclusive_within(&dir(layout).join(name), wait))
+        .ok()
+        .flatten()
+}
+
 /// This machine's name as leases show it: `SESSION_LOCK_HOST`, else the OS host name.
 pub fn host() -> String {
     if let Ok(h) = std::env::var("SESSION_LOCK_HOST")

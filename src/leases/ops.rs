@@ -80,22 +80,13 @@ pub fn refresh(root: &Path, layout: &Layout, cfg: &LeasesConfig) -> Result<Mirro
 /// detached refresher must not put back what a later refresh, after a claim's push, replaced).
 /// Returns the mirror that stands.
 fn write_unless_newer(layout: &Layout, mirror: Mirror) -> Mirror {
-    let lock = std::fs::create_dir_all(super::dir(layout))
-        .and_then(|()| {
-            crate::filelock::FileLock::exclusive_within(
-                &super::dir(layout).join("mirror.lock"),
-                std::time::Duration::from_secs(2),
-            )
-        })
-        .ok()
-        .flatten();
+    let _lock = super::lock(layout, "mirror.lock", std::time::Duration::from_secs(2));
     if let Some(on_disk) = Mirror::read(layout)
         && on_disk.fetched_at_ms > mirror.fetched_at_ms
     {
         return on_disk;
     }
     let _ = mirror.write(layout);
-    drop(lock);
     mirror
 }
 

@@ -99,9 +99,6 @@ pub struct Index {
     pub files: Vec<String>,
     pub locks: Vec<Entry>,
     pub bad: Vec<BadEntry>,
-    /// The newest heartbeat (ms) of a lock not done, 0 for none: "is any lock live?" without
-    /// reading the entries.
-    pub latest_heartbeat_ms: u64,
 }
 
 /// Why an index was not used.
@@ -177,7 +174,6 @@ impl Index {
                 dir_stamp: b,
                 verify: time::now_ms().saturating_sub(stamp_ms(b)) < RACY_MS,
                 files,
-                latest_heartbeat_ms: latest(good.iter().map(Entry::of)),
                 locks: good.iter().map(Entry::of).collect(),
                 bad: bad.iter().map(|b| bad_entry(layout, b)).collect(),
             }),
@@ -223,7 +219,6 @@ impl Index {
                 index.dir_stamp = stamp;
                 index.files = listing(&layout.dir);
                 index.verify = time::now_ms().saturating_sub(stamp_ms(stamp)) < RACY_MS;
-                index.latest_heartbeat_ms = latest(index.locks.iter().cloned());
                 index
             }
             None => match Index::build(layout) {
@@ -247,8 +242,9 @@ impl Index {
     }
 }
 
-/// The newest heartbeat of the entries not done (0 for none).
-fn latest(entries: impl Iterator<Item = Entry>) -> u64 {
+/// The newest heartbeat of the entries not done (0 for none): the index's header keeps it, so
+/// "is any lock live?" needs no entry parsed.
+fn latest<'a>(entries: impl Iterator<Item = &'a Entry>) -> u64 {
     entries
         .filter(|e| !e.done)
         .map(|e| e.heartbeat_ms)
@@ -333,7 +329,7 @@ impl LockSet {
                 LockSet {
                     layout: layout.clone(),
                     view: None,
-                    latest_heartbeat_ms: latest(entries.iter().cloned()),
+                    latest_heartbeat_ms: latest(entries.iter()),
                     entries,
                     bad,
                     read: Some(good),

@@ -270,16 +270,11 @@ pub fn refresher(root: &Path, layout: &Layout, config: &Config) -> anyhow::Resul
     };
     // One refresher at a time per clone. A second one waits and then runs its own pass: the one
     // before it may have fetched before a claim's push that this one was started to see.
-    let _ = std::fs::create_dir_all(crate::leases::dir(layout));
-    let lock = crate::filelock::FileLock::exclusive_within(
-        &crate::leases::dir(layout).join("refresh.lock"),
-        REFRESHER_WAIT,
-    );
-    match lock {
-        Ok(Some(_held)) => match ops::sync(root, layout, config, cfg) {
+    match crate::leases::lock(layout, "refresh.lock", REFRESHER_WAIT) {
+        Some(_held) => match ops::sync(root, layout, config, cfg) {
             Ok(_) => Ok(Code::Success),
             Err(e) => Err(fail(Code::Failure, format!("lease refresh: {e}"))),
         },
-        _ => Ok(Code::Success),
+        None => Ok(Code::Success),
     }
 }

@@ -65,7 +65,7 @@ pub fn render(index: &Index) -> serde_json::Result<Vec<u8>> {
         version: index.version,
         dir_stamp: index.dir_stamp,
         verify: index.verify,
-        latest_heartbeat_ms: index.latest_heartbeat_ms,
+        latest_heartbeat_ms: super::latest(index.locks.iter()),
         count: index.locks.len(),
         bad: index.bad.clone(),
     };
@@ -171,7 +171,6 @@ impl View {
             files: self.files()?,
             locks,
             bad: self.bad,
-            latest_heartbeat_ms: self.latest_heartbeat_ms,
         })
     }
 
@@ -305,7 +304,6 @@ mod tests {
                 })
                 .collect(),
             bad: Vec::new(),
-            latest_heartbeat_ms: 5,
         };
         let text = String::from_utf8(render(&index).unwrap()).unwrap();
         let view = View::parse(text).unwrap();
