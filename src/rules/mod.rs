@@ -42,7 +42,6 @@
 
 mod app;
 pub mod args;
-pub mod cases;
 mod config;
 pub mod explain;
 mod fs;
@@ -394,7 +393,5 @@ impl Rules {
     }
 }
 
-#[cfg(test)]
-mod corpus_tests;
 #[cfg(test)]
 mod tests;

@@ -74,6 +74,7 @@ mod messaging_send;
 mod messaging_wake;
 mod reload_bridge;
 mod reload_pipeline;
+mod rules_corpus;
 mod run_script;
 mod selftest;
 mod selftest_commands;

@@ -6,7 +6,7 @@
 use crate::support::lifecycle::{Repo, Verdict, run_with_stdin, verdict};
 use crate::support::wine::{Form, Host, require_wine};
 use serde_json::json;
-use session_lock::rules::cases::{CommandCase, Expect, parse_cases};
+use crate::support::cases::{CommandCase, Expect, parse_cases};
 use std::path::Path;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};

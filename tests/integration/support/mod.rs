@@ -9,12 +9,14 @@
 //!   read their output.
 //! - [`http`]: the minimal HTTP/1.1 server layer under the fake model.
 //! - [`tmux`]: [`tmux::Pane`], a command in a private tmux server, for terminal UIs.
+//! - [`cases`]: the command-case corpus format, read by the rules corpus and the selftest runner.
 //! - [`wine`]: the Windows builds of the tools under wine, paths in Windows form, a live
 //!   Windows process.
 
 // A library for many test modules: not every module uses every item.
 #![allow(dead_code)]
 
+pub mod cases; // the command-case corpus format (`selftest/commands/*.case`)
 pub mod claude;
 pub mod e2e; // the real-CLI bed: a repo wired by guard install, sessions with the tools on PATH
 pub mod fake_model;

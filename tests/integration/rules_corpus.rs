@@ -1,8 +1,10 @@
 //! Runs every `selftest/commands/*.case` against the rules directly, under a POSIX and a
 //! Windows repository root, and reports every failing case by name.
 
-use super::cases::{CommandCase, Expect, parse_cases};
-use super::*;
+use crate::support::cases::{CommandCase, Expect, parse_cases};
+use session_lock::rules::{
+    CommandContext, RuleId, Rules, RulesConfig, Scope, Shell, compile,
+};
 
 const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/selftest/commands");
 const MIN_CASES: usize = 320;
@@ -34,7 +36,7 @@ fn run(r: &Rules, c: &CommandCase, root: &str) -> Result<(), String> {
         r.check_mcp(&c.tool, &c.input)
     } else {
         let cwd = match &c.cwd {
-            Some(rel) => crate::paths::lexical::join(root, rel),
+            Some(rel) => session_lock::paths::lexical::join(root, rel),
             None => root.to_string(),
         };
         let shell = if c.tool == "PowerShell" {
