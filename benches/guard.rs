@@ -3,7 +3,11 @@
 //! For each realistic payload the real `guard` binary is spawned many times and the wall time of
 //! each run is taken; `/bin/true` (the process-spawn floor) is measured the same way in the same
 //! run. Medians and the difference to the floor are printed. Run: `cargo bench --bench guard`
-//! (`GUARD_BENCH_RUNS` sets the runs per payload, default 300).
+//! (`GUARD_BENCH_RUNS` sets the runs per payload, default 200). With
+//! `GUARD_BENCH_BASELINE=<folder holding another build's guard and status>` (say, one built from
+//! an older commit) every payload is also run through those binaries, on beds of their own built
+//! the same way, their runs interleaved with this build's, and a second table shows both side by
+//! side.
 
 use std::io::Write;
 use std::path::Path;
@@ -118,7 +122,8 @@ fn bed(locks: usize) -> Bed {
 /// One measured command: the guard on a payload, or a tool with arguments.
 enum Call {
     Guard(Vec<u8>),
-    Tool(&'static Path, Vec<String>),
+    /// A tool of the build under test (`status`), with arguments.
+    Tool(&'static str, Vec<String>),
 }
 
 fn payloads(bed: &Bed, locks: usize) -> Vec<(String, Call)> {
@@ -139,7 +144,6 @@ fn payloads(bed: &Bed, locks: usize) -> Vec<(String, Call)> {
         "git reset --hard && rm -rf dist # prose, not a command\n".repeat(200)
     );
     let last = locks - 1;
-    let status = Path::new(env!("CARGO_BIN_EXE_status"));
     vec![
         (
             "bash, no keyword".into(),
@@ -211,15 +215,46 @@ fn payloads(bed: &Bed, locks: usize) -> Vec<(String, Call)> {
         ),
         (
             "status (all streams)".into(),
-            Call::Tool(status, vec!["--repo".into(), cwd.clone()]),
+            Call::Tool("status", vec!["--repo".into(), cwd.clone()]),
         ),
     ]
 }
 
-fn run_call(guard: &Path, call: &Call, env: &[(&str, &str)]) -> Duration {
+/// One build's binaries: the guard and the tools a payload runs.
+struct Build {
+    label: String,
+    guard: std::path::PathBuf,
+    status: std::path::PathBuf,
+}
+
+impl Build {
+    fn tool(&self, name: &str) -> &Path {
+        match name {
+            "status" => &self.status,
+            other => panic!("no tool {other} in the bench"),
+        }
+    }
+
+    /// A build's binaries in `dir`, each checked to exist.
+    fn from_dir(label: &str, dir: &Path) -> Build {
+        let exe = |name: &str| {
+            let p = dir.join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
+            assert!(p.is_file(), "GUARD_BENCH_BASELINE: {} does not exist", p.display());
+            p
+        };
+        Build {
+            label: label.to_string(),
+            guard: exe("guard"),
+            status: exe("status"),
+        }
+    }
+}
+
+fn run_call(build: &Build, call: &Call, env: &[(&str, &str)]) -> Duration {
     match call {
-        Call::Guard(p) => run_once(guard, p, env),
-        Call::Tool(program, args) => {
+        Call::Guard(p) => run_once(&build.guard, p, env),
+        Call::Tool(name, args) => {
+            let program = build.tool(name);
             let start = Instant::now();
             let status = Command::new(program)
                 .args(args)
@@ -240,6 +275,80 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
 
+/// One build's runs on its own beds: `times[scale][payload]`.
+struct Series {
+    build: Build,
+    beds: Vec<Bed>,
+    calls: Vec<Vec<(String, Call)>>,
+    times: Vec<Vec<Vec<Duration>>>,
+}
+
+impl Series {
+    fn new(build: Build, scales: &[usize]) -> Series {
+        let beds: Vec<Bed> = scales.iter().map(|n| bed(*n)).collect();
+        let calls: Vec<Vec<(String, Call)>> = beds
+            .iter()
+            .zip(scales)
+            .map(|(b, n)| payloads(b, *n))
+            .collect();
+        let times = vec![vec![Vec::new(); calls[0].len()]; scales.len()];
+        let s = Series {
+            build,
+            beds,
+            calls,
+            times,
+        };
+        // Warm the page cache, record the bench session's claim, build each round index, and
+        // check each call runs.
+        for (i, set) in s.calls.iter().enumerate() {
+            for (_, c) in set.iter().rev() {
+                run_call(&s.build, c, &s.env(i));
+            }
+        }
+        s
+    }
+
+    fn env(&self, scale: usize) -> [(&str, &str); 1] {
+        [("SESSION_LOCK_HOME", self.beds[scale].home.as_str())]
+    }
+
+    fn run_round(&mut self) {
+        for s in 0..self.calls.len() {
+            for i in 0..self.calls[s].len() {
+                let took = run_call(&self.build, &self.calls[s][i].1, &self.env(s));
+                self.times[s][i].push(took);
+            }
+        }
+    }
+
+    /// Median over the floor, per payload and scale: `over[payload][scale]`.
+    fn over(&self, floor: Duration) -> Vec<Vec<f64>> {
+        (0..self.calls[0].len())
+            .map(|i| {
+                self.times
+                    .iter()
+                    .map(|scale| ms(median(scale[i].clone())) - ms(floor))
+                    .collect()
+            })
+            .collect()
+    }
+
+    fn keep(self, scales: &[usize]) {
+        for (s, set) in self.calls.iter().enumerate() {
+            for (i, (name, c)) in set.iter().enumerate() {
+                if let Call::Guard(p) = c {
+                    let file = self.beds[s].repo.join(format!("../payload-{i}.json"));
+                    std::fs::write(&file, p).expect("write payload");
+                    eprintln!("{} locks, '{name}': {}", scales[s], file.display());
+                }
+            }
+        }
+        for b in self.beds {
+            eprintln!("bench repo kept at {}", b._dir.keep().display());
+        }
+    }
+}
+
 fn main() {
     if std::env::args().any(|a| a == "--list") {
         return; // `cargo test --benches` lists benches; nothing to list here
@@ -248,53 +357,30 @@ fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(200);
-    let guard = Path::new(env!("CARGO_BIN_EXE_guard"));
     let floor = Path::new("/bin/true");
     let scales = [5usize, 50, 200];
-    let beds: Vec<Bed> = scales.iter().map(|n| bed(*n)).collect();
-    let calls: Vec<Vec<(String, Call)>> = beds
-        .iter()
-        .zip(scales)
-        .map(|(b, n)| payloads(b, n))
-        .collect();
-    let envs: Vec<[(&str, &str); 1]> = beds
-        .iter()
-        .map(|b| [("SESSION_LOCK_HOME", b.home.as_str())])
-        .collect();
-    // Warm the page cache, record the bench session's claim, build each round index, and check
-    // each call runs.
-    for (i, set) in calls.iter().enumerate() {
-        for (_, c) in set.iter().rev() {
-            run_call(guard, c, &envs[i]);
-        }
+    let this = Build {
+        label: "this build".into(),
+        guard: env!("CARGO_BIN_EXE_guard").into(),
+        status: env!("CARGO_BIN_EXE_status").into(),
+    };
+    let mut series = vec![Series::new(this, &scales)];
+    if let Some(dir) = std::env::var_os("GUARD_BENCH_BASELINE").filter(|d| !d.is_empty()) {
+        let dir = Path::new(&dir);
+        let label = format!("baseline {}", dir.display());
+        series.push(Series::new(Build::from_dir(&label, dir), &scales));
     }
-    let names: Vec<String> = calls[0].iter().map(|(n, _)| n.clone()).collect();
+    let names: Vec<String> = series[0].calls[0].iter().map(|(n, _)| n.clone()).collect();
     let mut floor_times = Vec::new();
-    let mut times: Vec<Vec<Vec<Duration>>> = vec![vec![Vec::new(); names.len()]; scales.len()];
     // Interleave so machine noise hits every series alike.
     for _ in 0..runs {
         floor_times.push(run_once(floor, b"", &[]));
-        for (s, set) in calls.iter().enumerate() {
-            for (i, (_, c)) in set.iter().enumerate() {
-                times[s][i].push(run_call(guard, c, &envs[s]));
-            }
+        for s in &mut series {
+            s.run_round();
         }
     }
     let floor_med = median(floor_times);
-    if std::env::var_os("GUARD_BENCH_KEEP").is_some() {
-        for (s, set) in calls.iter().enumerate() {
-            for (i, (name, c)) in set.iter().enumerate() {
-                if let Call::Guard(p) = c {
-                    let file = beds[s].repo.join(format!("../payload-{i}.json"));
-                    std::fs::write(&file, p).expect("write payload");
-                    eprintln!("{} locks, '{name}': {}", scales[s], file.display());
-                }
-            }
-        }
-        for b in beds {
-            eprintln!("bench repo kept at {}", b._dir.keep().display());
-        }
-    }
+    let over: Vec<Vec<Vec<f64>>> = series.iter().map(|s| s.over(floor_med)).collect();
     println!(
         "guard per call, {runs} runs each, medians in ms; {PLANS} plans; spawn floor /bin/true {:.3} ms",
         ms(floor_med)
@@ -306,13 +392,31 @@ fn main() {
     println!(" {:>12}", "200 vs 5");
     for (i, name) in names.iter().enumerate() {
         print!("{name:<28}");
-        let mut over = Vec::new();
-        for scale in &times {
-            let m = median(scale[i].clone());
-            let o = ms(m) - ms(floor_med);
-            over.push(o);
+        let row = &over[0][i];
+        for o in row {
             print!(" {:>10}", format!("+{o:.3}"));
         }
-        println!(" {:>12}", format!("{:+.3}", over[over.len() - 1] - over[0]));
+        println!(" {:>12}", format!("{:+.3}", row[row.len() - 1] - row[0]));
+    }
+    if let Some(base) = over.get(1) {
+        println!();
+        println!("side by side, over the floor: this build / {}", series[1].build.label);
+        print!("{:<28}", "payload");
+        for n in scales {
+            print!(" {:>18}", format!("{n} locks"));
+        }
+        println!();
+        for (i, name) in names.iter().enumerate() {
+            print!("{name:<28}");
+            for (o, b) in over[0][i].iter().zip(&base[i]) {
+                print!(" {:>18}", format!("+{o:.3} / +{b:.3}"));
+            }
+            println!();
+        }
+    }
+    if std::env::var_os("GUARD_BENCH_KEEP").is_some() {
+        for s in series {
+            s.keep(&scales);
+        }
     }
 }

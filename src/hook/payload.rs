@@ -1,19 +1,28 @@
 //! The hook payload Claude Code writes on stdin (see PROTOCOL.md for the fields used).
 
+use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
-/// The fields of a hook payload the suite uses; the rest stays in `raw`.
-#[derive(Clone, Debug, Default)]
+/// The fields of a hook payload the suite uses. A field that is missing, `null` or not a string
+/// reads as empty: only the guard's decisions give it meaning.
+#[derive(Clone, Debug, Default, Deserialize)]
 pub struct Payload {
-    pub raw: Value,
+    #[serde(rename = "hook_event_name", default, deserialize_with = "text")]
     pub event: String,
+    #[serde(default, deserialize_with = "text")]
     pub session_id: String,
+    #[serde(default, deserialize_with = "text")]
     pub cwd: String,
+    #[serde(default, deserialize_with = "text")]
     pub tool_name: String,
+    #[serde(default)]
     pub tool_input: Value,
+    #[serde(default, deserialize_with = "text")]
     pub transcript_path: String,
+    #[serde(default, deserialize_with = "text")]
     pub permission_mode: String,
     /// Set only for calls made inside a subagent.
+    #[serde(default, deserialize_with = "maybe_text")]
     pub agent_id: Option<String>,
 }
 
@@ -70,15 +79,22 @@ pub fn lone_surrogates_replaced(b: &[u8]) -> std::borrow::Cow<'_, [u8]> {
     }
 }
 
-fn text(v: &Value, key: &str) -> String {
-    v.get(key)
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_string()
+/// A string field, or empty for anything else (a number, an object, `null`).
+fn text<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    Ok(maybe_text(d)?.unwrap_or_default())
+}
+
+fn maybe_text<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    Ok(match Value::deserialize(d)? {
+        Value::String(s) => Some(s),
+        _ => None,
+    })
 }
 
 impl Payload {
     /// Parses stdin. Anything that is not a JSON object is an error (the guard then allows).
+    /// The object is read as a map first, so a repeated key means its last value, as
+    /// `JSON.parse` reads it, instead of failing the whole payload.
     pub fn parse(bytes: &[u8]) -> Result<Payload, String> {
         let bytes = lone_surrogates_replaced(bytes);
         let raw: Value =
@@ -86,20 +102,7 @@ impl Payload {
         if !raw.is_object() {
             return Err("payload is not a JSON object".into());
         }
-        Ok(Payload {
-            event: text(&raw, "hook_event_name"),
-            session_id: text(&raw, "session_id"),
-            cwd: text(&raw, "cwd"),
-            tool_name: text(&raw, "tool_name"),
-            tool_input: raw.get("tool_input").cloned().unwrap_or(Value::Null),
-            transcript_path: text(&raw, "transcript_path"),
-            permission_mode: text(&raw, "permission_mode"),
-            agent_id: raw
-                .get("agent_id")
-                .and_then(Value::as_str)
-                .map(str::to_string),
-            raw,
-        })
+        serde_json::from_value(raw).map_err(|e| format!("payload is not a hook payload: {e}"))
     }
 
     /// A string field of `tool_input`.
@@ -135,5 +138,28 @@ mod tests {
             std::borrow::Cow::Borrowed(_)
         ));
         assert_eq!(&*lone_surrogates_replaced(br#""\ud83d\""#), br#""\ufffd\""#);
+    }
+
+    #[test]
+    fn fields_read_leniently_and_a_repeated_key_means_its_last_value() {
+        let p = Payload::parse(
+            br#"{"hook_event_name":"PreToolUse","session_id":7,"cwd":null,"agent_id":{},
+                "tool_name":"Edit","tool_name":"Write","tool_input":{"file_path":"a"},
+                "transcript_path":"/t.jsonl","permission_mode":"plan","extra":[1]}"#,
+        )
+        .unwrap();
+        assert_eq!(p.event, "PreToolUse");
+        assert_eq!((p.session_id.as_str(), p.cwd.as_str()), ("", ""));
+        assert_eq!(p.agent_id, None);
+        assert_eq!(p.tool_name, "Write");
+        assert_eq!(p.input_str("file_path"), Some("a"));
+        assert_eq!(p.transcript_path, "/t.jsonl");
+        assert_eq!(p.permission_mode, "plan");
+        let sub = Payload::parse(br#"{"agent_id":"a-1"}"#).unwrap();
+        assert_eq!(sub.agent_id.as_deref(), Some("a-1"));
+        assert_eq!(sub.tool_input, Value::Null);
+        for bad in [&b"[1]"[..], b"\"x\"", b"{", b""] {
+            assert!(Payload::parse(bad).is_err(), "{bad:?}");
+        }
     }
 }

@@ -42,11 +42,11 @@ pub enum Verdict {
     Hidden,
 }
 
+/// The one lexical normalizer (separators, `.`, `..`, drive letter), folded when the policy
+/// compares paths case-insensitively.
 fn norm(p: &str, ci: bool) -> String {
-    let s = p.replace('\\', "/");
-    let s = s.trim_end_matches('/');
-    let s = if s.is_empty() { "/" } else { s };
-    if ci { s.to_lowercase() } else { s.to_string() }
+    let s = crate::paths::lexical::normalize(p);
+    if ci { s.to_lowercase() } else { s }
 }
 
 /// True when `path` is `dir` or below it, by whole path components.
@@ -55,7 +55,9 @@ pub fn within(path: &str, dir: &str, ci: bool) -> bool {
         return false;
     }
     let (p, d) = (norm(path, ci), norm(dir, ci));
-    p == d || d == "/" || p.starts_with(&format!("{d}/"))
+    p == d
+        || p.strip_prefix(d.trim_end_matches('/'))
+            .is_some_and(|rest| rest.starts_with('/'))
 }
 
 fn same_workspace(a: &str, b: &str, ci: bool) -> bool {
@@ -209,5 +211,19 @@ mod tests {
         let me = caller("me", "/r/a");
         assert!(authorize_cwd(&me, "/r/a/x", "/r/a", &Policy::default()));
         assert!(!authorize_cwd(&me, "/r/b", "/r/b", &Policy::default()));
+    }
+
+    #[test]
+    fn within_compares_whole_normalized_components() {
+        assert!(within("/a/b/c", "/a/b", false));
+        assert!(within("/a/b/", "/a/b", false));
+        assert!(within("/x", "/", false));
+        assert!(!within("/a/bc", "/a/b", false));
+        assert!(within("/a/b/../c", "/a", false));
+        assert!(!within("/a/b/../../etc", "/a", false));
+        assert!(within(r"C:\Repo\x", "c:/repo", true));
+        assert!(within(r"C:\Repo\x", "C:/", false));
+        assert!(!within("/A/b", "/a", false));
+        assert!(!within("", "/a", false) && !within("/a", "", false));
     }
 }

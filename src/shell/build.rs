@@ -367,7 +367,7 @@ impl Builder<'_> {
         let mut copies: Vec<Vec<Word>> = Vec::new();
         let before = words.len();
         let scoped;
-        let ctx = match vars.last_mut() {
+        let top = match vars.last_mut() {
             Some(top) if ctx.dialect == Dialect::Posix => {
                 resolved = top.record(&words);
                 for r in redirects.iter_mut() {
@@ -392,15 +392,7 @@ impl Builder<'_> {
                     }
                     words = copies.remove(0);
                 }
-                if !top.is_empty() {
-                    scoped = Ctx {
-                        vars: top.clone(),
-                        ..ctx.clone()
-                    };
-                    &scoped
-                } else {
-                    ctx
-                }
+                Some(&*top)
             }
             Some(top) if ctx.dialect == Dialect::PowerShell => {
                 // `$x = 'npm'; & $x run build`, `Remove-Item $d -Recurse`.
@@ -411,15 +403,18 @@ impl Builder<'_> {
                 } else {
                     resolved = top.apply_ps(&mut words);
                 }
-                if !top.is_empty() {
-                    scoped = Ctx {
-                        vars: top.clone(),
-                        ..ctx.clone()
-                    };
-                    &scoped
-                } else {
-                    ctx
-                }
+                Some(&*top)
+            }
+            _ => None,
+        };
+        // The segment sees the variables set so far.
+        let ctx = match top {
+            Some(top) if !top.is_empty() => {
+                scoped = Ctx {
+                    vars: top.clone(),
+                    ..ctx.clone()
+                };
+                &scoped
             }
             _ => ctx,
         };
