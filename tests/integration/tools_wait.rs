@@ -2,6 +2,7 @@
 //! refuses long waits without `--stream`; gives up at `--timeout`.
 
 use crate::support::lifecycle::{Repo, eventually, sid, text, wait_within};
+use crate::support::lines::Lines;
 use serde_json::json;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -73,21 +74,30 @@ fn waiting_for_a_milestone_returns_when_its_marker_appears() {
     cmd.args(["ms-01", "--timeout", "60", "--json"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    let child = cmd.spawn().expect("spawn");
-    std::thread::sleep(Duration::from_millis(300));
+    let mut child = cmd.spawn().expect("spawn");
+    // Released only once the wait has looked at the milestone and said it waits.
+    let stderr = Lines::stderr(&mut child);
+    assert!(
+        stderr
+            .wait_for(Duration::from_secs(10), |l| l
+                .starts_with("wait-milestone: waiting for ms-01:"))
+            .is_some(),
+        "wait-milestone never said it waits: {}",
+        stderr.text()
+    );
     for (who, stream) in [("bob", "theirs"), ("alice", "mine")] {
         let mut release = repo.tool_as("release", who);
         release.arg(stream);
         assert_eq!(repo.run(release).0, 0);
     }
     let out = wait_within(child, Duration::from_secs(15));
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr.text());
     let v: serde_json::Value = serde_json::from_str(&text(&out.stdout)).unwrap();
     assert_eq!(
         (v["target"].as_str(), v["done"].as_bool()),
         (Some("ms-01"), Some(true))
     );
-    let err = text(&out.stderr);
+    let err = stderr.finish();
     assert!(
         err.contains("waiting for ms-01: mine (session alice000")
             && err.contains("theirs (session bob00000"),

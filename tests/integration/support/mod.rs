@@ -10,6 +10,8 @@
 //! - [`http`]: the minimal HTTP/1.1 server layer under the fake model.
 //! - [`tmux`]: [`tmux::Pane`], a command in a private tmux server, for terminal UIs.
 //! - [`cases`]: the command-case corpus format, read by the rules corpus and the selftest runner.
+//! - [`lines`]: [`lines::Lines`], a child's output read as it comes, to wait for the line that
+//!   says an event happened rather than sleeping.
 //! - [`wine`]: the Windows builds of the tools under wine, paths in Windows form, a live
 //!   Windows process.
 
@@ -22,6 +24,7 @@ pub mod e2e; // the real-CLI bed: a repo wired by guard install, sessions with t
 pub mod fake_model;
 pub mod http;
 pub mod lifecycle; // temp repos with plans and locks; the suite's tools run as a person or a session
+pub mod lines;
 pub mod messaging; // fake live sessions and ledgers for send-message
 pub mod repo;
 pub mod tmux;
