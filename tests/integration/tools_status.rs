@@ -1,6 +1,7 @@
 //! `status`: the table, `--json`, the end-of-round barrier `--wait`, and `--archive`.
 
 use crate::support::lifecycle::{Repo, dead_pid, sid, text, wait_within};
+use crate::support::lines::Lines;
 use serde_json::{Value, json};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -129,8 +130,17 @@ fn wait_returns_when_the_last_stream_is_released() {
     cmd.args(["--wait", "--timeout", "60"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    let child = cmd.spawn().expect("spawn status --wait");
-    std::thread::sleep(Duration::from_millis(1500));
+    let mut child = cmd.spawn().expect("spawn status --wait");
+    // Released only once the barrier has looked at the round and said it waits.
+    let stderr = Lines::stderr(&mut child);
+    assert!(
+        stderr
+            .wait_for(Duration::from_secs(10), |l| l
+                .starts_with("status: waiting for "))
+            .is_some(),
+        "status --wait never said it waits: {}",
+        stderr.text()
+    );
     let mut release = repo.tool_as("release", "alice");
     release.arg("api");
     let (code, _, err) = repo.run(release);
@@ -142,7 +152,7 @@ fn wait_returns_when_the_last_stream_is_released() {
         "status --wait took {:?} after the release",
         released_at.elapsed()
     );
-    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    let (stdout, stderr) = (text(&out.stdout), stderr.finish());
     assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
     assert!(
         stderr.contains("status: waiting for 1 stream(s)")
