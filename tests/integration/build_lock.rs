@@ -2,6 +2,7 @@
 //! a holder that dies releases it, and the exit status is the build's own.
 #![cfg(unix)]
 
+use crate::support::lines::Lines;
 use crate::support::repo::GitRepo;
 use serde_json::Value;
 use std::os::unix::process::CommandExt;
@@ -185,10 +186,11 @@ fn waiters_see_the_holder_and_the_queue() {
         "-c",
         "echo w1 >> order.log; sleep 0.5",
     ]);
-    let w1 = spawn_piped(w1);
+    let mut w1 = spawn_piped(w1);
     let mut w2 = tool(&repo);
     w2.args(["--", "sh", "-c", "echo w2 >> order.log; sleep 0.5"]);
-    let w2 = spawn_piped(w2);
+    let mut w2 = spawn_piped(w2);
+    let (err1, err2) = (Lines::stderr(&mut w1), Lines::stderr(&mut w2));
     let (p1, p2) = (w1.id(), w2.id());
     wait_for("both waiters in the queue", Duration::from_secs(20), || {
         status(&repo)["queue"]
@@ -205,8 +207,15 @@ fn waiters_see_the_holder_and_the_queue() {
     let ui = queue.iter().find(|w| w["pid"] == p1).unwrap();
     assert_eq!(ui["stream"], "ui");
     assert_eq!(ui["sessionId"], s2);
-    // Long enough for a "still waiting" line (reportSeconds is 1).
-    std::thread::sleep(Duration::from_millis(1300));
+    // The lock is let go only once both waiters said they still wait (reportSeconds is 1).
+    for err in [&err1, &err2] {
+        assert!(
+            err.wait_for(Duration::from_secs(20), |l| l.contains("still waiting ("))
+                .is_some(),
+            "no still-waiting line: {}",
+            err.text()
+        );
+    }
 
     std::fs::write(repo.path().join("release"), "").expect("release");
     let h = holder.wait_with_output().expect("holder");
@@ -214,7 +223,7 @@ fn waiters_see_the_holder_and_the_queue() {
     let o1 = w1.wait_with_output().expect("w1");
     let o2 = w2.wait_with_output().expect("w2");
     assert!(o1.status.success() && o2.status.success());
-    let (e1, e2) = (text(&o1).1, text(&o2).1);
+    let (e1, e2) = (err1.finish(), err2.finish());
     for e in [&e1, &e2] {
         assert!(
             e.contains("waiting: the build lock is held by stream api (session aaaa1111), pid"),
