@@ -340,30 +340,14 @@ fn the_build_of_a_killed_holder_ends_before_the_next_starts() {
         "echo 'start 2' >> build.log; echo 'end 2' >> build.log",
     ]);
     let mut next = spawn_piped(next);
-    let stderr = next.stderr.take().expect("stderr");
-    let seen = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
-    let reader = {
-        let seen = seen.clone();
-        std::thread::spawn(move || {
-            use std::io::BufRead;
-            for line in std::io::BufReader::new(stderr)
-                .lines()
-                .map_while(Result::ok)
-            {
-                let mut s = seen.lock().unwrap();
-                s.push_str(&line);
-                s.push('\n');
-            }
-        })
-    };
-    wait_for(
-        "the next build to wait for the orphan",
-        Duration::from_secs(30),
-        || {
-            seen.lock()
-                .unwrap()
-                .contains("is still running; waiting for it to end")
-        },
+    let stderr = Lines::stderr(&mut next);
+    assert!(
+        stderr
+            .wait_for(Duration::from_secs(30), |l| l
+                .contains("is still running; waiting for it to end"))
+            .is_some(),
+        "the next build did not wait for the orphan: {}",
+        stderr.text()
     );
     assert!(
         !repo
@@ -374,8 +358,8 @@ fn the_build_of_a_killed_holder_ends_before_the_next_starts() {
     );
     repo.write("go", "");
     let status = next.wait().expect("next build");
-    reader.join().expect("stderr reader");
-    assert!(status.success(), "{}", seen.lock().unwrap());
+    let stderr = stderr.finish();
+    assert!(status.success(), "{stderr}");
     assert_serial(&repo.read("build.log").unwrap_or_default(), 2);
     assert!(
         repo.read("build.log")
