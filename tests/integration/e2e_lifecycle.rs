@@ -472,20 +472,39 @@ fn release_needs_committed_owned_files_and_status_wait_returns_after_it() {
     let session = bed.session(&model, "A").spawn();
     before_edit.wait_reached();
 
-    // The end-of-round barrier, started while the stream is claimed.
+    // The end-of-round barrier, started while the stream is claimed. Its first look at the
+    // round either prints that it waits or ends it (and its stderr).
     let mut barrier = Background::spawn(bed.tool("status").arg("--wait"));
-    std::thread::sleep(Duration::from_millis(1200));
+    let first = barrier
+        .stderr()
+        .wait_for(WAIT, |l| l.starts_with("status: waiting for "));
     assert!(
-        barrier.running(),
-        "status --wait waits for the claimed stream"
+        first.is_some() && barrier.running(),
+        "status --wait waits for the claimed stream: {}",
+        barrier.stderr().text()
     );
 
     before_edit.open();
     // A tried to release and waits again.
     before_commit.wait_reached();
-    std::thread::sleep(Duration::from_millis(1200));
-    assert!(barrier.running(), "a failed release does not end the round");
+    // A probe stream claimed now changes what the barrier waits for, so its next look (the
+    // first one certainly after the failed release) prints a line naming the probe. That line
+    // says whether api was still open then; a barrier that ended before it prints none.
+    let probe = json!({
+        "stream": "probe", "sessionId": "b0b0b0b0-0000-4000-8000-000000000000",
+        "owns": ["probe/**"], "plan": "plans/r-ms-01-probe/plan.md", "milestone": 1,
+        "claimedAt": time::iso(time::now_ms()), "heartbeatAt": time::iso(time::now_ms()),
+        "round": 0, "cwd": bed.repo.path().to_string_lossy(),
+    });
+    bed.put_lock("probe", &probe);
+    let after = barrier.stderr().wait_for(WAIT, |l| l.contains(" probe ("));
+    assert!(
+        after.as_ref().is_some_and(|l| l.contains(" api (active")) && barrier.running(),
+        "a failed release does not end the round: {}",
+        barrier.stderr().text()
+    );
     assert!(!bed.repo.exists("session-lock/api.done"));
+    std::fs::remove_file(bed.lock_path("probe")).expect("remove the probe lock");
 
     before_commit.open();
     // Whether api.done existed once status --wait was seen to have exited.

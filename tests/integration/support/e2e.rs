@@ -26,6 +26,7 @@ use session_lock::time;
 
 use crate::support::claude::{Claude, Finished, Home, SessionBuilder};
 use crate::support::fake_model::{Block, FakeModel, ToolResult, Turn};
+use crate::support::lines::Lines;
 use crate::support::repo::GitRepo;
 
 pub const API_X: &str = "export const x = 1;\n";
@@ -180,14 +181,20 @@ impl Bed {
     pub fn age_heartbeat(&self, stream: &str, ago_ms: u64) {
         let mut lock = self.lock(stream).expect("a lock to age");
         lock["heartbeatAt"] = json!(time::iso(time::now_ms() - ago_ms));
-        let text = serde_json::to_string_pretty(&lock).expect("lock json");
-        // Replaced in one rename, as the suite writes it: a tool reading the
-        // lock meanwhile must never see it half written.
+        self.put_lock(stream, &lock);
+    }
+
+    /// Writes `lock` as the lock file of `stream`, replaced in one rename as
+    /// the suite writes it: a tool reading the lock meanwhile must never see
+    /// it half written.
+    #[track_caller]
+    pub fn put_lock(&self, stream: &str, lock: &Value) {
+        let text = serde_json::to_string_pretty(lock).expect("lock json");
         let path = self.lock_path(stream);
         let dir = path.parent().expect("the lock's folder");
         let mut temp = tempfile::NamedTempFile::new_in(dir).expect("a temporary lock");
         std::io::Write::write_all(&mut temp, text.as_bytes()).expect("write the lock");
-        temp.persist(&path).expect("rewrite the lock");
+        temp.persist(&path).expect("write the lock");
     }
 
     /// One of the suite's tools run by hand in the repo (as a person would).
@@ -259,26 +266,37 @@ pub fn output_text(out: &Output) -> String {
     )
 }
 
-/// A process run beside the sessions, killed if the test ends first.
+/// A process run beside the sessions, killed if the test ends first. Its stderr is read as it
+/// comes, so a test can wait for the line that says what the process is doing.
 pub struct Background {
     child: Option<Child>,
+    stderr: Option<Lines>,
 }
 
 impl Background {
     #[track_caller]
     pub fn spawn(cmd: &mut Command) -> Background {
-        let child = cmd
+        let mut child = cmd
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
             .unwrap_or_else(|e| panic!("cannot start {cmd:?}: {e}"));
-        Background { child: Some(child) }
+        let stderr = Lines::stderr(&mut child);
+        Background {
+            child: Some(child),
+            stderr: Some(stderr),
+        }
     }
 
     pub fn running(&mut self) -> bool {
         self.child
             .as_mut()
             .is_some_and(|c| matches!(c.try_wait(), Ok(None)))
+    }
+
+    /// Its stderr so far, and the lines still to come.
+    pub fn stderr(&self) -> &Lines {
+        self.stderr.as_ref().expect("a child")
     }
 
     /// Its output once it exits (killed first if it still runs).
@@ -288,7 +306,9 @@ impl Background {
         if matches!(child.try_wait(), Ok(None)) {
             let _ = child.kill();
         }
-        child.wait_with_output().expect("the child's output")
+        let mut out = child.wait_with_output().expect("the child's output");
+        out.stderr = self.stderr.take().expect("a child").finish().into_bytes();
+        out
     }
 }
 
