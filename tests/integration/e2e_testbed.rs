@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::support::claude::{Claude, Home, new_uuid, require_claude, run_all, write_executable};
+use crate::support::e2e::Gate;
 use crate::support::fake_model::{
     Block, EXHAUSTED_TEXT, FakeModel, MessagesRequest, RequestKind, SIDE_TEXT, Turn,
 };
@@ -562,9 +563,15 @@ fn cli_sessions_sharing_a_home_register_side_by_side() {
     let claude = require_claude!();
     let home = Home::new();
     let (repo_a, repo_b) = (GitRepo::new(), GitRepo::new());
+    // Both sessions stay in a Bash call until the test has seen them registered.
+    let scratch = tempfile::tempdir().expect("scratch folder");
+    let both_seen = Gate::at(scratch.path().join("both-seen"));
     let slow = || {
         FakeModel::start(vec![
-            Turn::tool_use("Bash", json!({"command": "sleep 2", "description": "wait"})),
+            Turn::tool_use(
+                "Bash",
+                json!({"command": both_seen.wait_command(), "description": "wait"}),
+            ),
             Turn::text("ok"),
         ])
     };
@@ -596,6 +603,7 @@ fn cli_sessions_sharing_a_home_register_side_by_side() {
     assert_eq!(entry_b["name"], "peer-b");
     assert_eq!(entry_b["cwd"], repo_b.path().to_string_lossy().as_ref());
 
+    both_seen.open();
     let (a, b) = (a.wait(), b.wait());
     a.assert_success();
     b.assert_success();

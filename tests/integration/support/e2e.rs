@@ -329,6 +329,11 @@ pub struct Gate {
 }
 
 impl Gate {
+    /// A gate at `path` (its folder must exist), for scenarios without a [`Bed`].
+    pub fn at(path: impl Into<PathBuf>) -> Gate {
+        Gate { path: path.into() }
+    }
+
     /// The Bash command that marks the gate reached, then waits for it to
     /// open (at most 30 s, then fails).
     pub fn wait_command(&self) -> String {
