@@ -126,12 +126,15 @@ fn r_rebuilds_and_restarts_now_and_a_failed_rebuild_stops_it() {
     assert!(eventually(Duration::from_secs(10), || repo.exists("started.txt")));
 
     repo.config(&json!({"rebuildCommand": "exit 3", "restartCommand": "echo again >> again.txt"}));
+    // A restart writes the new app's pid before run.sh returns (the app itself runs on in the
+    // background): an unchanged pid file once run.sh is done means nothing was started.
+    let first_app = repo.read("session-lock/app.pid");
+    assert!(first_app.is_some(), "the first restart wrote no pid file");
     let out = run_sh(&repo, "R");
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("rebuild failed"));
-    std::thread::sleep(Duration::from_millis(300));
     assert!(
-        !repo.exists("again.txt"),
+        repo.read("session-lock/app.pid") == first_app && !repo.exists("again.txt"),
         "no restart after a failed rebuild"
     );
 
