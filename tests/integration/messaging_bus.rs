@@ -1,5 +1,6 @@
 //! `send-message serve`: the bus, driven by a client in another language (Python).
 
+use crate::support::lifecycle::eventually;
 use crate::support::messaging::{Bed, Spec};
 use serde_json::Value;
 use std::os::unix::fs::PermissionsExt;
@@ -51,6 +52,19 @@ fn ask(sock: &Path, raw: &str) -> Value {
         String::from_utf8_lossy(&out.stderr)
     );
     serde_json::from_str(text.trim()).unwrap_or_else(|e| panic!("{e}: {text}"))
+}
+
+/// How many sockets process `pid` holds: its listening socket, and two for each connection
+/// it took (the handler's, and the one kept to close it at the stop).
+fn sockets_held(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd")).map_or(0, |fds| {
+        fds.flatten()
+            .filter(|fd| {
+                std::fs::read_link(fd.path())
+                    .is_ok_and(|to| to.to_string_lossy().starts_with("socket:"))
+            })
+            .count()
+    })
 }
 
 struct Server {
@@ -259,7 +273,15 @@ fn one_owner_per_endpoint_and_a_clean_stop() {
     );
     assert!(String::from_utf8_lossy(&out.stderr).contains("already serves"));
     assert!(std::os::unix::net::UnixStream::connect(&srv.sock).is_ok());
-    // An idle connection does not hold up the stop.
+    // An idle connection does not hold up the stop. The connections above end first (the
+    // server holds its listening socket alone), so a socket it holds after the idle client
+    // connected is that client's, taken before the stop.
+    let pid = srv.child.id();
+    assert!(
+        eventually(Duration::from_secs(10), || sockets_held(pid) == 1),
+        "the server still holds {} sockets",
+        sockets_held(pid)
+    );
     let mark = bed.dir.path().join("connected");
     let idle = Command::new("python3")
         .args(["-c", CLIENT])
@@ -276,7 +298,10 @@ fn one_owner_per_endpoint_and_a_clean_stop() {
         assert!(Instant::now() < until, "the idle client never connected");
         std::thread::sleep(Duration::from_millis(20));
     }
-    std::thread::sleep(Duration::from_millis(100));
+    assert!(
+        eventually(Duration::from_secs(10), || sockets_held(pid) > 1),
+        "the server never took the idle connection"
+    );
     let started = Instant::now();
     let term = Command::new("kill")
         .args(["-TERM", &srv.child.id().to_string()])
