@@ -239,7 +239,11 @@ impl Build {
     fn from_dir(label: &str, dir: &Path) -> Build {
         let exe = |name: &str| {
             let p = dir.join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
-            assert!(p.is_file(), "GUARD_BENCH_BASELINE: {} does not exist", p.display());
+            assert!(
+                p.is_file(),
+                "GUARD_BENCH_BASELINE: {} does not exist",
+                p.display()
+            );
             p
         };
         Build {
@@ -400,7 +404,10 @@ fn main() {
     }
     if let Some(base) = over.get(1) {
         println!();
-        println!("side by side, over the floor: this build / {}", series[1].build.label);
+        println!(
+            "side by side, over the floor: this build / {}",
+            series[1].build.label
+        );
         print!("{:<28}", "payload");
         for n in scales {
             print!(" {:>18}", format!("{n} locks"));

@@ -2,9 +2,7 @@
 //! Windows repository root, and reports every failing case by name.
 
 use crate::support::cases::{CommandCase, Expect, parse_cases};
-use session_lock::rules::{
-    CommandContext, RuleId, Rules, RulesConfig, Scope, Shell, compile,
-};
+use session_lock::rules::{CommandContext, RuleId, Rules, RulesConfig, Scope, Shell, compile};
 
 const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/selftest/commands");
 const MIN_CASES: usize = 320;

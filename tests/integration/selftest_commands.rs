@@ -3,10 +3,10 @@
 //! same tree and once alone, so `shared` rules are seen to block with company and to let a
 //! lone session through. Every failing case is listed by file, line and name before failing.
 
+use crate::support::cases::{CommandCase, Expect, parse_cases};
 use crate::support::lifecycle::{Repo, Verdict, run_with_stdin, verdict};
 use crate::support::wine::{Form, Host, require_wine};
 use serde_json::json;
-use crate::support::cases::{CommandCase, Expect, parse_cases};
 use std::path::Path;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
