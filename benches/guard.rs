@@ -62,6 +62,14 @@ struct Bed {
 
 const PLANS: usize = 200;
 
+/// How this build's binaries are linked: the bench is built with the same flags as they are
+/// (`scripts/bench-guard` links them statically where it can, as `scripts/setup` installs them).
+const LINKED: &str = if cfg!(target_feature = "crt-static") {
+    "linked statically"
+} else {
+    "linked dynamically"
+};
+
 fn bed(locks: usize) -> Bed {
     let dir = tempfile::tempdir().expect("tempdir");
     let repo = dir.path().join("repo");
@@ -386,7 +394,7 @@ fn main() {
     let floor_med = median(floor_times);
     let over: Vec<Vec<Vec<f64>>> = series.iter().map(|s| s.over(floor_med)).collect();
     println!(
-        "guard per call, {runs} runs each, medians in ms; {PLANS} plans; spawn floor /bin/true {:.3} ms",
+        "guard per call, {runs} runs each, medians in ms; {PLANS} plans; this build {LINKED}; spawn floor /bin/true {:.3} ms",
         ms(floor_med)
     );
     print!("{:<28}", "payload (over the floor)");
