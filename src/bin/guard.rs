@@ -3,7 +3,7 @@
 use clap::{CommandFactory, Parser, Subcommand};
 use session_lock::cli;
 use session_lock::hook;
-use session_lock::tools::guard::{doctor, explain, hook_mode, install, log};
+use session_lock::tools::guard::{deadline, doctor, explain, hook_mode, install, log};
 use std::path::PathBuf;
 
 #[derive(Parser)]
@@ -140,6 +140,14 @@ fn main() -> std::process::ExitCode {
     // The hook itself (no arguments) runs before every tool call: it builds no clap command.
     if std::env::args_os().len() <= 1 {
         return hook_mode::run(|| Cli::command().render_help().to_string());
+    }
+    // A run past its deadline re-executes the guard to allow and log it (not a user command).
+    if std::env::args_os().len() == 2
+        && std::env::args_os()
+            .nth(1)
+            .is_some_and(|a| a == deadline::AFTER_DEADLINE)
+    {
+        return hook_mode::after_deadline();
     }
     let cli: Cli = cli::parse("guard");
     match cli.command {

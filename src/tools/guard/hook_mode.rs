@@ -1,17 +1,10 @@
 //! `guard` with no command: the hook itself. It reads the payload on stdin, runs the pipeline
 //! (`crate::hook`), writes the decision, and appends every deny and fail-open to the block log.
-//! A watchdog allows if the run ever passes the deadline; a panic allows too.
+//! A run past its deadline allows ([`super::deadline`]); a panic allows too.
 
+use super::deadline::{self, PAYLOAD};
 use crate::hook::{self, Outcome, lifecycle::Env};
 use std::io::{IsTerminal, Read, Write};
-use std::sync::OnceLock;
-use std::time::Duration;
-
-/// How long one hook run may take before the guard gives up and allows.
-pub const DEADLINE: Duration = Duration::from_secs(5);
-
-/// The payload, for the watchdog's log line.
-static PAYLOAD: OnceLock<Vec<u8>> = OnceLock::new();
 
 /// Runs the hook on stdin and returns the process exit code (0, or 2 in the exit-2 form).
 /// With stdin a terminal (a person typed `guard`), prints `usage()` and returns 2 at once.
@@ -24,18 +17,7 @@ pub fn run(usage: impl FnOnce() -> String) -> std::process::ExitCode {
         );
         return std::process::ExitCode::from(2);
     }
-    // A watchdog, not a worker: the work stays on the main thread (no second malloc arena, no
-    // big stack), and if it ever runs past the deadline the watchdog allows and exits.
-    let _ = std::thread::Builder::new().stack_size(64 * 1024).spawn(|| {
-        std::thread::sleep(DEADLINE);
-        let out = Outcome::allow_with_note(format!(
-            "no answer within {}s; allowing",
-            DEADLINE.as_secs()
-        ));
-        let code = emit(&out);
-        record(&out);
-        std::process::exit(code);
-    });
+    deadline::arm();
     let mut bytes = Vec::new();
     let limit = (hook::MAX_PAYLOAD + 1) as u64;
     let read = std::io::stdin().take(limit).read_to_end(&mut bytes);
@@ -61,8 +43,20 @@ pub fn run(usage: impl FnOnce() -> String) -> std::process::ExitCode {
     std::process::ExitCode::from(code as u8)
 }
 
+/// The guard re-executed by its deadline ([`deadline::AFTER_DEADLINE`]), with the payload of
+/// the run that passed it on stdin: allows with the deadline's note and logs the fail-open.
+pub fn after_deadline() -> std::process::ExitCode {
+    let mut bytes = Vec::new();
+    let _ = std::io::stdin().read_to_end(&mut bytes);
+    let _ = PAYLOAD.set(bytes);
+    let out = Outcome::allow_with_note(deadline::note());
+    let code = emit(&out);
+    record(&out);
+    std::process::ExitCode::from(code as u8)
+}
+
 /// The block log line for a deny or a fail-open; nothing for a plain allow.
-fn record(out: &Outcome) {
+pub(super) fn record(out: &Outcome) {
     let payload = PAYLOAD.get().map(Vec::as_slice).unwrap_or_default();
     let _ = std::panic::catch_unwind(|| crate::hook::blocklog::record(payload, out));
 }

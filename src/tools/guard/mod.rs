@@ -15,6 +15,7 @@
 //!                              for byte
 //! ```
 
+pub mod deadline;
 pub mod doctor;
 pub mod explain;
 pub mod hook_mode;
