@@ -1,14 +1,15 @@
 //! Any path a tool payload can carry → a repo-relative POSIX path, or "outside the repo".
 //!
 //! Payload paths may be absolute, relative to the session's `cwd`, Windows `C:\…` or `C:/…`,
-//! `\\?\C:\…`, hold `.`/`..`, trailing slashes, or go through symlinks. The work is lexical
-//! first ([`lexical`]: it must be cheap and must work for files that do not exist yet); this
-//! module is the filesystem-aware layer above it: where the file or its parent exists, symlinks
-//! are resolved too so a link into the repo is seen for what it is.
+//! `\\?\C:\…`, rooted without a drive (`\Users\…`: on the cwd's drive for the file tools, see
+//! [`lexical::Rooted`]), hold `.`/`..`, trailing slashes, or go through symlinks. The work is
+//! lexical first ([`lexical`]: it must be cheap and must work for files that do not exist yet);
+//! this module is the filesystem-aware layer above it: where the file or its parent exists,
+//! symlinks are resolved too so a link into the repo is seen for what it is.
 
 pub mod lexical; // the one lexical path normalizer: parse, join, place; no filesystem access
 
-use lexical::{Lexical, Root, parse};
+use lexical::{Lexical, Root, Rooted, parse};
 use std::path::{Path, PathBuf};
 
 /// Where a payload path lands relative to the repo.
@@ -80,23 +81,36 @@ impl RepoPaths {
         self.case_insensitive
     }
 
-    /// Maps a payload path (relative ones against the session's `cwd`) into the repo.
+    /// Maps a payload path of a file tool (relative ones against the session's `cwd`) into the
+    /// repo; a path rooted without a drive is on the cwd's drive ([`Rooted::CurrentDrive`]).
     pub fn locate(&self, cwd: &str, raw: &str) -> RepoPath {
+        self.locate_as(cwd, raw, Rooted::CurrentDrive)
+    }
+
+    /// [`RepoPaths::locate`] for a tool that reads rooted paths `how` (Git Bash: [`Rooted::Msys`]).
+    /// The cwd is read as the file tools read it: no cwd is the repo root, and one rooted without
+    /// a drive (in a repo on a drive) is on the root's drive.
+    pub fn locate_as(&self, cwd: &str, raw: &str, how: Rooted) -> RepoPath {
         let raw = raw.trim();
         if raw.is_empty() {
             return RepoPath::Outside;
         }
-        let cwd_l = if cwd.is_empty() {
-            self.root.clone()
-        } else {
-            parse(cwd)
+        let cwd_l = parse(cwd);
+        let windows_root = self.root.root.as_ref().filter(|r| **r != Root::Posix);
+        let base = match &cwd_l.root {
+            Some(Root::Posix) if windows_root.is_some() => {
+                self.root.clone().read(cwd, Rooted::CurrentDrive, None)
+            }
+            None if cwd.is_empty() => self.root.clone(),
+            // A relative cwd is below no root, as before: the path lands nowhere in the repo.
+            Some(_) | None => cwd_l,
         };
-        let abs = cwd_l.join(parse(raw));
+        let abs = base.read(raw, how, windows_root);
         let ci = self.case_insensitive;
         let direct = relative(&self.root, &abs, ci);
         // Symlinks only exist on the real filesystem: resolve when this platform can see the path.
-        // On Windows a `/`-rooted path is drive-relative: its resolved form (`C:\…`) would no
-        // longer compare with a root written the same way, so only drive and UNC paths resolve.
+        // On Windows a path still `/`-rooted here is below Git Bash's MSYS root, which is not
+        // looked up: only drive and UNC paths resolve.
         let resolvable = match abs.root {
             Some(Root::Posix) => cfg!(unix),
             Some(_) => cfg!(windows),
@@ -186,6 +200,96 @@ mod tests {
         assert_eq!(r.locate(cwd, "/etc/passwd"), RepoPath::Outside);
         assert_eq!(r.locate(cwd, "/../../nonexistent-repo/proj/a"), inside("a"));
         assert_eq!(r.locate(cwd, ""), RepoPath::Outside);
+        // Whatever the tool, a leading `/` is the root here: no drive to read it against.
+        for how in [Rooted::CurrentDrive, Rooted::Msys] {
+            assert_eq!(
+                r.locate_as(cwd, "/nonexistent-repo/proj/a", how),
+                inside("a")
+            );
+            assert_eq!(
+                r.locate_as(cwd, "/c/nonexistent-repo/proj/a", how),
+                RepoPath::Outside
+            );
+        }
+    }
+
+    #[test]
+    fn rooted_paths_without_a_drive_are_on_the_cwd_s_drive() {
+        let r = rp(r"C:\Users\me\proj", true);
+        let cwd = r"C:\Users\me\proj";
+        for raw in [
+            r"\Users\me\proj\src\api\x.ts",
+            "/Users/me/proj/src/api/x.ts",
+            r"\users\ME\proj\src\api\x.ts",
+            r"C:src\api\x.ts",
+        ] {
+            assert_eq!(r.locate(cwd, raw), inside("src/api/x.ts"), "{raw}");
+        }
+        assert_eq!(
+            r.locate(r"C:\Users\me\proj\web", r"\Users\me\proj\src\a.ts"),
+            inside("src/a.ts")
+        );
+        assert_eq!(
+            r.locate("", r"\Users\me\proj\a.ts"),
+            inside("a.ts"),
+            "no cwd: the root's drive"
+        );
+        assert_eq!(
+            r.locate("/Users/me/proj/src", "x.ts"),
+            inside("src/x.ts"),
+            "a cwd without a drive is on the root's"
+        );
+        // From another drive the same spelling is on that drive; another tree is another tree.
+        assert_eq!(
+            r.locate(r"D:\work", r"\Users\me\proj\src\api\x.ts"),
+            RepoPath::Outside
+        );
+        assert_eq!(
+            r.locate(cwd, r"\Users\me\other\src\api\x.ts"),
+            RepoPath::Outside
+        );
+        // Git Bash: `/c/…` is the drive, any other `/…` is below the MSYS root.
+        assert_eq!(
+            r.locate_as(cwd, "/c/Users/me/proj/src/api/x.ts", Rooted::Msys),
+            inside("src/api/x.ts")
+        );
+        for raw in ["/Users/me/proj/src/api/x.ts", "/tmp/x", "/usr/bin/git"] {
+            assert_eq!(
+                r.locate_as(cwd, raw, Rooted::Msys),
+                RepoPath::Outside,
+                "{raw}"
+            );
+        }
+        let share = rp(r"\\srv\share\proj", true);
+        assert_eq!(share.locate(r"\\srv\share\proj", r"\proj\a"), inside("a"));
+    }
+
+    #[test]
+    fn odd_payload_paths_never_panic() {
+        let r = rp(r"C:\Users\me\proj", true);
+        let p = rp("/nonexistent-repo/proj", false);
+        for raw in [
+            "\\",
+            "\\\\",
+            "C:",
+            "c:",
+            "\\\\?\\",
+            "\\\\.\\",
+            "\\\\?\\UNC\\",
+            "/",
+            "//",
+            ":",
+            "\\\\?\\C:",
+        ] {
+            for cwd in ["", "\\", "C:", "/", "rel"] {
+                for how in [Rooted::CurrentDrive, Rooted::Msys] {
+                    let _ = r.locate_as(cwd, raw, how);
+                    let _ = p.locate_as(cwd, raw, how);
+                }
+            }
+        }
+        assert_eq!(r.locate(r"C:\Users\me\proj", "C:"), RepoPath::Root);
+        assert_eq!(r.locate(r"C:\Users\me\proj", "\\"), RepoPath::Outside);
     }
 
     #[test]

@@ -16,10 +16,10 @@
 
 use super::Payload;
 use super::lifecycle::{self, Ctx, Env};
-use crate::paths::lexical::{Anchor, Place, anchor, is_absolute, join, place};
+use crate::paths::lexical::{Anchor, Place, Rooted, anchor, join, place};
 use crate::round_index::LockSet;
 use crate::rules::args::{expand_braces, glob_match};
-use crate::rules::{Base, CommandContext, Env as Where};
+use crate::rules::{CommandContext, Env as Where};
 use crate::shell::{Analysis, Reach, WriteTarget};
 
 /// Most alternatives a `{a,b}` target expands to.
@@ -29,35 +29,36 @@ const MAX_STEPS: u32 = 4096;
 /// What a wildcard stands for in a witness path.
 const FILL: &str = "x-any";
 
-/// One write target resolved to an absolute, normalized path (still a pattern if `glob`).
+/// One write target resolved to an absolute, normalized path (still a pattern if `glob`), and how
+/// the shell that writes it reads a path rooted without a drive (a Git Bash `/tmp/x` stays below
+/// the MSYS root when it is checked).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Resolved {
     pub path: String,
     pub glob: bool,
     pub reach: Reach,
+    pub how: Rooted,
 }
 
 /// Where `t` points, or `None` when the command text cannot tell.
 pub(crate) fn resolve(t: &WriteTarget, an: &Analysis, cmd: &Where) -> Vec<Resolved> {
     let seg = &an.segments[t.segment];
+    let how = seg.dialect.rooted();
     let text = t.word.text.as_str();
     let rel = if t.word.dynamic {
         match anchor(text) {
             Some((_, rest)) if rest.contains(['$', '`', '%']) => return Vec::new(),
             Some((Anchor::Cwd, rest)) => format!(".{rest}"),
-            Some((Anchor::Root, rest)) => join(cmd.root(), rest.trim_start_matches(['/', '\\'])),
+            Some((Anchor::Root, rest)) => {
+                cmd.read(cmd.root(), rest.trim_start_matches(['/', '\\']), how)
+            }
             _ => return Vec::new(),
         }
     } else {
         text.to_string()
     };
-    let abs = if is_absolute(&rel) {
-        join("", &rel)
-    } else {
-        match cmd.base(seg) {
-            Base::Known(dir) => join(&dir, &rel),
-            Base::Outside | Base::Unknown => return Vec::new(),
-        }
+    let Some(abs) = cmd.absolute(&cmd.base(seg), &rel, how) else {
+        return Vec::new();
     };
     let alts = if t.word.glob && abs.contains('{') {
         expand_braces(&abs, MAX_BRACE)
@@ -69,6 +70,7 @@ pub(crate) fn resolve(t: &WriteTarget, an: &Analysis, cmd: &Where) -> Vec<Resolv
             glob: t.word.glob && path.contains(['*', '?', '[']),
             path,
             reach: t.reach,
+            how,
         })
         .collect()
 }
@@ -130,7 +132,7 @@ fn check_one(
     r: &Resolved,
 ) -> Result<(), String> {
     if !r.glob {
-        lifecycle::check_write(ctx, p, env, &r.path, locks)?;
+        lifecycle::check_write(ctx, p, env, &r.path, r.how, locks)?;
         if r.reach == Reach::File {
             return Ok(());
         }
@@ -150,7 +152,7 @@ fn check_one(
     for pattern in others.chain(ctx.config.protected_paths.iter()) {
         if let Some(w) = witness(&rel, r.reach, pattern, ci) {
             let abs = join(cmd.root(), &w);
-            lifecycle::check_write(ctx, p, env, &abs, locks).map_err(|reason| {
+            lifecycle::check_write(ctx, p, env, &abs, r.how, locks).map_err(|reason| {
                 // Name what the command names, and the pattern it reaches.
                 let shown = match (rel.as_str(), r.reach) {
                     ("", _) => "the whole repository".to_string(),

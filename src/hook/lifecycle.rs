@@ -7,6 +7,7 @@
 use super::{Payload, plan_edit};
 use crate::config::Config;
 use crate::globs::Owns;
+use crate::paths::lexical::Rooted;
 use crate::paths::{RepoPath, RepoPaths};
 use crate::round_index::LockSet;
 use crate::state::{Held, Layout, LockRecord, short_id};
@@ -483,9 +484,9 @@ pub fn is_write_tool(cfg: &Config, p: &Payload) -> bool {
     })
 }
 
-fn under_dir(dir: &Path, raw: &str, cwd: &str) -> bool {
+fn under_dir(dir: &Path, raw: &str, cwd: &str, how: Rooted) -> bool {
     let paths = RepoPaths::new(dir, crate::paths::default_case_insensitive());
-    !matches!(paths.locate(cwd, raw), RepoPath::Outside)
+    !matches!(paths.locate_as(cwd, raw, how), RepoPath::Outside)
 }
 
 /// The millisecond a lock was claimed, for the earlier-claim rule (unreadable: latest).
@@ -504,23 +505,26 @@ pub fn owner_of<'a>(rel: &str, live: &[&'a Held], case_insensitive: bool) -> Opt
         .copied()
 }
 
-/// Ownership and self-protection for a write to `raw` (as the payload names it).
+/// Ownership and self-protection for a write to `raw` (as the payload names it), read as a tool
+/// that reads rooted paths `how` reads it: the file tools and PowerShell on the cwd's drive, Git
+/// Bash below its MSYS root unless it names a drive mount.
 pub fn check_write(
     ctx: &Ctx,
     p: &Payload,
     env: &Env,
     raw: &str,
+    how: Rooted,
     locks: &LockSet,
 ) -> Result<(), String> {
     if !locks.any_live(ctx.now, ctx.stale_ms()) {
         return Ok(());
     }
     let ci = ctx.paths.case_insensitive();
-    let rel = match ctx.paths.locate(&p.cwd, raw) {
+    let rel = match ctx.paths.locate_as(&p.cwd, raw, how) {
         RepoPath::Inside(rel) => Some(rel),
         RepoPath::Root | RepoPath::Outside => None,
     };
-    let what = protected(ctx, env, p, raw, rel.as_deref());
+    let what = protected(ctx, env, p, raw, how, rel.as_deref());
     // Only the locks the decision rests on are read: every lock for the protocol's own files and
     // the plans (frozen while any other lock is live), else the caller's and those that could
     // own `rel`.
@@ -581,7 +585,14 @@ pub fn check_write(
 /// What makes the write target part of the protocol, or `None`: a repo path under
 /// `protectedPaths`, or the folder the guard binary runs from. A folder that holds the whole
 /// repo (the guard copied to the repo root) is not the suite's, or every file would be frozen.
-fn protected(ctx: &Ctx, env: &Env, p: &Payload, raw: &str, rel: Option<&str>) -> Option<String> {
+fn protected(
+    ctx: &Ctx,
+    env: &Env,
+    p: &Payload,
+    raw: &str,
+    how: Rooted,
+    rel: Option<&str>,
+) -> Option<String> {
     let ci = ctx.paths.case_insensitive();
     if let Some(rel) = rel
         && !crate::globs::cannot_match(&ctx.config.protected_paths, rel, ci)
@@ -590,7 +601,8 @@ fn protected(ctx: &Ctx, env: &Env, p: &Payload, raw: &str, rel: Option<&str>) ->
         return Some(rel.to_string());
     }
     let in_binary_dir = env.binary_dir.as_deref().is_some_and(|d| {
-        !under_dir(d, &ctx.root.to_string_lossy(), &p.cwd) && under_dir(d, raw, &p.cwd)
+        !under_dir(d, &ctx.root.to_string_lossy(), &p.cwd, Rooted::CurrentDrive)
+            && under_dir(d, raw, &p.cwd, how)
     });
     if in_binary_dir {
         return Some(rel.unwrap_or(raw).to_string());
@@ -598,7 +610,7 @@ fn protected(ctx: &Ctx, env: &Env, p: &Payload, raw: &str, rel: Option<&str>) ->
     // User-scope Claude Code settings: `disableAllHooks` there switches the guard off too.
     for dir in &env.user_settings_dirs {
         let paths = RepoPaths::new(dir, crate::paths::default_case_insensitive());
-        if let RepoPath::Inside(f) = paths.locate(&p.cwd, raw)
+        if let RepoPath::Inside(f) = paths.locate_as(&p.cwd, raw, how)
             && USER_SETTINGS.iter().any(|s| f.eq_ignore_ascii_case(s))
         {
             return Some(format!("{raw} (user-scope Claude Code settings)"));
@@ -606,7 +618,7 @@ fn protected(ctx: &Ctx, env: &Env, p: &Payload, raw: &str, rel: Option<&str>) ->
     }
     // The per-user state home: the session registry that says who else works here.
     if let Some(home) = env.state_home.as_deref()
-        && under_dir(home, raw, &p.cwd)
+        && under_dir(home, raw, &p.cwd, how)
     {
         return Some(format!("{raw} (the session-lock state home)"));
     }

@@ -223,7 +223,11 @@ fn pre_tool_use(ctx: &Ctx, p: &Payload, env: &Env) -> Outcome {
     } else if lifecycle::is_write_tool(&ctx.config, p) {
         lifecycle::write_targets(&ctx.config, &ctx.root, p)
             .iter()
-            .try_for_each(|raw| lifecycle::check_write(ctx, p, env, raw, &locks))
+            .try_for_each(|raw| {
+                // The client resolves these with Node's path.resolve: `\x` is on the cwd's drive.
+                let how = crate::paths::lexical::Rooted::CurrentDrive;
+                lifecycle::check_write(ctx, p, env, raw, how, &locks)
+            })
             .and_then(|()| {
                 if p.mcp_tool().is_some() {
                     check_mcp(ctx, p)
@@ -275,7 +279,8 @@ fn check_command(
     (dialect, shell): (crate::shell::Dialect, crate::rules::Shell),
     locks: &crate::round_index::LockSet,
 ) -> Result<(), String> {
-    let here = crate::rules::CommandContext::new(p.cwd.clone(), ctx.root.display().to_string());
+    let here = crate::rules::CommandContext::new(p.cwd.clone(), ctx.root.display().to_string())
+        .with_shell(shell);
     let analysis = (command.len() <= crate::shell::MAX_INPUT_BYTES).then(|| {
         crate::shell::analyze_with(command, dialect, &script_files::RepoFiles::new(&here))
     });
@@ -298,9 +303,7 @@ fn check_command(
         Ok(r) => r,
         Err(e) => return Err(format!("session-lock: {e}; fix session-lock/config.json")),
     };
-    let cmd_ctx = crate::rules::CommandContext::new(p.cwd.clone(), ctx.root.display().to_string())
-        .with_shell(shell);
-    let hits = rules.check_analysis(&analysis, &cmd_ctx);
+    let hits = rules.check_analysis(&analysis, &here);
     decide(ctx, p, hits.into_iter().map(|(_, h)| h))
 }
 

@@ -544,6 +544,33 @@ mod tests {
         assert!(!within(r"\\srv\share\p", r"\\other\share\p\x", true));
     }
 
+    /// Issue 11: on Windows a rooted path without a drive is on the cwd's drive (std's join,
+    /// as Node's path.resolve in the client), so it is inside the scope when the drive's path is.
+    #[cfg(windows)]
+    #[test]
+    fn a_rooted_path_without_a_drive_is_on_the_cwd_s_drive() {
+        let t = tree();
+        let s = scope_of(&[&t.root]);
+        let no_drive = |p: &Path| {
+            let full = text(p);
+            let plain = full.strip_prefix(r"\\?\").unwrap_or(&full).to_string();
+            is_drive(&plain).then(|| plain[2..].to_string())
+        };
+        let (Some(inside), Some(outside)) = (
+            no_drive(&t.root.join("a.txt")),
+            no_drive(&t.outside.join("secret.txt")),
+        ) else {
+            println!("skipped: the temp folder is not on a drive");
+            return;
+        };
+        assert_eq!(check(&read(&t.root, &inside), &s), Ok(()));
+        assert_eq!(check(&read(&t.root, inside.replace('\\', "/")), &s), Ok(()));
+        assert!(matches!(
+            check(&read(&t.root, &outside), &s),
+            Err(Denial::Outside(_))
+        ));
+    }
+
     #[cfg(unix)]
     #[test]
     fn symlinks_are_followed_for_targets() {

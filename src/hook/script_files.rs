@@ -1,8 +1,8 @@
 //! The hook's side of [`crate::shell::files`]: the text of a script a command runs, read
 //! from inside the repository only, bounded by size.
 
-use crate::paths::lexical::{Place, is_absolute, join, place};
-use crate::rules::{Base, CommandContext, Env as Where};
+use crate::paths::lexical::{Place, place};
+use crate::rules::{CommandContext, Env as Where};
 use crate::shell::DirStep;
 use crate::shell::files::{MAX_FILE_BYTES, Reader};
 use std::io::Read;
@@ -22,14 +22,9 @@ impl<'a> RepoFiles<'a> {
 
 impl Reader for RepoFiles<'_> {
     fn read(&self, path: &str, dirs: &[DirStep]) -> Option<String> {
-        let abs = if is_absolute(path) {
-            join("", path)
-        } else {
-            match self.at.base_of(dirs) {
-                Base::Known(dir) => join(&dir, path),
-                Base::Outside | Base::Unknown => return None,
-            }
-        };
+        let abs = self
+            .at
+            .absolute(&self.at.base_of(dirs), path, self.at.rooted())?;
         if !matches!(place(self.at.root(), &abs), Place::Inside(rel) if !rel.is_empty()) {
             return None;
         }

@@ -5,9 +5,15 @@
 //! Forms: POSIX paths; Windows drives (`C:\x`, `C:/x`); network shares (`\\server\share\x`,
 //! with forward slashes on Windows only: see [`unc_prefix`]); device paths (`\\?\C:\x`,
 //! `\\.\C:\x`, `\\?\UNC\server\share\x`, and any other device such as `\\.\pipe\x` as a
-//! root of its own); and the MSYS/WSL spellings of a drive (`/c/x`, `/mnt/c/x`) where a path is
-//! placed against a drive root ([`place`]). Both separators split components everywhere. Drive
-//! letters and share names compare case-insensitively.
+//! root of its own). Both separators split components everywhere. Drive letters and share names
+//! compare case-insensitively.
+//!
+//! A path read from a folder ([`Lexical::read`], [`join_as`]) is read as the tool naming it reads
+//! it. In a POSIX context (the folder and the session's place have no drive) a leading `/` is the
+//! root for every tool. In a Windows context a path rooted without a drive (`\x`, `/x`) depends
+//! on the tool ([`Rooted`]): the current drive for the file tools and PowerShell, the MSYS root
+//! for Git Bash except its drive mounts (`/c/x`, and WSL's `/mnt/c/x`); and `C:x` (a drive with a
+//! relative path) is below the folder when the folder is on `C:`.
 
 use std::borrow::Cow;
 
@@ -76,6 +82,35 @@ impl Root<'_> {
             Root::Device(d) => Root::Device(d.into_owned().into()),
         }
     }
+}
+
+/// How the tool naming a path reads one rooted without a drive (`\x`, `/x`) in a Windows context:
+/// when the folder it is read from, or the session's place, is on a drive or a share. In a POSIX
+/// context a leading `/` is the root whatever the tool.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rooted {
+    /// On the drive (or share) of the folder it is read from: `\x` from `C:\r` is `C:\x`. The
+    /// file tools (the client resolves Edit, Write, Read, NotebookEdit and MCP paths with Node's
+    /// `path.resolve` against its cwd), PowerShell and cmd.
+    CurrentDrive,
+    /// Git Bash (MSYS): `/c/x` is `C:\x` (and WSL's `/mnt/c/x`, for a `bash` that is WSL's); any
+    /// other `/x` lies below the MSYS root (the Git for Windows folder) and keeps its POSIX root,
+    /// below which no drive's repo lies. A leading `\` (only quoted: unquoted it is an escape) is
+    /// a Win32 path to MSYS, on the current drive.
+    Msys,
+}
+
+/// `raw`'s relative part when it is a drive with a relative path (`C:x`, `C:`), with its letter.
+fn drive_relative(raw: &str) -> Option<(u8, &str)> {
+    let b = raw.as_bytes();
+    (is_drive(raw) && b.get(2).is_none_or(|&c| !is_sep(c)))
+        .then(|| (b[0].to_ascii_lowercase(), &raw[2..]))
+}
+
+/// A single drive letter as Git Bash mounts it (`c` of `/c/x`).
+fn mount_letter(part: &str) -> Option<u8> {
+    let b = part.as_bytes();
+    (b.len() == 1 && b[0].is_ascii_alphabetic()).then(|| b[0].to_ascii_lowercase())
 }
 
 /// A path split into its root and its components, with `.` and `..` folded: no empty or `.`
@@ -194,6 +229,36 @@ impl<'a> Lexical<'a> {
         self
     }
 
+    /// `raw` read from this folder by a tool that reads rooted paths `how` (see [`Rooted`]).
+    /// `home` is the drive or share the session works on, for a folder that has none (Git Bash
+    /// after `cd /tmp`); `None` with a folder that has none makes a POSIX context. Lexical: the
+    /// MSYS root and the current folder of another drive are not looked up.
+    pub fn read(self, raw: &'a str, how: Rooted, home: Option<&Root<'a>>) -> Lexical<'a> {
+        let drive = match &self.root {
+            Some(r) if *r != Root::Posix => r.clone(),
+            _ => match home {
+                Some(h) if *h != Root::Posix => h.clone(),
+                _ => return self.join(parse(raw)),
+            },
+        };
+        if let Some((letter, rest)) = drive_relative(raw)
+            && self.root == Some(Root::Drive(letter))
+        {
+            return self.join(parse(rest));
+        }
+        let rel = parse(raw);
+        if rel.root != Some(Root::Posix) {
+            return self.join(rel);
+        }
+        match how {
+            Rooted::Msys if !raw.starts_with('\\') => msys_mount(rel),
+            _ => Lexical {
+                root: Some(drive),
+                parts: rel.parts,
+            },
+        }
+    }
+
     /// Its components below `root` (none: `root` itself), or `None` when it is not at or below
     /// `root`. Roots compare as [`Root::same`]; components exactly, or ignoring case when `ci`.
     pub fn below(&self, root: &Lexical, ci: bool) -> Option<&[Cow<'a, str>]> {
@@ -267,12 +332,15 @@ pub fn normalize(p: &str) -> String {
     parse(p).render()
 }
 
-/// `base` joined with `rel` (or `rel` alone when it is absolute), normalized.
+/// `base` joined with `rel` (or `rel` alone when it is absolute), normalized; a path rooted
+/// without a drive is on `base`'s drive ([`Rooted::CurrentDrive`]).
 pub fn join(base: &str, rel: &str) -> String {
-    if base.is_empty() {
-        return normalize(rel);
-    }
-    parse(base).join(parse(rel)).render()
+    join_as(base, rel, Rooted::CurrentDrive, None)
+}
+
+/// `rel` read from `base` as [`Lexical::read`] reads it, normalized.
+pub fn join_as(base: &str, rel: &str, how: Rooted, home: Option<&Root>) -> String {
+    parse(base).read(rel, how, home).render()
 }
 
 /// What a leading expansion in a path stands for.
@@ -359,34 +427,33 @@ pub fn is_temp(path: &str) -> bool {
     )
 }
 
-/// `/c/x` or `/mnt/c/x` → `c:/x` (only used when the root is a drive path).
-fn msys_to_drive(p: &str) -> Option<String> {
-    let rest = p.strip_prefix("/mnt/").or_else(|| p.strip_prefix('/'))?;
-    let b = rest.as_bytes();
-    if b.is_empty() || !b[0].is_ascii_alphabetic() || (b.len() > 1 && b[1] != b'/') {
-        return None;
+/// A POSIX-rooted path as Git Bash reads it: `/c/x` or `/mnt/c/x` → `c:/x`; anything else keeps
+/// its (MSYS) root.
+fn msys_mount(rel: Lexical<'_>) -> Lexical<'_> {
+    let (letter, skip) = match rel.parts.as_slice() {
+        [m, d, ..] if m.eq_ignore_ascii_case("mnt") && mount_letter(d).is_some() => {
+            (mount_letter(d), 2)
+        }
+        [d, ..] => (mount_letter(d), 1),
+        [] => (None, 0),
+    };
+    match letter {
+        Some(d) => Lexical {
+            root: Some(Root::Drive(d)),
+            parts: rel.parts.into_iter().skip(skip).collect(),
+        },
+        None => rel,
     }
-    Some(normalize(&format!(
-        "{}:/{}",
-        &rest[..1],
-        rest.get(2..).unwrap_or("")
-    )))
 }
 
-/// Where the absolute, normalized `path` lies relative to the normalized `root`.
+/// Where the absolute, normalized `path` lies relative to the normalized `root`. Both are read
+/// already (a Git Bash `/c/x` is `c:/x` by now: [`join_as`]); this only compares.
 pub fn place(root: &str, path: &str) -> Place {
-    let windows = is_drive(root);
-    let (root, mut path) = if windows {
+    let (root, path) = if is_drive(root) {
         (root.to_ascii_lowercase(), path.to_ascii_lowercase())
     } else {
         (root.to_string(), path.to_string())
     };
-    if windows
-        && !is_drive(&path)
-        && let Some(p) = msys_to_drive(&path)
-    {
-        path = p;
-    }
     let root = root.trim_end_matches('/');
     let path_t = path.trim_end_matches('/');
     if path_t == root {
@@ -527,14 +594,205 @@ mod tests {
             place("c:/repo", "C:/Repo/Dist"),
             Place::Inside("dist".into())
         );
-        assert_eq!(
-            place("c:/repo", "/c/repo/dist"),
-            Place::Inside("dist".into())
-        );
-        assert_eq!(
-            place("c:/repo", "/mnt/c/repo/dist"),
-            Place::Inside("dist".into())
-        );
         assert_eq!(place("c:/repo", "d:/repo/dist"), Place::Outside);
+        // `place` only compares: a Git Bash spelling is read first (`join_as`).
+        assert_eq!(place("c:/repo", "/c/repo/dist"), Place::Outside);
+    }
+
+    fn read(base: &str, raw: &str, how: Rooted) -> String {
+        join_as(base, raw, how, None)
+    }
+
+    #[test]
+    fn rooted_paths_take_the_current_drive_for_file_tools_and_powershell() {
+        let cd = Rooted::CurrentDrive;
+        assert_eq!(
+            read(r"C:\Users\me\proj", r"\Users\me\proj\src\x.ts", cd),
+            "c:/Users/me/proj/src/x.ts"
+        );
+        assert_eq!(
+            read(r"C:\Users\me\proj", "/Users/me/proj/src/x.ts", cd),
+            "c:/Users/me/proj/src/x.ts"
+        );
+        assert_eq!(
+            read(r"D:\work", r"\x", cd),
+            "d:/x",
+            "the folder's drive, not C:"
+        );
+        assert_eq!(
+            read(r"\\srv\share\proj", r"\x\y", cd),
+            "//srv/share/x/y",
+            "a share is the drive"
+        );
+        assert_eq!(
+            read(r"C:\r", r"\..\..\x", cd),
+            "c:/x",
+            "`..` stops at the drive"
+        );
+        assert_eq!(read(r"C:\r", "/", cd), "c:/");
+        assert_eq!(
+            join(r"C:\r", r"\x"),
+            "c:/x",
+            "join reads as the file tools do"
+        );
+        // Paths that carry their own root are not touched.
+        assert_eq!(read(r"C:\r", r"D:\x", cd), "d:/x");
+        assert_eq!(read(r"C:\r", r"\\srv\share\x", cd), "//srv/share/x");
+        assert_eq!(read(r"C:\r", r"\\?\D:\x", cd), "d:/x");
+        assert_eq!(read(r"C:\r", r"src\x", cd), "c:/r/src/x");
+    }
+
+    #[test]
+    fn a_drive_with_a_relative_path_is_below_the_folder_on_that_drive() {
+        let cd = Rooted::CurrentDrive;
+        assert_eq!(
+            read(r"C:\Users\me\proj", r"C:src\x.ts", cd),
+            "c:/Users/me/proj/src/x.ts"
+        );
+        assert_eq!(read(r"C:\Users\me\proj", r"c:..\x", cd), "c:/Users/me/x");
+        assert_eq!(read(r"C:\Users\me\proj", "C:", cd), "c:/Users/me/proj");
+        // Another drive's current folder is not known: that drive's root, as before.
+        assert_eq!(read(r"C:\Users\me\proj", r"D:src\x.ts", cd), "d:/src/x.ts");
+        assert_eq!(read("/home/me", "C:src", cd), "c:/src");
+    }
+
+    #[test]
+    fn git_bash_reads_its_drive_mounts_and_keeps_the_msys_root() {
+        let msys = Rooted::Msys;
+        assert_eq!(
+            read(r"C:\Users\me\proj", "/c/Users/me/proj/src/x.ts", msys),
+            "c:/Users/me/proj/src/x.ts"
+        );
+        assert_eq!(read(r"C:\Users\me\proj", "/D/data", msys), "d:/data");
+        assert_eq!(read(r"C:\Users\me\proj", "/c", msys), "c:/");
+        assert_eq!(
+            read(r"C:\Users\me\proj", "/mnt/c/Users/x", msys),
+            "c:/Users/x"
+        );
+        assert_eq!(read(r"\\srv\share\proj", "/c/x", msys), "c:/x");
+        // Anything else is below the MSYS root: a POSIX root, below no drive's repo.
+        for raw in [
+            "/Users/me/proj/src/x.ts",
+            "/tmp/x",
+            "/usr/bin/git",
+            "/cc/x",
+            "/mnt/cc",
+            "/",
+            "/mnt",
+        ] {
+            assert_eq!(
+                read(r"C:\Users\me\proj", raw, msys),
+                normalize(raw),
+                "{raw}"
+            );
+            assert_eq!(
+                parse(&read(r"C:\Users\me\proj", raw, msys)).root,
+                Some(Root::Posix),
+                "{raw}"
+            );
+        }
+        // A folder below the MSYS root (`cd /tmp`) still maps the mounts, from the session's drive.
+        let home = Root::Drive(b'c');
+        assert_eq!(join_as("/tmp", "/c/r/x", msys, Some(&home)), "c:/r/x");
+        assert_eq!(join_as("/tmp", "x", msys, Some(&home)), "/tmp/x");
+        assert_eq!(
+            join_as("/tmp", r"\r\x", msys, Some(&home)),
+            "c:/r/x",
+            "a quoted `\\` is Win32"
+        );
+        assert_eq!(
+            join_as("/tmp", r"\r\x", Rooted::CurrentDrive, Some(&home)),
+            "c:/r/x"
+        );
+        // A quoted backslash path is a Win32 path to MSYS: the current drive.
+        assert_eq!(
+            read(r"C:\Users\me\proj", r"\Users\me\x", msys),
+            "c:/Users/me/x"
+        );
+    }
+
+    #[test]
+    fn in_a_posix_context_a_leading_slash_is_the_root_for_every_tool() {
+        for how in [Rooted::CurrentDrive, Rooted::Msys] {
+            assert_eq!(read("/home/me/proj", "/c/x", how), "/c/x");
+            assert_eq!(read("/home/me/proj", "/Users/me/x", how), "/Users/me/x");
+            assert_eq!(read("/home/me/proj", "/mnt/c/x", how), "/mnt/c/x");
+            assert_eq!(read("/home/me/proj", r"\x", how), "/x");
+            assert_eq!(read("", "/x/./y", how), "/x/y");
+            assert_eq!(read("", "x/../y", how), "y");
+            assert_eq!(join_as("/tmp", "/c/x", how, Some(&Root::Posix)), "/c/x");
+            if cfg!(not(windows)) {
+                assert_eq!(read("/home/me/proj", "//home/me/x", how), "/home/me/x");
+                assert_eq!(read("/home/me/proj", "///x", how), "/x");
+            }
+        }
+    }
+
+    #[test]
+    fn odd_input_never_panics() {
+        let odd = [
+            "",
+            "\\",
+            "\\\\",
+            "\\\\\\",
+            "/",
+            "//",
+            "///",
+            "C:",
+            "c:",
+            "C:\\",
+            "C:/",
+            ":",
+            "::",
+            "C::",
+            "1:",
+            "\\\\?",
+            "\\\\?\\",
+            "\\\\.\\",
+            "\\\\?\\UNC",
+            "\\\\?\\UNC\\",
+            "\\\\?\\C:",
+            "\\\\?\\C",
+            "\\\\.\\C:x",
+            "\\\\srv",
+            "\\\\srv\\",
+            "//?/",
+            "/c",
+            "/c/",
+            "/mnt",
+            "/mnt/",
+            "/mnt/c",
+            "..",
+            "/..",
+            "\\..\\..",
+            "C:..",
+            "é:\\x",
+            "/é/x",
+            "\\é",
+            "\u{0}",
+            " ",
+        ];
+        let bases = [
+            "",
+            "/",
+            "/r",
+            "C:\\r",
+            "C:",
+            "\\\\srv\\share",
+            "\\\\.\\pipe",
+            "rel",
+            "\\",
+        ];
+        for base in bases {
+            for raw in odd {
+                for how in [Rooted::CurrentDrive, Rooted::Msys] {
+                    for home in [None, Some(Root::Drive(b'c')), Some(Root::Posix)] {
+                        let out = join_as(base, raw, how, home.as_ref());
+                        let _ = place(&normalize(base), &out);
+                        let _ = parse(&out).below(&parse(base), true);
+                    }
+                }
+            }
+        }
     }
 }

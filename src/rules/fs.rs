@@ -11,8 +11,8 @@
 //! (`rm -rf "$OUT/dist"`): a coordination guard errs towards asking.
 
 use super::args::{Opts, expand_braces, glob_match};
-use super::{Base, Env, Rules, View};
-use crate::paths::lexical::{Anchor, Place, anchor, is_absolute, is_temp, join, normalize, place};
+use super::{At, Base, Env, Rules, View};
+use crate::paths::lexical::{Anchor, Place, anchor, is_temp, place};
 use crate::shell::Word;
 use crate::shell::word::{command_name, win_switch};
 use crate::shell::writes::cmd_switch;
@@ -59,16 +59,16 @@ fn unknown_tail(text: &str, glob: bool) -> Target {
     Target::Unknown(tail, glob)
 }
 
-fn resolve(env: &Env, base: &Base, text: &str, glob: bool) -> Target {
+fn resolve(env: &Env, at: &At, text: &str, glob: bool) -> Target {
     if let Some((kind, rest)) = anchor(text) {
         if rest.split(['/', '\\']).any(is_dynamic_comp) {
             return unknown_tail(text, glob);
         }
         return match kind {
-            Anchor::Cwd => resolve_literal(env, base, &format!(".{rest}"), glob),
+            Anchor::Cwd => resolve_literal(env, at, &format!(".{rest}"), glob),
             Anchor::Root => place_of(
                 env,
-                &join(env.root(), rest.trim_start_matches(['/', '\\'])),
+                &env.read(env.root(), rest.trim_start_matches(['/', '\\']), at.how),
                 glob,
             ),
             Anchor::Temp => Target::Outside,
@@ -79,17 +79,14 @@ fn resolve(env: &Env, base: &Base, text: &str, glob: bool) -> Target {
     if text.split(['/', '\\']).any(is_dynamic_comp) {
         return unknown_tail(text, glob);
     }
-    resolve_literal(env, base, text, glob)
+    resolve_literal(env, at, text, glob)
 }
 
-fn resolve_literal(env: &Env, base: &Base, text: &str, glob: bool) -> Target {
-    if is_absolute(text) {
-        return place_of(env, &normalize(text), glob);
-    }
-    match base {
-        Base::Known(b) => place_of(env, &join(b, text), glob),
-        Base::Outside => Target::Outside,
-        Base::Unknown => unknown_tail(text, glob),
+fn resolve_literal(env: &Env, at: &At, text: &str, glob: bool) -> Target {
+    match (env.absolute(&at.base, text, at.how), &at.base) {
+        (Some(abs), _) => place_of(env, &abs, glob),
+        (None, Base::Outside) => Target::Outside,
+        (None, _) => unknown_tail(text, glob),
     }
 }
 
@@ -132,7 +129,7 @@ fn home_hits(tail: &[String], glob: bool, repo: &str, dir: &[String]) -> bool {
 
 impl Rules {
     /// The output dir a deletion of `word` hits, if any.
-    fn output_hit(&self, env: &Env, base: &Base, word: &Word) -> Option<String> {
+    fn output_hit(&self, env: &Env, at: &At, word: &Word) -> Option<String> {
         let texts = if word.glob && word.text.contains('{') {
             expand_braces(&word.text, MAX_BRACE)
         } else {
@@ -142,7 +139,7 @@ impl Rules {
             if text.is_empty() {
                 continue;
             }
-            let target = resolve(env, base, &text, word.glob);
+            let target = resolve(env, at, &text, word.glob);
             let hit = self.output_dirs.iter().find(|d| match &target {
                 Target::Rel(rel, glob) => rel_hits(rel, *glob, d),
                 Target::Contains => true,
@@ -160,12 +157,12 @@ impl Rules {
     fn first_hit<'w>(
         &self,
         env: &Env,
-        base: &Base,
+        at: &At,
         targets: impl IntoIterator<Item = &'w Word>,
     ) -> Option<String> {
         targets
             .into_iter()
-            .find_map(|w| self.output_hit(env, base, w))
+            .find_map(|w| self.output_hit(env, at, w))
     }
 }
 
@@ -202,14 +199,14 @@ pub(super) fn rm_app_output(r: &Rules, v: &View, env: &Env) -> Option<String> {
     if !deleter {
         return None;
     }
-    let base = env.base(v.seg);
-    let base = &base;
+    let at = env.at(v.seg);
+    let at = &at;
     let dir = if v.ps
         && matches!(
             name,
             "rm" | "remove-item" | "ri" | "del" | "erase" | "rd" | "rmdir"
         ) {
-        remove_item(r, v, env, base)
+        remove_item(r, v, env, at)
     } else {
         match name {
             "rm" => {
@@ -217,7 +214,7 @@ pub(super) fn rm_app_output(r: &Rules, v: &View, env: &Env) -> Option<String> {
                 if !o.has(&["r", "R", "--recursive"]) {
                     return None;
                 }
-                r.first_hit(env, base, o.operands)
+                r.first_hit(env, at, o.operands)
             }
             "rmdir" | "rd" | "del" | "erase" => {
                 // Switches may be joined (`/S/Q`) and spelled `//s` in Git Bash.
@@ -229,16 +226,14 @@ pub(super) fn rm_app_output(r: &Rules, v: &View, env: &Env) -> Option<String> {
                 if !recursive {
                     return None;
                 }
-                r.first_hit(env, base, v.args.iter().filter(|w| !switch(w)))
+                r.first_hit(env, at, v.args.iter().filter(|w| !switch(w)))
             }
-            "rimraf" | "del-cli" | "trash" => r.first_hit(
-                env,
-                base,
-                v.args.iter().filter(|w| !w.text.starts_with('-')),
-            ),
-            "find" => find_delete(r, v, env, base),
-            "rsync" => rsync_delete(r, v, env, base),
-            "git" => git_clean(r, v, env, base),
+            "rimraf" | "del-cli" | "trash" => {
+                r.first_hit(env, at, v.args.iter().filter(|w| !w.text.starts_with('-')))
+            }
+            "find" => find_delete(r, v, env, at),
+            "rsync" => rsync_delete(r, v, env, at),
+            "git" => git_clean(r, v, env, at),
             _ => None,
         }
     }?;
@@ -246,7 +241,7 @@ pub(super) fn rm_app_output(r: &Rules, v: &View, env: &Env) -> Option<String> {
 }
 
 /// `Remove-Item -Recurse` (and its aliases) in PowerShell.
-fn remove_item(r: &Rules, v: &View, env: &Env, base: &Base) -> Option<String> {
+fn remove_item(r: &Rules, v: &View, env: &Env, at: &At) -> Option<String> {
     let mut recurse = false;
     let mut targets: Vec<&Word> = Vec::new();
     let mut i = 0;
@@ -303,7 +298,7 @@ fn remove_item(r: &Rules, v: &View, env: &Env, base: &Base) -> Option<String> {
         if prev.argv.iter().all(|w| w.quoted && !w.dynamic) && !prev.argv.is_empty() {
             return r.first_hit(
                 env,
-                base,
+                at,
                 &split_commas(&prev.argv.iter().collect::<Vec<_>>()),
             );
         }
@@ -316,7 +311,7 @@ fn remove_item(r: &Rules, v: &View, env: &Env, base: &Base) -> Option<String> {
                 .iter()
                 .filter(|w| !w.text.starts_with('-'))
                 .collect();
-            return r.first_hit(env, base, &split_commas(&items));
+            return r.first_hit(env, at, &split_commas(&items));
         }
         if !matches!(
             lister.as_str(),
@@ -356,17 +351,17 @@ fn remove_item(r: &Rules, v: &View, env: &Env, base: &Base) -> Option<String> {
             (true, false) => vec![&dot],
             (true, true) => filters,
         };
-        return r.first_hit(env, base, &split_commas(&items));
+        return r.first_hit(env, at, &split_commas(&items));
     }
     if !recurse {
         return None;
     }
     let words = split_commas(&targets);
-    r.first_hit(env, base, &words)
+    r.first_hit(env, at, &words)
 }
 
 /// `find <paths> … -delete` or `-exec rm -r {}`.
-fn find_delete(r: &Rules, v: &View, env: &Env, base: &Base) -> Option<String> {
+fn find_delete(r: &Rules, v: &View, env: &Env, at: &At) -> Option<String> {
     let args = v.args;
     let deletes = args.iter().enumerate().any(|(i, w)| match w.text.as_str() {
         "-delete" => true,
@@ -415,7 +410,7 @@ fn find_delete(r: &Rules, v: &View, env: &Env, base: &Base) -> Option<String> {
         }
     }
     for s in starts {
-        let target = resolve(env, base, &s.text, s.glob);
+        let target = resolve(env, at, &s.text, s.glob);
         for d in &r.output_dirs {
             let hit = match &target {
                 Target::Rel(rel, glob) if rel.len() >= d.len() => rel_hits(rel, *glob, d),
@@ -447,7 +442,7 @@ fn filters_allow(filters: &[&str], dir: &[String]) -> bool {
 }
 
 /// `rsync --delete* src dest` empties `dest`; `--remove-source-files` deletes sources.
-fn rsync_delete(r: &Rules, v: &View, env: &Env, base: &Base) -> Option<String> {
+fn rsync_delete(r: &Rules, v: &View, env: &Env, at: &At) -> Option<String> {
     let o = Opts::parse(
         v.args,
         "efTBM",
@@ -481,18 +476,18 @@ fn rsync_delete(r: &Rules, v: &View, env: &Env, base: &Base) -> Option<String> {
     );
     let (dest, sources) = o.operands.split_last()?;
     if o.flags.iter().any(|f| f.starts_with("--del"))
-        && let Some(d) = r.output_hit(env, base, dest)
+        && let Some(d) = r.output_hit(env, at, dest)
     {
         return Some(d);
     }
     if o.has(&["--remove-source-files"]) {
-        return r.first_hit(env, base, sources.iter().copied());
+        return r.first_hit(env, at, sources.iter().copied());
     }
     None
 }
 
 /// `git clean -x|-X` deletes ignored files, which is where the app output lives.
-fn git_clean(r: &Rules, v: &View, env: &Env, base: &Base) -> Option<String> {
+fn git_clean(r: &Rules, v: &View, env: &Env, at: &At) -> Option<String> {
     let (sub, args) = v.git.as_ref()?;
     if sub != "clean" {
         return None;
@@ -503,9 +498,9 @@ fn git_clean(r: &Rules, v: &View, env: &Env, base: &Base) -> Option<String> {
     }
     let dot = Word::plain(".");
     if o.operands.is_empty() {
-        return r.first_hit(env, base, [&dot]);
+        return r.first_hit(env, at, [&dot]);
     }
-    r.first_hit(env, base, o.operands)
+    r.first_hit(env, at, o.operands)
 }
 
 #[cfg(test)]

@@ -25,7 +25,7 @@
 
 use super::args::Opts;
 use super::{Base, Env, Rules, View};
-use crate::paths::lexical::{Anchor, Place, anchor, is_drive, join, place};
+use crate::paths::lexical::{Anchor, Place, anchor, is_drive, place};
 use crate::shell::Word;
 
 /// The subcommand of a `git` argv and its arguments, global options skipped.
@@ -56,12 +56,13 @@ fn whole_tree(env: &Env, v: &View, w: &Word) -> bool {
     let Some((top, path)) = crate::shell::writes::pathspec(&w.text) else {
         return false;
     };
+    let how = v.seg.dialect.rooted();
     let mut base = env.base(v.seg);
     if let Some(call) = crate::shell::writes::git_call(v.argv) {
         for d in call.dirs {
             base = match base {
                 _ if d.dynamic => Base::Unknown,
-                Base::Known(b) => Base::Known(join(&b, &d.text)),
+                Base::Known(b) => Base::Known(env.read(&b, &d.text, how)),
                 other => other,
             };
         }
@@ -70,18 +71,20 @@ fn whole_tree(env: &Env, v: &View, w: &Word) -> bool {
         return false;
     };
     let abs = if top {
-        join(env.root(), path)
+        env.read(env.root(), path, how)
     } else if w.dynamic {
         match anchor(path) {
             Some((_, rest)) if rest.contains(['$', '`', '%']) => return false,
-            Some((Anchor::Cwd, rest)) => join(&base, &format!(".{rest}")),
-            Some((Anchor::Root, rest)) => join(env.root(), rest.trim_start_matches(['/', '\\'])),
+            Some((Anchor::Cwd, rest)) => env.read(&base, &format!(".{rest}"), how),
+            Some((Anchor::Root, rest)) => {
+                env.read(env.root(), rest.trim_start_matches(['/', '\\']), how)
+            }
             _ => return false,
         }
     } else if path.contains(['*', '?', '[']) {
         return false;
     } else {
-        join(&base, path)
+        env.read(&base, path, how)
     };
     match place(env.root(), &abs) {
         Place::Contains => true,

@@ -56,7 +56,7 @@ pub use table::{RuleId, RuleInfo, Scope};
 
 use std::cell::OnceCell;
 
-use crate::paths::lexical::{Anchor, anchor, is_absolute, join, normalize};
+use crate::paths::lexical::{Anchor, Root, Rooted, anchor, is_absolute, join_as, normalize, parse};
 use crate::shell::pm::{PmCall, pm_call};
 use crate::shell::word::{base_lower, command_name};
 use crate::shell::{Analysis, Dialect, DirStep, Segment, Word, analyze};
@@ -161,10 +161,17 @@ impl Hit {
     }
 }
 
+/// The normalized root and cwd, and the Windows drive (or share) the cwd is on.
+struct Paths {
+    root: String,
+    cwd: String,
+    home: Option<Root<'static>>,
+}
+
 /// The context, normalized on first use (most commands never need a path).
 pub(crate) struct Env<'c> {
     ctx: &'c CommandContext,
-    paths: OnceCell<(String, String)>,
+    paths: OnceCell<Paths>,
 }
 
 impl<'c> Env<'c> {
@@ -175,23 +182,40 @@ impl<'c> Env<'c> {
         }
     }
 
-    fn paths(&self) -> &(String, String) {
+    fn paths(&self) -> &Paths {
         self.paths.get_or_init(|| {
             let root = normalize(&self.ctx.repo_root);
-            let cwd = if self.ctx.cwd.is_empty() {
-                root.clone()
-            } else if is_absolute(&self.ctx.cwd) {
-                normalize(&self.ctx.cwd)
-            } else {
-                join(&root, &self.ctx.cwd)
-            };
-            (root, cwd)
+            // The cwd as the client names it: relative to the root, on its drive when it has none.
+            let cwd = join_as(&root, &self.ctx.cwd, Rooted::CurrentDrive, None);
+            let home = parse(&cwd).into_owned().root.filter(|r| *r != Root::Posix);
+            Paths { root, cwd, home }
         })
     }
 
     /// The normalized repository root.
     pub fn root(&self) -> &str {
-        &self.paths().0
+        &self.paths().root
+    }
+
+    /// How this command's own shell reads a path rooted without a drive.
+    pub fn rooted(&self) -> Rooted {
+        self.ctx.shell.dialect().rooted()
+    }
+
+    /// `p` read from the absolute, normalized `dir` as a shell that reads rooted paths `how`
+    /// (see [`Rooted`]), normalized: the one way command paths become absolute.
+    pub fn read(&self, dir: &str, p: &str, how: Rooted) -> String {
+        join_as(dir, p, how, self.paths().home.as_ref())
+    }
+
+    /// `p` as an absolute, normalized path, read from `base` (an absolute `p` from the cwd when the
+    /// base is not known); `None` for a relative `p` where the base is not known.
+    pub fn absolute(&self, base: &Base, p: &str, how: Rooted) -> Option<String> {
+        match base {
+            Base::Known(dir) => Some(self.read(dir, p, how)),
+            _ if is_absolute(p) => Some(self.read(&self.paths().cwd, p, how)),
+            Base::Outside | Base::Unknown => None,
+        }
     }
 
     /// The last component of the root, lowercased (`~/<name>/dist` names this repo).
@@ -205,21 +229,35 @@ impl<'c> Env<'c> {
 
     /// The directory a segment runs in, following its lexical `cd` steps.
     pub fn base(&self, seg: &Segment) -> Base {
-        self.base_of(&seg.dirs)
+        self.base_as(&seg.dirs, seg.dialect.rooted())
     }
 
-    /// The directory the `cd` steps `dirs` lead to from the cwd.
+    /// Where a segment runs, and how it reads rooted paths.
+    pub fn at(&self, seg: &Segment) -> At {
+        At {
+            base: self.base(seg),
+            how: seg.dialect.rooted(),
+        }
+    }
+
+    /// The directory the `cd` steps `dirs` lead to from the cwd, read by this command's shell.
     pub fn base_of(&self, dirs: &[DirStep]) -> Base {
-        let mut b = Base::Known(self.paths().1.clone());
+        self.base_as(dirs, self.rooted())
+    }
+
+    fn base_as(&self, dirs: &[DirStep], how: Rooted) -> Base {
+        let mut b = Base::Known(self.paths().cwd.clone());
         for step in dirs {
             b = match step {
-                DirStep::To(p) => step_into(b, p),
+                DirStep::To(p) => self.step_into(b, p, how),
                 DirStep::Dynamic(p) => match anchor(p) {
                     Some((_, rest)) if rest.contains(['$', '`', '%']) => Base::Unknown,
-                    Some((Anchor::Cwd, rest)) => step_into(b, &format!(".{rest}")),
-                    Some((Anchor::Root, rest)) => {
-                        Base::Known(join(self.root(), rest.trim_start_matches(['/', '\\'])))
-                    }
+                    Some((Anchor::Cwd, rest)) => self.step_into(b, &format!(".{rest}"), how),
+                    Some((Anchor::Root, rest)) => Base::Known(self.read(
+                        self.root(),
+                        rest.trim_start_matches(['/', '\\']),
+                        how,
+                    )),
                     Some((Anchor::Temp, _)) => Base::Outside,
                     _ => Base::Unknown,
                 },
@@ -228,6 +266,21 @@ impl<'c> Env<'c> {
         }
         b
     }
+
+    fn step_into(&self, b: Base, p: &str, how: Rooted) -> Base {
+        match self.absolute(&b, p, how) {
+            Some(dir) => Base::Known(dir),
+            None => b,
+        }
+    }
+}
+
+/// Where a segment runs ([`Base`]) and how its shell reads a path rooted without a drive.
+pub(crate) struct At {
+    /// The directory.
+    pub base: Base,
+    /// Git Bash's MSYS reading, or the current drive.
+    pub how: Rooted,
 }
 
 /// Where a segment runs, as far as the command text tells.
@@ -239,16 +292,6 @@ pub(crate) enum Base {
     Outside,
     /// Not known (`cd "$X"`, `cd -`).
     Unknown,
-}
-
-fn step_into(b: Base, p: &str) -> Base {
-    if is_absolute(p) {
-        return Base::Known(normalize(p));
-    }
-    match b {
-        Base::Known(k) => Base::Known(join(&k, p)),
-        other => other,
-    }
 }
 
 /// One segment as the matchers see it.

@@ -77,6 +77,51 @@ fn windows_roots_and_paths() {
 }
 
 #[test]
+fn issue_11_rooted_paths_without_a_drive_are_read_per_shell() {
+    let bash = CommandContext::new(r"C:\Users\dev\repo\web", r"C:\Users\dev\repo");
+    let ps = bash.clone().with_shell(Shell::PowerShell);
+    let hit = ["rm.app-output"];
+    // PowerShell and cmd: the current drive.
+    for cmd in [
+        r"Remove-Item -Recurse \Users\dev\repo\dist",
+        "Remove-Item -Recurse /Users/dev/repo/dist",
+        r"cd \Users\dev\repo; Remove-Item -Recurse dist",
+        r"Remove-Item -Recurse C:..\dist",
+        r"cmd /c rd /s /q \Users\dev\repo\dist",
+    ] {
+        assert_eq!(ids_in(cmd, &ps), hit, "{cmd}");
+    }
+    assert!(ids_in(r"cd D:\; Remove-Item -Recurse \Users\dev\repo\dist", &ps).is_empty());
+    assert!(ids_in(r"Remove-Item -Recurse \Users\dev\other\dist", &ps).is_empty());
+    // Git Bash: drive mounts, else the MSYS root; a quoted `\` is a Win32 path.
+    for cmd in [
+        "rm -rf /c/Users/dev/repo/dist",
+        r"rm -rf '\Users\dev\repo\dist'",
+        "cd /tmp && rm -rf /c/Users/dev/repo/dist",
+        "powershell -Command 'Remove-Item -Recurse /Users/dev/repo/dist'",
+    ] {
+        assert_eq!(ids_in(cmd, &bash), hit, "{cmd}");
+    }
+    for cmd in [
+        "rm -rf /Users/dev/repo/dist",
+        "cd /Users/dev/repo && rm -rf dist",
+        r"rm -rf \Users\dev\repo\dist",
+    ] {
+        assert!(ids_in(cmd, &bash).is_empty(), "{cmd}");
+    }
+    // PowerShell running bash: that segment is Git Bash's.
+    assert_eq!(ids_in("bash -c 'rm -rf /c/Users/dev/repo/dist'", &ps), hit);
+    assert!(ids_in("bash -c 'rm -rf /Users/dev/repo/dist'", &ps).is_empty());
+    // On Linux a leading `/` is the root for both.
+    let posix = CommandContext::new(ROOT, ROOT).with_shell(Shell::PowerShell);
+    assert_eq!(
+        ids_in("Remove-Item -Recurse /home/dev/repo/dist", &posix),
+        hit
+    );
+    assert!(ids("rm -rf /c/home/dev/repo/dist").is_empty());
+}
+
+#[test]
 fn dynamic_targets() {
     assert_eq!(ids(r#"rm -rf "$PWD/dist""#), ["rm.app-output"]);
     assert_eq!(ids(r#"rm -rf "$PWD/src""#), Vec::<String>::new());

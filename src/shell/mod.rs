@@ -117,6 +117,15 @@ impl Dialect {
             Dialect::Cmd => "cmd",
         }
     }
+
+    /// How this shell reads a path rooted without a drive on Windows: bash is Git Bash there
+    /// (`/c/x` is `C:\x`, other `/x` the MSYS root); PowerShell and cmd use the current drive.
+    pub fn rooted(self) -> crate::paths::lexical::Rooted {
+        match self {
+            Dialect::Posix => crate::paths::lexical::Rooted::Msys,
+            Dialect::PowerShell | Dialect::Cmd => crate::paths::lexical::Rooted::CurrentDrive,
+        }
+    }
 }
 
 /// Analyze `command` written in `dialect`, from its text alone.

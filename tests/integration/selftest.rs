@@ -742,20 +742,36 @@ fn write_setup(host: Host, repo: &Repo, case: &Case, now: u64) -> Result<Written
 
 /// The hook payload (or the raw stdin) the case describes.
 fn payload_bytes(host: Host, case: &Case, repo: &Repo, cwd: &Path) -> Result<Vec<u8>, String> {
-    let root = host.path(&repo.root);
-    let root_json = serde_json::to_string(&root).unwrap_or_default();
-    let root_inner = &root_json[1..root_json.len() - 1];
     let home = repo.home.to_string_lossy().to_string();
-    let subst = |t: &str| -> String {
-        let mut t = t
-            .replace("$REPO", root_inner)
-            .replace("$STATE_HOME", &home)
-            .replace("$CLAUDE_CONFIG_DIR", &format!("{home}/claude"));
+    // The longer names first: `$REPO` is a prefix of the others.
+    let vars = [
+        ("$REPO_NODRIVE_SLASH", host.no_drive(&repo.root, true)),
+        ("$REPO_NODRIVE", host.no_drive(&repo.root, false)),
+        ("$REPO_MSYS", host.msys(&repo.root)),
+        ("$REPO", host.path(&repo.root)),
+        ("$STATE_HOME", home.clone()),
+        ("$CLAUDE_CONFIG_DIR", format!("{home}/claude")),
+    ];
+    // In `input:` and `stdin:` (JSON) a value is escaped as a JSON string's inside; in `raw:`
+    // paths and `command:` lines it is written as it is.
+    let subst_as = |t: &str, json: bool| -> String {
+        let mut t = t.to_string();
+        for (name, value) in &vars {
+            let value = if json {
+                let quoted = serde_json::to_string(value).unwrap_or_default();
+                quoted[1..quoted.len() - 1].to_string()
+            } else {
+                value.clone()
+            };
+            t = t.replace(name, &value);
+        }
         if let Some((n, text)) = &case.filler {
             t = t.replace("$FILLER", &text.repeat(*n));
         }
         t
     };
+    let subst = |t: &str| subst_as(t, true);
+    let plain = |t: &str| subst_as(t, false);
     if let Some(raw) = &case.stdin {
         return Ok(subst(raw).into_bytes());
     }
@@ -780,7 +796,7 @@ fn payload_bytes(host: Host, case: &Case, repo: &Repo, cwd: &Path) -> Result<Vec
         };
         let file = case.path.as_deref().map(|v| {
             if let Some(r) = v.strip_prefix("raw:") {
-                subst(r)
+                plain(r)
             } else if let Some(r) = v.strip_prefix("bindir:") {
                 host.join(&guard_dir(host), r)
             } else {
@@ -792,7 +808,7 @@ fn payload_bytes(host: Host, case: &Case, repo: &Repo, cwd: &Path) -> Result<Vec
                 serde_json::from_str(&subst(raw)).map_err(|e| format!("input: not JSON: {e}"))?
             }
             None => {
-                let command = case.command.as_deref().map(subst);
+                let command = case.command.as_deref().map(plain);
                 tool_input(&tool, command.as_deref(), file)
             }
         };

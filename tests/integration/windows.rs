@@ -147,6 +147,56 @@ fn every_windows_path_form_of_an_owned_file_is_the_owners() {
     );
 }
 
+/// Issue 11: a path rooted without a drive, from every form of the cwd. The file tools and
+/// PowerShell read it on the cwd's drive (`Z:`, wine's drive of the repo); Git Bash reads
+/// `/z/…` as that drive and any other `/…` below its MSYS root, outside the repo.
+#[test]
+fn issue_11_rooted_paths_without_a_drive_from_every_cwd_form() {
+    let wine = require_wine!();
+    let repo = Repo::new();
+    repo.plan("api", 1, &["src/api/**"]);
+    claim_via_guard(wine, &repo, "alice", "api", Form::Back);
+    for form in Form::ALL {
+        let host = Host::Windows(wine, form);
+        let cwd = form.of(&repo.root);
+        let back = format!("{}\\src\\api\\x.ts", host.no_drive(&repo.root, false));
+        let slash = format!("{}/src/api/x.ts", host.no_drive(&repo.root, true));
+        let msys = format!("{}/src/api/x.ts", host.msys(&repo.root));
+        let ask = |who: &str, tool: &str, input: Value| {
+            verdict(&guard(wine, &repo, &payload(who, &cwd, tool, input)))
+        };
+        let owned = |v: Result<Verdict, String>, what: &str| match v {
+            Ok(Verdict::Block(reason)) => assert!(
+                reason.contains("src/api/x.ts is owned by stream 'api'"),
+                "{what}, cwd {form:?}: {reason}"
+            ),
+            other => panic!("{what}, cwd {form:?}: {other:?}"),
+        };
+        let edit = json!({"file_path": back, "old_string": "a", "new_string": "b"});
+        owned(ask("bob", "Edit", edit.clone()), &format!("Edit {back}"));
+        assert_eq!(
+            ask("alice", "Edit", edit),
+            Ok(Verdict::Allow),
+            "the owner, cwd {form:?}"
+        );
+        let write = json!({"file_path": slash, "content": "x"});
+        owned(ask("bob", "Write", write), &format!("Write {slash}"));
+        let ps = json!({"command": format!("Set-Content -Path {back} -Value x")});
+        owned(
+            ask("bob", "PowerShell", ps),
+            &format!("PowerShell on {back}"),
+        );
+        let bash = json!({"command": format!("echo x > {msys}")});
+        owned(ask("bob", "Bash", bash), &format!("Git Bash on {msys}"));
+        let msys_root = json!({"command": format!("echo x > {slash}")});
+        assert_eq!(
+            ask("bob", "Bash", msys_root),
+            Ok(Verdict::Allow),
+            "Git Bash's {slash} is below its MSYS root, cwd {form:?}"
+        );
+    }
+}
+
 #[test]
 fn a_stream_lifecycle_with_windows_paths() {
     let wine = require_wine!();

@@ -301,6 +301,31 @@ impl Host {
         }
     }
 
+    /// `path` rooted without its drive, as a Windows client may name it on the current drive
+    /// (`\tmp\x\repo`, or with `/` when `slash`; the case's letter case and `..`); on Linux the
+    /// path itself, where a leading `/` is the root.
+    pub fn no_drive(self, path: &Path, slash: bool) -> String {
+        match self {
+            Host::Linux => path.to_string_lossy().to_string(),
+            Host::Windows(_, form) => {
+                let rest = form.of(path)[2..].replace('/', "\\");
+                if slash { rest.replace('\\', "/") } else { rest }
+            }
+        }
+    }
+
+    /// `path` as Git Bash names it, through its drive mount (`/z/tmp/x/repo`); on Linux the path
+    /// itself.
+    pub fn msys(self, path: &Path) -> String {
+        match self {
+            Host::Linux => path.to_string_lossy().to_string(),
+            Host::Windows(_, form) => {
+                let f = form.of(path);
+                format!("/{}{}", &f[..1], f[2..].replace('\\', "/"))
+            }
+        }
+    }
+
     /// A file below `root` as a client on this host names it: `<root>/<rel>` on Linux, the
     /// case's form of the root joined with `rel` on Windows.
     pub fn join(self, root: &Path, rel: &str) -> String {
