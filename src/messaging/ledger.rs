@@ -8,8 +8,10 @@
 //!
 //! A queued message's text lives in the sender's outbox; a held message's text lives only in the
 //! target's inbound ledger, and is scrubbed from it once the message is refused or expires.
-//! Appends are serialized by a file lock beside the ledger, synced before anyone reports
-//! success, and a torn last line (a crash mid-append) is cut back before the next append.
+//! Appends are serialized by a file lock beside the ledger and synced before anyone reports
+//! success, except a line that only restates what synced lines and the target's transcript say
+//! ([`Durability::Restated`]: the socket route's `taken`); a torn last line (a crash mid-append)
+//! is cut back before the next append.
 //! Lines with an op this build does not know are kept and never count as final.
 
 use super::frame::Mode;
@@ -57,6 +59,19 @@ string_enum! {
         Confirmed = "confirmed",
         Create = "create",
     }
+}
+
+/// When an appended line is on disk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Durability {
+    /// Synced (`fdatasync`) before the append returns: the line records something nothing else
+    /// does (a message, a write to a target, a final state).
+    Synced,
+    /// Written, not synced: the line restates what synced lines and the target's transcript
+    /// already say (a `taken` the socket route read there), so the next look writes it again if
+    /// a machine crash loses it. A killed process loses nothing (the kernel holds the written
+    /// line), and the next synced append to the file, or compaction, carries it to disk too.
+    Restated,
 }
 
 /// Past this many lines a ledger is compacted when at least half of it can go.
@@ -502,7 +517,17 @@ impl Ledger {
     }
 
     /// Appends lines durably. The caller holds [`Ledger::lock`].
-    pub fn append_locked(&self, _lock: &FileLock, records: &[Record]) -> io::Result<()> {
+    pub fn append_locked(&self, lock: &FileLock, records: &[Record]) -> io::Result<()> {
+        self.append_locked_as(lock, records, Durability::Synced)
+    }
+
+    /// Appends lines, synced or not. The caller holds [`Ledger::lock`].
+    pub fn append_locked_as(
+        &self,
+        _lock: &FileLock,
+        records: &[Record],
+        durability: Durability,
+    ) -> io::Result<()> {
         self.repair_tail()?;
         let mut text = String::new();
         for (i, r) in records.iter().enumerate() {
@@ -511,13 +536,18 @@ impl Ledger {
             }
             text.push_str(&serde_json::to_string(r).map_err(io::Error::other)?);
         }
-        atomic::append_line(&self.path, &text, true)
+        atomic::append_line(&self.path, &text, durability == Durability::Synced)
     }
 
-    /// Takes the lock, appends, lets it go.
+    /// Takes the lock, appends durably, lets it go.
     pub fn append(&self, records: &[Record]) -> io::Result<()> {
+        self.append_as(records, Durability::Synced)
+    }
+
+    /// Takes the lock, appends (synced or not), lets it go.
+    pub fn append_as(&self, records: &[Record], durability: Durability) -> io::Result<()> {
         let lock = self.lock()?;
-        self.append_locked(&lock, records)
+        self.append_locked_as(&lock, records, durability)
     }
 
     /// Cuts a torn last line (no newline) so the next append starts on a fresh line.
@@ -704,6 +734,24 @@ mod tests {
         assert_eq!(back.len(), 2);
         let text = std::fs::read_to_string(&l.path).unwrap();
         assert!(text.ends_with('\n') && !text.contains("deliv\""));
+    }
+
+    #[test]
+    fn a_restated_line_is_appended_like_a_synced_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let l = Ledger::outbox(dir.path(), "s1").unwrap();
+        l.append(&[rec("queued", "a", 1)]).unwrap();
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&l.path)
+            .unwrap()
+            .write_all(b"{\"op\":\"sen")
+            .unwrap();
+        l.append_as(&[rec("taken", "a", 2)], Durability::Restated)
+            .unwrap();
+        let ops: Vec<Op> = l.read().unwrap().into_iter().map(|r| r.op).collect();
+        assert_eq!(ops, [Op::Queued, Op::Taken], "the torn tail cut first");
+        assert_eq!(l.entries().unwrap()[0].state, State::Accepted);
     }
 
     #[test]

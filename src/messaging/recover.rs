@@ -79,11 +79,7 @@ pub fn advance(ctx: &Ctx, e: &Entry, start: &Record, t: &Target, seen: Seen, loo
                 proc_start: a.proc_start.clone(),
                 socket: None,
             };
-            let _ = mark_line(
-                home,
-                start,
-                super::socket::taken(start, &live, Via::Confirmed),
-            );
+            let _ = super::socket::record_taken(home, start, &live, Via::Confirmed);
             return;
         }
     }

@@ -17,7 +17,7 @@ use super::address::{self, Resolved};
 use super::directory::{self, Live, Target};
 use super::frame;
 use super::identity::Caller;
-use super::ledger::{Entry, Ledger, Op, Record, Size, Via};
+use super::ledger::{Durability, Entry, Ledger, Op, Record, Size, Via};
 use super::socket::Attempt;
 use super::{Ctx, Error, SendResult, SendStatus, TargetRef, hold, io, limits};
 use crate::config::{InboundPolicy, MessagingConfig};
@@ -77,20 +77,42 @@ pub fn content_of(start: &Record) -> Option<String> {
     ))
 }
 
-/// Appends to a ledger, taking its lock.
+/// Appends durably to a ledger, taking its lock.
 pub fn append(ledger: std::io::Result<Ledger>, recs: &[Record]) -> Result<(), Error> {
+    append_as(ledger, recs, Durability::Synced)
+}
+
+fn append_as(
+    ledger: std::io::Result<Ledger>,
+    recs: &[Record],
+    durability: Durability,
+) -> Result<(), Error> {
     let l = ledger.map_err(io("ledger"))?;
-    l.append(recs)
+    l.append_as(recs, durability)
         .map_err(io(format!("cannot append to {}", l.path.display())))
 }
 
-/// Appends one line about a message to both its ledgers.
+/// Appends one line about a message to both its ledgers, durably.
 pub fn mark_line(home: &Path, start: &Record, r: Record) -> Result<(), Error> {
+    mark_line_as(home, start, r, Durability::Synced)
+}
+
+/// [`mark_line`], synced or not.
+pub fn mark_line_as(
+    home: &Path,
+    start: &Record,
+    r: Record,
+    durability: Durability,
+) -> Result<(), Error> {
     if let Some(s) = start.sender_id.as_deref() {
-        append(Ledger::outbox(home, s), std::slice::from_ref(&r))?;
+        append_as(
+            Ledger::outbox(home, s),
+            std::slice::from_ref(&r),
+            durability,
+        )?;
     }
     if let Some(t) = start.target_id.as_deref() {
-        append(Ledger::inbound(home, t), &[r])?;
+        append_as(Ledger::inbound(home, t), &[r], durability)?;
     }
     Ok(())
 }

@@ -298,12 +298,36 @@ fn kill_9_of_the_sender_mid_send_neither_loses_nor_duplicates() {
         &["send", "--to", "target", "fourth"],
     );
     assert_eq!(v["status"], "accepted", "{v}");
+    // 4. Crashed right after recording that the client took it (those lines are written, not
+    // synced: a killed process keeps them): accepted, written once.
+    let out = bed
+        .cmd(None)
+        .env("SESSION_LOCK_MESSAGING_CRASH_AT", "after-taken")
+        .args(["--json", "send", "--to", "target", "fifth"])
+        .output()
+        .unwrap();
+    assert!(out.status.code() != Some(0));
     let texts: Vec<String> = b
-        .wait_received(4)
+        .wait_received(5)
         .iter()
         .map(|l| l["message"]["content"].as_str().unwrap().to_string())
         .collect();
-    for word in ["first", "second", "third", "fourth"] {
+    let fifth = b
+        .received()
+        .iter()
+        .find(|l| {
+            l["message"]["content"]
+                .as_str()
+                .unwrap()
+                .contains("):\nfifth\n")
+        })
+        .map(|l| l["msg_id"].as_str().unwrap().to_string())
+        .unwrap();
+    assert_eq!(
+        ops(&bed.outbox("terminal"), &fifth),
+        ["queued", "sent", "taken"]
+    );
+    for word in ["first", "second", "third", "fourth", "fifth"] {
         let n = texts
             .iter()
             .filter(|t| t.contains(&format!("):\n{word}\n")))

@@ -1,7 +1,7 @@
 //! `send-message send|list|status` through the real binary, against fake live sessions.
 
 use crate::support::lifecycle::eventually;
-use crate::support::messaging::{Bed, Spec, ops};
+use crate::support::messaging::{Bed, Spec, lose_last_line, ops};
 use serde_json::json;
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -68,6 +68,45 @@ fn live_target_gets_the_framed_line_accepted_then_delivered() {
     );
     let (code, _, _) = bed.run(Some(&a), &["status", "no-such-id"]);
     assert_eq!(code, 6);
+}
+
+/// Issue 13 item 6: `send` writes its `taken` lines without syncing them (they restate the synced
+/// `sent` line and the client's own transcript line), so a machine crash may lose them and
+/// nothing before them. Cut from both ledgers as such a crash would, every later look says
+/// what it says with them: accepted while the taker runs, queued once it stopped, the message
+/// written once.
+#[test]
+fn issue13_a_taken_line_lost_to_a_machine_crash_is_read_again_from_the_transcript() {
+    for lost in [false, true] {
+        let mut bed = Bed::new();
+        bed.config(json!({"allowColdWake": false}));
+        let mut b = bed.live(Spec::named("target"));
+        let (_, v, _) = bed.run(None, &["send", "--to", "target", "hello"]);
+        assert_eq!(v["status"], "accepted", "{v}");
+        let id = v["message_id"].as_str().unwrap().to_string();
+        let ledgers = [bed.outbox_path("terminal"), bed.inbound_path(&b.id)];
+        if lost {
+            for p in &ledgers {
+                lose_last_line(p, "taken", &id);
+            }
+        }
+        let (_, s, _) = bed.run(None, &["status", &id]);
+        assert_eq!(s["state"], "accepted", "lost {lost}: {s}");
+        // The crash stops the taker too, before its model saw the message.
+        b.stop();
+        let (_, s, _) = bed.run(None, &["status", &id]);
+        assert_eq!(s["state"], "queued", "lost {lost}: {s}");
+        for p in &ledgers {
+            let lines = crate::support::messaging::read_jsonl(p);
+            assert_eq!(
+                ops(&lines, &id),
+                ["queued", "sent", "taken", "returned"],
+                "lost {lost}: {}",
+                p.display()
+            );
+        }
+        assert_eq!(b.received().len(), 1, "lost {lost}: written once");
+    }
 }
 
 #[test]

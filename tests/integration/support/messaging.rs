@@ -48,6 +48,13 @@ impl Drop for Fake {
 }
 
 impl Fake {
+    /// Stops the "client" the way a crash does: the process is gone, its registry entry and
+    /// socket stay behind.
+    pub fn stop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
     pub fn received(&self) -> Vec<Value> {
         self.inbox.lock().unwrap().clone()
     }
@@ -347,21 +354,23 @@ impl Bed {
     }
 
     pub fn outbox(&self, id: &str) -> Vec<Value> {
-        read_jsonl(
-            &self
-                .state
-                .join("messaging/outbox")
-                .join(format!("{id}.jsonl")),
-        )
+        read_jsonl(&self.outbox_path(id))
     }
 
     pub fn inbound(&self, id: &str) -> Vec<Value> {
-        read_jsonl(
-            &self
-                .state
-                .join("messaging/inbound")
-                .join(format!("{id}.jsonl")),
-        )
+        read_jsonl(&self.inbound_path(id))
+    }
+
+    pub fn outbox_path(&self, id: &str) -> PathBuf {
+        self.state
+            .join("messaging/outbox")
+            .join(format!("{id}.jsonl"))
+    }
+
+    pub fn inbound_path(&self, id: &str) -> PathBuf {
+        self.state
+            .join("messaging/inbound")
+            .join(format!("{id}.jsonl"))
     }
 
     /// The guard on a hook payload of this fake session.
@@ -412,6 +421,21 @@ pub fn parse(out: Output) -> (i32, Value, String) {
         v,
         String::from_utf8_lossy(&out.stderr).to_string(),
     )
+}
+
+/// Cuts the last line of a ledger, which must be `op` for message `id`: what a machine crash
+/// does to a line that was written but not synced (the synced lines before it stay).
+pub fn lose_last_line(p: &Path, op: &str, id: &str) {
+    let text = std::fs::read_to_string(p).unwrap();
+    let body = text.strip_suffix('\n').expect("whole lines");
+    let cut = body.rfind('\n').map_or(0, |i| i + 1);
+    let last: Value = serde_json::from_str(&body[cut..]).unwrap();
+    assert_eq!(
+        (last["op"].as_str(), last["messageId"].as_str()),
+        (Some(op), Some(id)),
+        "{last}"
+    );
+    std::fs::write(p, &text[..cut]).unwrap();
 }
 
 /// The ops the ledger holds for one message, in order.
