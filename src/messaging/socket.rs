@@ -1,7 +1,8 @@
 //! The socket route: a target that runs with a messaging socket gets the framed line there
 //! (the client answers nothing), and the sender watches the target's transcript for the client
-//! taking it. Watching is a tight bounded poll that reads only what the transcript gained, so
-//! `send` returns within about a millisecond of the client's own write.
+//! taking it. Watching is a tight bounded poll that reads only what the transcript gained, and
+//! the `taken` lines it then writes are not synced ([`record_taken`]), so `send` returns within
+//! about a millisecond of the client's own write.
 
 use super::directory::{Live, Target};
 use super::frame;
