@@ -94,7 +94,8 @@ impl Tracker {
         if f.seek(SeekFrom::Start(self.pos)).is_err() {
             return false;
         }
-        let mut buf = Vec::new();
+        // Sized to what was appended: one read, not one per doubling of a growing buffer.
+        let mut buf = Vec::with_capacity(usize::try_from(len - self.pos).unwrap_or(0));
         if f.take(len - self.pos).read_to_end(&mut buf).is_err() {
             return false;
         }
