@@ -140,10 +140,18 @@ impl Held {
     /// without releasing). The lock still protects its files until it goes stale, so a resumed
     /// session keeps them.
     pub fn orphaned(&self) -> bool {
-        match self.record.client_pid {
-            Some(pid) => !crate::liveness::is_alive(pid, self.record.client_start.as_deref()),
-            None => false,
-        }
+        let start = self.record.client_start.as_deref();
+        self.record
+            .client_pid
+            .is_some_and(|pid| !crate::liveness::is_alive(pid, start))
+    }
+
+    /// [`Held::orphaned`] within one look at many locks (each client pid read once).
+    pub fn orphaned_in(&self, look: &mut crate::liveness::Look) -> bool {
+        let start = self.record.client_start.as_deref();
+        self.record
+            .client_pid
+            .is_some_and(|pid| !look.is_alive(pid, start))
     }
 }
 
