@@ -189,16 +189,24 @@ pub fn read_lines_as<T: serde::de::DeserializeOwned>(
             file.sync_data()?;
         }
     }
-    for (i, line) in bytes[..complete].split(|b| *b == b'\n').enumerate() {
-        if line.iter().all(u8::is_ascii_whitespace) {
-            continue;
-        }
+    for (n, line) in complete_lines(&bytes[..complete]) {
         match serde_json::from_slice::<T>(line) {
             Ok(v) => out.records.push(v),
-            Err(_) => out.bad_lines.push(i + 1),
+            Err(_) => out.bad_lines.push(n),
         }
     }
     Ok(out)
+}
+
+/// The lines of a ledger's text up to its last newline, numbered from 1, blank ones left out
+/// (what [`read_lines_as`] parses; for readers that look at each line without keeping it).
+pub fn complete_lines(bytes: &[u8]) -> impl Iterator<Item = (usize, &[u8])> {
+    let complete = bytes.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+    bytes[..complete]
+        .split(|b| *b == b'\n')
+        .enumerate()
+        .map(|(i, line)| (i + 1, line))
+        .filter(|(_, line)| !line.iter().all(u8::is_ascii_whitespace))
 }
 
 /// Rewrites a ledger with `records` (compaction): a new file renamed over the old one.

@@ -8,6 +8,7 @@ use crate::exit::{Code, fail};
 use crate::state::{Held, Layout, StreamState, short_id};
 use crate::{plans, time};
 use serde::Serialize;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -71,7 +72,13 @@ pub struct Report {
     pub blocks: std::collections::BTreeMap<String, usize>,
 }
 
-fn row_for(h: &Held, milestone: Option<u32>, cfg: &Config, now: u64) -> Row {
+fn row_for(
+    h: &Held,
+    milestone: Option<u32>,
+    cfg: &Config,
+    now: u64,
+    look: &mut crate::liveness::Look,
+) -> Row {
     Row {
         stream: h.record.stream.clone(),
         milestone: milestone.or(Some(h.record.milestone)),
@@ -79,7 +86,7 @@ fn row_for(h: &Held, milestone: Option<u32>, cfg: &Config, now: u64) -> Row {
         session_id: Some(h.record.session_id.clone()),
         heartbeat_age_s: Some(h.age_ms(now) / 1000),
         round: Some(h.record.round),
-        orphaned: !h.done && h.orphaned(),
+        orphaned: !h.done && h.orphaned_in(look),
         abandoned: !h.done && h.age_ms(now) >= cfg.round_stale_ms(),
         problem: None,
         host: None,
@@ -122,7 +129,8 @@ pub fn overlaps(streams: &[plans::Stream], ci: bool) -> Vec<String> {
         .collect()
 }
 
-/// Reads plans and locks into the table.
+/// Reads plans and locks into the table: the plans' streams in milestone order, then plans that
+/// cannot be read, corrupt locks, and locks no plan declares.
 pub fn report(root: &Path, cfg: &Config, layout: &Layout) -> Report {
     let now = time::now_ms();
     let mut problems = Vec::new();
@@ -134,13 +142,23 @@ pub fn report(root: &Path, cfg: &Config, layout: &Layout) -> Report {
     let (locks, bad) = layout.read_locks();
     problems.extend(broken.iter().map(|b| b.to_string()));
     problems.extend(bad.iter().map(|b| b.to_string()));
+    // Each name once: a lock file per stream, a plan per stream (a name declared twice is
+    // neither's), so the rows are joined by name, not by scanning the other list per row.
+    let lock_of: HashMap<&str, &Held> = locks
+        .iter()
+        .map(|h| (h.record.stream.as_str(), h))
+        .collect();
+    let plan_of: HashMap<&str, &plans::Stream> =
+        streams.iter().map(|s| (s.name.as_str(), s)).collect();
+    let bad_names: HashSet<String> = bad.iter().map(|b| b.stream()).collect();
+    let mut look = crate::liveness::Look::default();
     let mut rows: Vec<Row> = Vec::new();
     for s in &streams {
-        if bad.iter().any(|b| b.stream() == s.name) {
+        if bad_names.contains(&s.name) {
             continue;
         }
-        match locks.iter().find(|h| h.record.stream == s.name) {
-            Some(h) => rows.push(row_for(h, Some(s.milestone), cfg, now)),
+        match lock_of.get(s.name.as_str()) {
+            Some(h) => rows.push(row_for(h, Some(s.milestone), cfg, now, &mut look)),
             None => rows.push(Row {
                 stream: s.name.clone(),
                 milestone: Some(s.milestone),
@@ -156,36 +174,39 @@ pub fn report(root: &Path, cfg: &Config, layout: &Layout) -> Report {
             }),
         }
     }
+    // A broken plan's row, named by its folder, unless the stream already has one.
+    let mut broken_named: HashSet<String> = HashSet::new();
     for b in &broken {
         if let plans::PlanError::Malformed { path, .. } = b {
             let folder = path.rsplit('/').nth(1).unwrap_or_default();
-            if let Some((ms, name)) = plans::parse_folder(folder)
-                && !rows.iter().any(|r| r.stream == name)
-            {
-                rows.push(problem_row(
-                    name,
-                    Some(ms),
-                    StreamState::Broken,
-                    b.to_string(),
-                ));
+            if let Some((ms, name)) = plans::parse_folder(folder) {
+                let has_row = (plan_of.contains_key(name.as_str()) && !bad_names.contains(&name))
+                    || broken_named.contains(&name);
+                if !has_row {
+                    broken_named.insert(name.clone());
+                    rows.push(problem_row(
+                        name,
+                        Some(ms),
+                        StreamState::Broken,
+                        b.to_string(),
+                    ));
+                }
             }
         }
     }
     for b in &bad {
-        let milestone = streams
-            .iter()
-            .find(|s| s.name == b.stream())
-            .map(|s| s.milestone);
+        let stream = b.stream();
+        let milestone = plan_of.get(stream.as_str()).map(|s| s.milestone);
         rows.push(problem_row(
-            b.stream(),
+            stream,
             milestone,
             StreamState::Corrupt,
             format!("{b}; fix or delete {}", b.path.display()),
         ));
     }
     for h in &locks {
-        if !streams.iter().any(|s| s.name == h.record.stream) {
-            rows.push(row_for(h, None, cfg, now));
+        if !plan_of.contains_key(h.record.stream.as_str()) {
+            rows.push(row_for(h, None, cfg, now, &mut look));
         }
     }
     let blocks = block_counts(root, &rows);
@@ -208,18 +229,20 @@ pub fn report(root: &Path, cfg: &Config, layout: &Layout) -> Report {
 /// Denies in the block log per stream, counting those of the session that holds it now.
 fn block_counts(root: &Path, rows: &[Row]) -> std::collections::BTreeMap<String, usize> {
     let mut counts = std::collections::BTreeMap::new();
-    let Ok(entries) = crate::hook::blocklog::read(root) else {
+    let Ok(denies) = crate::hook::blocklog::denies_by_session(root) else {
         return counts;
     };
-    for e in entries
-        .iter()
-        .filter(|e| e.kind == crate::hook::blocklog::Kind::Deny)
-    {
-        if let Some(row) = rows
-            .iter()
-            .find(|r| r.session_id.as_deref() == Some(e.session.as_str()))
+    if denies.is_empty() {
+        return counts;
+    }
+    // The first row naming a session is the one its denies count for.
+    let mut seen: HashSet<&str> = HashSet::new();
+    for r in rows {
+        if let Some(session) = r.session_id.as_deref()
+            && seen.insert(session)
+            && let Some(&n) = denies.get(session)
         {
-            *counts.entry(row.stream.clone()).or_insert(0) += 1;
+            *counts.entry(r.stream.clone()).or_insert(0) += n;
         }
     }
     counts
