@@ -9,6 +9,7 @@ use crate::state::{Held, Layout, StreamState, short_id};
 use crate::{plans, time};
 use serde::Serialize;
 use std::collections::{HashMap, HashSet};
+use std::fmt::Write as _;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -254,25 +255,38 @@ pub fn render(r: &Report) -> String {
     if r.streams.is_empty() {
         out.push_str("no streams: no plans and no locks\n");
     } else {
-        out.push_str(&format!(
-            "{:<20} {:>3}  {:<10} {:<9} {:>9}  {}\n",
-            "STREAM", "MS", "STATE", "SESSION", "HEARTBEAT", "ROUND"
-        ));
+        out.reserve(r.streams.len() * 64);
+        table_line(
+            &mut out,
+            ["STREAM", "MS", "STATE", "SESSION", "HEARTBEAT", "ROUND"],
+        );
+        let mut cells = [const { String::new() }; 4];
         for row in &r.streams {
-            let mut state = row.state.as_str().to_string();
+            let [ms, state, heartbeat, round] = &mut cells;
+            for c in [&mut *ms, &mut *state, &mut *heartbeat, &mut *round] {
+                c.clear();
+            }
+            let _ = match row.milestone {
+                Some(m) => write!(ms, "{m:02}"),
+                None => write!(ms, "-"),
+            };
+            state.push_str(row.state.as_str());
             if row.orphaned {
                 state.push('*');
             }
-            out.push_str(&format!(
-                "{:<20} {:>3}  {:<10} {:<9} {:>9}  {}\n",
-                row.stream,
-                row.milestone.map_or("-".into(), |m| format!("{m:02}")),
-                state,
-                row.session_id.as_deref().map_or("-", short_id),
-                row.heartbeat_age_s
-                    .map_or("-".into(), |s| format!("{} ago", time::age(s * 1000))),
-                row.round.map_or("-".into(), |n| n.to_string()),
-            ));
+            let _ = match row.heartbeat_age_s {
+                Some(s) => write!(heartbeat, "{} ago", time::age(s * 1000)),
+                None => write!(heartbeat, "-"),
+            };
+            let _ = match row.round {
+                Some(n) => write!(round, "{n}"),
+                None => write!(round, "-"),
+            };
+            let session = row.session_id.as_deref().map_or("-", short_id);
+            table_line(
+                &mut out,
+                [&row.stream, ms, state, session, heartbeat, round],
+            );
         }
         if let Some(m) = &r.leases {
             out.push_str(&crate::tools::leases::render_hosts(r, m));
@@ -298,6 +312,29 @@ pub fn render(r: &Report) -> String {
         out.push_str(&format!("note: {n}\n"));
     }
     out
+}
+
+/// One line of the table: `{:<20} {:>3}  {:<10} {:<9} {:>9}  {}`, padded by hand (the
+/// formatting machinery costs more than the rest of a row; widths count chars, as it does).
+fn table_line(out: &mut String, [stream, ms, state, session, heartbeat, round]: [&str; 6]) {
+    fn pad(out: &mut String, n: usize) {
+        out.extend(std::iter::repeat_n(' ', n));
+    }
+    let width = |s: &str| s.chars().count();
+    out.push_str(stream);
+    pad(out, 20usize.saturating_sub(width(stream)) + 1);
+    pad(out, 3usize.saturating_sub(width(ms)));
+    out.push_str(ms);
+    out.push_str("  ");
+    out.push_str(state);
+    pad(out, 10usize.saturating_sub(width(state)) + 1);
+    out.push_str(session);
+    pad(out, 9usize.saturating_sub(width(session)) + 1);
+    pad(out, 9usize.saturating_sub(width(heartbeat)));
+    out.push_str(heartbeat);
+    out.push_str("  ");
+    out.push_str(round);
+    out.push('\n');
 }
 
 /// Streams `--wait` still waits for: claimed, not done, not abandoned; and a corrupt lock,
@@ -445,4 +482,36 @@ pub fn run(a: Args) -> anyhow::Result<Code> {
     } else {
         Code::Failure
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_table_line_is_padded_as_the_format_string_pads_it() {
+        for cells in [
+            ["STREAM", "MS", "STATE", "SESSION", "HEARTBEAT", "ROUND"],
+            ["api", "01", "active*", "3f2a9c1e", "4m ago", "0"],
+            [
+                "a-very-long-stream-name-indeed",
+                "123",
+                "unclaimed",
+                "-",
+                "-",
+                "-",
+            ],
+            ["é-stream", "-", "corrupt", "sessionü", "1h05m ago", "12"],
+            ["", "", "", "", "", ""],
+        ] {
+            let [a, b, c, d, e, f] = cells;
+            let mut out = String::new();
+            table_line(&mut out, cells);
+            assert_eq!(
+                out,
+                format!("{a:<20} {b:>3}  {c:<10} {d:<9} {e:>9}  {f}\n"),
+                "{cells:?}"
+            );
+        }
+    }
 }
