@@ -219,6 +219,34 @@ pub fn rewrite_lines(path: &Path, records: &[serde_json::Value]) -> io::Result<(
     write_atomic(path, text.as_bytes())
 }
 
+/// Reads a small file whole, as text, into `buf` (what it held is dropped, its room kept): one
+/// open, reads to the end, one close. For many small files read in a row (a folder of locks):
+/// `fs::read_to_string` asks for each file's size first, one system call more per file.
+pub fn read_text_into<'a>(path: &Path, buf: &'a mut Vec<u8>) -> io::Result<&'a str> {
+    const CHUNK: usize = 4096;
+    let mut file = fs::File::open(path)?;
+    let mut len = 0;
+    loop {
+        if buf.len() < len + CHUNK / 4 {
+            buf.resize(len + CHUNK, 0);
+        }
+        match file.read(&mut buf[len..]) {
+            Ok(0) => break,
+            Ok(n) => len += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    buf.truncate(len);
+    // The error `read_to_string` gives for the same bytes.
+    std::str::from_utf8(buf).map_err(|_| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            "stream did not contain valid UTF-8",
+        )
+    })
+}
+
 /// Reads a whole small file to a string, `None` when it does not exist.
 pub fn read_optional(path: &Path) -> io::Result<Option<String>> {
     match fs::read_to_string(path) {
@@ -232,6 +260,30 @@ pub fn read_optional(path: &Path) -> io::Result<Option<String>> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn text_read_into_a_kept_buffer_is_the_whole_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let (small, big, bad) = (
+            dir.path().join("s"),
+            dir.path().join("b"),
+            dir.path().join("x"),
+        );
+        let long = "é".repeat(10_000);
+        fs::write(&small, "one").unwrap();
+        fs::write(&big, &long).unwrap();
+        fs::write(&bad, b"\xff").unwrap();
+        let mut buf = Vec::new();
+        assert_eq!(read_text_into(&big, &mut buf).unwrap(), long);
+        assert_eq!(read_text_into(&small, &mut buf).unwrap(), "one");
+        let err = read_text_into(&bad, &mut buf).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            fs::read_to_string(&bad).unwrap_err().to_string()
+        );
+        let gone = read_text_into(&dir.path().join("none"), &mut buf).unwrap_err();
+        assert_eq!(gone.kind(), io::ErrorKind::NotFound);
+    }
 
     #[test]
     fn write_atomic_replaces_whole_file() {
