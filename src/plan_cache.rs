@@ -2,7 +2,7 @@
 //! unchanged, so a claim in a round of 200 plans parses the plans that changed, not all of them.
 //!
 //! ```text
-//! session-lock/.index/plans.json   {version, plans: {<plan path>: {len, mtimeNs, stream | error}}}
+//! session-lock/.index/plans.json   {version, plans: [{plan, len, mtimeNs, outcome}, …]}
 //! ```
 //!
 //! A cached entry is used only when the file's length and modification time are the ones it
@@ -10,16 +10,18 @@
 //! same clock tick would leave the time as it was, so a younger file is parsed every time).
 //! The answer is the one [`plans::load_each`] gives: the same order, the same errors, the same
 //! duplicate check. The cache is a cache: unreadable, it is rebuilt; it is never synced.
+//!
+//! The entries are kept in the order the plan files are found in, so one walk down both lists
+//! pairs each file with its entry, and an entry's parsed plan moves into the answer as it is.
 
 use crate::plans::{self, PlanError, Stream};
 use crate::state::Layout;
 use crate::{atomic, time};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
 
-const VERSION: u32 = 1;
+const VERSION: u32 = 2;
 
 /// A plan file younger than this is parsed every time.
 pub const SETTLED_MS: u64 = 2_000;
@@ -44,31 +46,49 @@ enum Outcome {
     },
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+/// One plan as the cache file keeps it.
+#[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Cached {
+    plan: String,
     len: u64,
     mtime_ns: u64,
     outcome: Outcome,
 }
 
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Default, Deserialize)]
 struct CacheFile {
     version: u32,
-    plans: BTreeMap<String, Cached>,
+    plans: Vec<Cached>,
+}
+
+/// [`Cached`] as it is written, from the plans as this call found them.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct CachedRef<'a> {
+    plan: &'a str,
+    len: u64,
+    mtime_ns: u64,
+    outcome: &'a Outcome,
+}
+
+#[derive(Serialize)]
+struct CacheFileRef<'a> {
+    version: u32,
+    plans: Vec<CachedRef<'a>>,
 }
 
 fn cache_path(layout: &Layout) -> PathBuf {
     layout.dir.join(".index").join("plans.json")
 }
 
-fn read_cache(layout: &Layout) -> CacheFile {
+fn read_cache(layout: &Layout) -> Vec<Cached> {
     std::fs::read(cache_path(layout))
         .ok()
         .and_then(|t| serde_json::from_slice::<CacheFile>(&t).ok())
         .filter(|c| c.version == VERSION)
         .unwrap_or_default()
+        .plans
 }
 
 fn parse(path: &Path, rel: &str) -> Result<Outcome, PlanError> {
@@ -117,6 +137,16 @@ pub fn load(root: &Path, plan_glob: &str, layout: &Layout) -> Result<Vec<Stream>
     }
 }
 
+/// One plan file as this call found it.
+struct Found {
+    rel: String,
+    len: u64,
+    mtime_ns: u64,
+    /// Old enough for the cache to keep.
+    settled: bool,
+    outcome: Result<Outcome, PlanError>,
+}
+
 /// [`plans::load_each`] through the cache: the streams that parse, and one error per plan that
 /// does not (a stream declared twice is an error and neither copy counts).
 pub fn load_each(
@@ -124,86 +154,95 @@ pub fn load_each(
     plan_glob: &str,
     layout: &Layout,
 ) -> Result<(Vec<Stream>, Vec<PlanError>), PlanError> {
-    // The cache is brought up to date in place: entries of unchanged plans stay as read.
-    let mut cache = read_cache(layout);
+    let files = plans::plan_files(root, plan_glob)?;
+    let cache = read_cache(layout);
+    let cached_count = cache.len();
+    let mut cache = cache.into_iter().peekable();
+    // Entries used as they stand; the file is written again when any other is needed.
+    let mut kept = 0;
     let mut changed = false;
-    let mut seen = std::collections::HashSet::new();
     let now = time::now_ms();
-    let mut all = plans::Collected::default();
-    for path in plans::plan_files(root, plan_glob)? {
-        let rel = match path.strip_prefix(root) {
-            Ok(r) => r.to_string_lossy().replace('\\', "/"),
-            Err(_) => continue,
-        };
-        let meta = std::fs::metadata(&path).ok();
+    let mut found = Vec::with_capacity(files.len());
+    for file in files {
+        let meta = file.meta.or_else(|| std::fs::metadata(&file.path).ok());
         let len = meta.as_ref().map_or(0, |m| m.len());
         let mtime_ns = meta
             .and_then(|m| m.modified().ok())
             .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
             .map_or(0, |d| d.as_nanos() as u64);
         let settled = mtime_ns > 0 && now.saturating_sub(mtime_ns / 1_000_000) >= SETTLED_MS;
-        let cached = cache
-            .plans
-            .get(&rel)
-            .filter(|c| settled && c.len == len && c.mtime_ns == mtime_ns);
-        let outcome = match cached {
-            Some(c) => c.outcome.clone(),
-            None => match parse(&path, &rel) {
-                Ok(o) => {
-                    if settled {
-                        let entry = Cached {
-                            len,
-                            mtime_ns,
-                            outcome: o.clone(),
-                        };
-                        cache.plans.insert(rel.clone(), entry);
-                        changed = true;
-                    }
-                    o
-                }
-                Err(e) => {
-                    all.error(e);
-                    continue;
-                }
-            },
+        // Both lists run in the files' order: entries before this file are of plans gone.
+        while cache
+            .next_if(|c| plans::path_order(&c.plan, &file.rel).is_lt())
+            .is_some()
+        {}
+        let entry = cache.next_if(|c| c.plan == file.rel);
+        let outcome = match entry.filter(|c| settled && c.len == len && c.mtime_ns == mtime_ns) {
+            Some(c) => {
+                kept += 1;
+                Ok(c.outcome)
+            }
+            None => {
+                let parsed = parse(&file.path, &file.rel);
+                changed |= settled && parsed.is_ok();
+                parsed
+            }
         };
-        if settled {
-            seen.insert(rel.clone());
-        }
-        let stream = match outcome {
-            Outcome::Stream(p) => Stream {
+        found.push(Found {
+            rel: file.rel,
+            len,
+            mtime_ns,
+            settled,
+            outcome,
+        });
+    }
+    // Plans gone, unreadable or too young to keep leave the cache.
+    if changed || kept != cached_count {
+        write_cache(layout, &found);
+    }
+    let mut all = plans::Collected::default();
+    for f in found {
+        match f.outcome {
+            Ok(Outcome::Stream(p)) => all.add(Stream {
                 name: p.name,
                 milestone: p.milestone,
                 owns: p.owns,
-                plan: rel,
+                plan: f.rel,
                 owns_line: p.owns_line,
-            },
-            Outcome::Malformed { line, reason } => {
-                all.error(PlanError::Malformed {
-                    path: rel,
-                    line,
-                    reason,
-                });
-                continue;
-            }
-        };
-        all.add(stream);
-    }
-    // Plans gone, unreadable or too young to keep leave the cache.
-    let before = cache.plans.len();
-    cache.plans.retain(|rel, _| seen.contains(rel));
-    if changed || cache.plans.len() != before {
-        cache.version = VERSION;
-        write_cache(layout, &cache);
+            }),
+            Ok(Outcome::Malformed { line, reason }) => all.error(PlanError::Malformed {
+                path: f.rel,
+                line,
+                reason,
+            }),
+            Err(e) => all.error(e),
+        }
     }
     Ok(all.finish())
 }
 
-fn write_cache(layout: &Layout, cache: &CacheFile) {
+/// Writes the cache of the settled plans `found` read.
+fn write_cache(layout: &Layout, found: &[Found]) {
+    let plans = found
+        .iter()
+        .filter(|f| f.settled)
+        .filter_map(|f| {
+            Some(CachedRef {
+                plan: &f.rel,
+                len: f.len,
+                mtime_ns: f.mtime_ns,
+                outcome: f.outcome.as_ref().ok()?,
+            })
+        })
+        .collect();
+    let cache = CacheFileRef {
+        version: VERSION,
+        plans,
+    };
     let file = cache_path(layout);
     if let Some(dir) = file.parent()
         && std::fs::create_dir_all(dir).is_ok()
-        && let Ok(text) = serde_json::to_vec(cache)
+        && let Ok(text) = serde_json::to_vec(&cache)
     {
         let _ = atomic::replace_cache(&file, &text);
     }
@@ -273,5 +312,78 @@ mod tests {
         std::fs::create_dir_all(cache_path(&layout).parent().unwrap()).unwrap();
         std::fs::write(cache_path(&layout), "{{{").unwrap();
         assert_eq!(load(root, GLOB, &layout).unwrap().len(), 1);
+    }
+
+    /// Rewrites `file` as no plan, of the same length and modification time: a change only the
+    /// cache cannot see, so what `load` answers tells whether the cache answered.
+    fn behind_the_cache(file: &Path) {
+        let meta = std::fs::metadata(file).unwrap();
+        std::fs::write(file, "#".repeat(meta.len() as usize)).unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(file)
+            .unwrap()
+            .set_modified(meta.modified().unwrap())
+            .unwrap();
+    }
+
+    #[test]
+    fn unchanged_plans_come_from_the_cache_and_gone_ones_leave_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let layout = Layout::new(root);
+        let api = plan(root, "r-ms-01-api", "---\nowns: [src/api/**]\n---\n");
+        let ui = plan(root, "r-ms-01-ui", "---\nowns: [src/ui/**]\n---\n");
+        let docs = plan(root, "r-ms-02-docs", "---\nowns: [docs/**]\n---\n");
+        load(root, GLOB, &layout).unwrap();
+        for f in [&api, &ui, &docs] {
+            behind_the_cache(f);
+        }
+        let names = |s: &[Stream]| s.iter().map(|s| s.owns[0].clone()).collect::<Vec<_>>();
+        assert_eq!(
+            names(&load(root, GLOB, &layout).unwrap()),
+            ["src/api/**", "src/ui/**", "docs/**"],
+            "every plan from its cache entry"
+        );
+        std::fs::remove_dir_all(ui.parent().unwrap()).unwrap();
+        assert_eq!(
+            names(&load(root, GLOB, &layout).unwrap()),
+            ["src/api/**", "docs/**"]
+        );
+        let text = std::fs::read_to_string(cache_path(&layout)).unwrap();
+        assert!(!text.contains("r-ms-01-ui"), "{text}");
+        assert_eq!(
+            names(&load(root, GLOB, &layout).unwrap()),
+            ["src/api/**", "docs/**"],
+            "the others still from the cache"
+        );
+    }
+
+    #[test]
+    fn a_cache_out_of_order_costs_parses_not_answers() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let layout = Layout::new(root);
+        plan(root, "r-ms-01-api", "---\nowns: [src/api/**]\n---\n");
+        plan(root, "r-ms-01-ui", "---\nowns: [src/ui/**]\n---\n");
+        let first = load(root, GLOB, &layout).unwrap();
+        let mut cache: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(cache_path(&layout)).unwrap()).unwrap();
+        cache["plans"].as_array_mut().unwrap().reverse();
+        std::fs::write(cache_path(&layout), cache.to_string()).unwrap();
+        assert_eq!(load(root, GLOB, &layout).unwrap(), first);
+        let again: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(cache_path(&layout)).unwrap()).unwrap();
+        let order: Vec<&str> = again["plans"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["plan"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            order,
+            ["plans/r-ms-01-api/plan.md", "plans/r-ms-01-ui/plan.md"],
+            "written again in the files' order"
+        );
     }
 }
