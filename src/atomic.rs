@@ -219,9 +219,10 @@ pub fn rewrite_lines(path: &Path, records: &[serde_json::Value]) -> io::Result<(
     write_atomic(path, text.as_bytes())
 }
 
-/// Reads a small file whole, as text, into `buf` (what it held is dropped, its room kept): one
-/// open, reads to the end, one close. For many small files read in a row (a folder of locks):
-/// `fs::read_to_string` asks for each file's size first, one system call more per file.
+/// Reads a small file whole, as text, into `buf` (a scratch buffer, only ever grown, so reading
+/// many files zeroes its room once): one open, reads to the end, one close. For many small
+/// files read in a row (a folder of locks): `fs::read_to_string` asks for each file's size
+/// first, one system call more per file.
 pub fn read_text_into<'a>(path: &Path, buf: &'a mut Vec<u8>) -> io::Result<&'a str> {
     const CHUNK: usize = 4096;
     let mut file = fs::File::open(path)?;
@@ -237,9 +238,8 @@ pub fn read_text_into<'a>(path: &Path, buf: &'a mut Vec<u8>) -> io::Result<&'a s
             Err(e) => return Err(e),
         }
     }
-    buf.truncate(len);
     // The error `read_to_string` gives for the same bytes.
-    std::str::from_utf8(buf).map_err(|_| {
+    std::str::from_utf8(&buf[..len]).map_err(|_| {
         io::Error::new(
             io::ErrorKind::InvalidData,
             "stream did not contain valid UTF-8",
