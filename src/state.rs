@@ -545,6 +545,37 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn read_locks_names_done_streams_from_its_listing_as_read_lock_does() {
+        let dir = tempfile::tempdir().unwrap();
+        let l = Layout::new(dir.path());
+        let now = time::now_ms();
+        for s in ["api", "ui", "db"] {
+            l.write_lock(&record(s, now)).unwrap();
+        }
+        let done = |s: &str| DoneRecord {
+            stream: s.into(),
+            session_id: "x".into(),
+            released_at: time::iso(now),
+            head: String::new(),
+        };
+        l.write_done(&done("ui")).unwrap();
+        // A marker that leads nowhere is not one, as `exists()` says.
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(dir.path().join("nowhere"), l.done_path("db")).unwrap();
+        let (good, bad) = l.read_locks();
+        assert!(bad.is_empty(), "{bad:?}");
+        let names: Vec<(&str, bool)> = good
+            .iter()
+            .map(|h| (h.record.stream.as_str(), h.done))
+            .collect();
+        assert_eq!(names, [("api", false), ("db", false), ("ui", true)]);
+        for h in &good {
+            let one = l.read_lock(&h.record.stream).unwrap().unwrap();
+            assert_eq!(one.done, h.done, "{}", h.record.stream);
+        }
+    }
+
+    #[test]
     fn broken_locks_are_reported_with_their_file() {
         let dir = tempfile::tempdir().unwrap();
         let l = Layout::new(dir.path());
