@@ -189,16 +189,24 @@ pub fn read_lines_as<T: serde::de::DeserializeOwned>(
             file.sync_data()?;
         }
     }
-    for (i, line) in bytes[..complete].split(|b| *b == b'\n').enumerate() {
-        if line.iter().all(u8::is_ascii_whitespace) {
-            continue;
-        }
+    for (n, line) in complete_lines(&bytes[..complete]) {
         match serde_json::from_slice::<T>(line) {
             Ok(v) => out.records.push(v),
-            Err(_) => out.bad_lines.push(i + 1),
+            Err(_) => out.bad_lines.push(n),
         }
     }
     Ok(out)
+}
+
+/// The lines of a ledger's text up to its last newline, numbered from 1, blank ones left out
+/// (what [`read_lines_as`] parses; for readers that look at each line without keeping it).
+pub fn complete_lines(bytes: &[u8]) -> impl Iterator<Item = (usize, &[u8])> {
+    let complete = bytes.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+    bytes[..complete]
+        .split(|b| *b == b'\n')
+        .enumerate()
+        .map(|(i, line)| (i + 1, line))
+        .filter(|(_, line)| !line.iter().all(u8::is_ascii_whitespace))
 }
 
 /// Rewrites a ledger with `records` (compaction): a new file renamed over the old one.
@@ -209,6 +217,34 @@ pub fn rewrite_lines(path: &Path, records: &[serde_json::Value]) -> io::Result<(
         text.push('\n');
     }
     write_atomic(path, text.as_bytes())
+}
+
+/// Reads a small file whole, as text, into `buf` (a scratch buffer, only ever grown, so reading
+/// many files zeroes its room once): one open, reads to the end, one close. For many small
+/// files read in a row (a folder of locks): `fs::read_to_string` asks for each file's size
+/// first, one system call more per file.
+pub fn read_text_into<'a>(path: &Path, buf: &'a mut Vec<u8>) -> io::Result<&'a str> {
+    const CHUNK: usize = 4096;
+    let mut file = fs::File::open(path)?;
+    let mut len = 0;
+    loop {
+        if buf.len() < len + CHUNK / 4 {
+            buf.resize(len + CHUNK, 0);
+        }
+        match file.read(&mut buf[len..]) {
+            Ok(0) => break,
+            Ok(n) => len += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    // The error `read_to_string` gives for the same bytes.
+    std::str::from_utf8(&buf[..len]).map_err(|_| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            "stream did not contain valid UTF-8",
+        )
+    })
 }
 
 /// Reads a whole small file to a string, `None` when it does not exist.
@@ -224,6 +260,30 @@ pub fn read_optional(path: &Path) -> io::Result<Option<String>> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn text_read_into_a_kept_buffer_is_the_whole_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let (small, big, bad) = (
+            dir.path().join("s"),
+            dir.path().join("b"),
+            dir.path().join("x"),
+        );
+        let long = "é".repeat(10_000);
+        fs::write(&small, "one").unwrap();
+        fs::write(&big, &long).unwrap();
+        fs::write(&bad, b"\xff").unwrap();
+        let mut buf = Vec::new();
+        assert_eq!(read_text_into(&big, &mut buf).unwrap(), long);
+        assert_eq!(read_text_into(&small, &mut buf).unwrap(), "one");
+        let err = read_text_into(&bad, &mut buf).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            fs::read_to_string(&bad).unwrap_err().to_string()
+        );
+        let gone = read_text_into(&dir.path().join("none"), &mut buf).unwrap_err();
+        assert_eq!(gone.kind(), io::ErrorKind::NotFound);
+    }
 
     #[test]
     fn write_atomic_replaces_whole_file() {

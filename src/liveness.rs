@@ -61,10 +61,29 @@ pub fn descends_from(pid: u32, ancestor: u32) -> bool {
 
 /// True when `pid` is running and, when `start` is known, is the same process that was recorded.
 pub fn is_alive(pid: u32, start: Option<&str>) -> bool {
-    match (start_time(pid), start) {
+    same_process(start_time(pid).as_deref(), start)
+}
+
+/// Is the process running now (its start time `now`, `None` when gone) the one recorded with
+/// start time `then` (any, when `None`)?
+fn same_process(now: Option<&str>, then: Option<&str>) -> bool {
+    match (now, then) {
         (None, _) => false,
         (Some(_), None) => true,
         (Some(now), Some(then)) => now == then,
+    }
+}
+
+/// [`is_alive`] for one look at many records (a table of locks): each pid's start time is read
+/// once, however many records name it. Keep it for that one look only: a process may end or
+/// its pid be reused right after.
+#[derive(Debug, Default)]
+pub struct Look(std::collections::HashMap<u32, Option<String>>);
+
+impl Look {
+    pub fn is_alive(&mut self, pid: u32, start: Option<&str>) -> bool {
+        let now = self.0.entry(pid).or_insert_with(|| start_time(pid));
+        same_process(now.as_deref(), start)
     }
 }
 
@@ -94,8 +113,23 @@ fn parse_stat(text: &str) -> Option<ProcStat> {
 #[cfg(target_os = "linux")]
 mod platform {
     pub fn stat(pid: u32) -> Option<super::ProcStat> {
-        let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-        super::parse_stat(&text)
+        use std::io::Read;
+        // One open, reads into a buffer the file fits in, one close: `read_to_string` would ask
+        // for the size first (0 for a /proc file) and then grow from 32 bytes, four reads more.
+        // The line is at most about 1 KB (a 15-byte name and 52 numbers); were it ever longer,
+        // the fields read here (up to the 22nd) still sit in the first few hundred bytes.
+        let mut file = std::fs::File::open(format!("/proc/{pid}/stat")).ok()?;
+        let mut buf = [0u8; 4096];
+        let mut len = 0;
+        while len < buf.len() {
+            match file.read(&mut buf[len..]) {
+                Ok(0) => break,
+                Ok(n) => len += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => return None,
+            }
+        }
+        super::parse_stat(std::str::from_utf8(&buf[..len]).ok()?)
     }
 
     /// Every pid in `/proc`.

@@ -287,16 +287,36 @@ pub fn parse_plan(text: &str, path: &str, folder: &str) -> Result<Stream, PlanEr
     Ok(stream)
 }
 
-/// A matcher for one path segment of `*`/`?` wildcards (`*` never crosses a `/`).
-fn segment_matcher(seg: &str) -> Result<globset::GlobMatcher, PlanError> {
-    GlobBuilder::new(seg)
-        .literal_separator(true)
-        .build()
-        .map(|g| g.compile_matcher())
-        .map_err(|e| PlanError::BadGlob {
-            glob: seg.into(),
-            reason: e.kind().to_string(),
-        })
+/// Does `name` (one path segment) match `pattern`, a segment of literal characters, `*` (any run
+/// of bytes, none too) and `?` (one byte)? What globset answers for such a segment with
+/// `literal_separator` (it matches bytes too: `?` is one byte of an `é`, `??` the whole), without
+/// building a regex for it.
+fn segment_matches(pattern: &str, name: &str) -> bool {
+    let (p, n) = (pattern.as_bytes(), name.as_bytes());
+    let (mut i, mut j) = (0, 0);
+    // The last `*` seen, and where in `name` its run would end if it took one more character.
+    let mut star: Option<(usize, usize)> = None;
+    while j < n.len() {
+        match p.get(i) {
+            Some(b'*') => {
+                star = Some((i, j));
+                i += 1;
+            }
+            Some(&c) if c == b'?' || c == n[j] => {
+                i += 1;
+                j += 1;
+            }
+            _ => match star {
+                Some((si, sj)) => {
+                    i = si + 1;
+                    j = sj + 1;
+                    star = Some((si, sj + 1));
+                }
+                None => return false,
+            },
+        }
+    }
+    p[i..].iter().all(|&c| c == b'*')
 }
 
 fn io_error(path: &Path, source: std::io::Error) -> PlanError {
@@ -306,67 +326,93 @@ fn io_error(path: &Path, source: std::io::Error) -> PlanError {
     }
 }
 
-/// The plan files a glob names, sorted. Globs of `*`/`?` segments are walked folder by folder
-/// (the default `plans/*-ms-*-*/plan.md` reads two folders); others go through globset.
-/// Sorts paths as `Path`'s order does (component by component), on one key per path: the
-/// path's text with its separators as the lowest byte.
-fn sort_paths(paths: &mut [PathBuf]) {
-    paths.sort_by_cached_key(|p| {
-        p.as_os_str()
-            .as_encoded_bytes()
-            .iter()
-            .map(|&b| {
-                if std::path::is_separator(b as char) {
-                    0
-                } else {
-                    b
-                }
-            })
-            .collect::<Vec<u8>>()
-    });
+/// One file the plan glob names.
+pub(crate) struct PlanFile {
+    pub path: PathBuf,
+    /// Repo-relative, POSIX.
+    pub rel: String,
+    /// The file's metadata when finding it already read it (a literal last segment).
+    pub meta: Option<std::fs::Metadata>,
 }
 
-pub(crate) fn plan_files(root: &Path, plan_glob: &str) -> Result<Vec<PathBuf>, PlanError> {
+/// The order of `Path`s (component by component) on repo-relative POSIX paths: `/` sorts
+/// before every other byte. [`plan_files`] gives its files in this order.
+pub(crate) fn path_order(a: &str, b: &str) -> std::cmp::Ordering {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let same = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    // The first byte that differs decides (a path that ends there sorts first).
+    let key = |s: &[u8]| s.get(same).map(|&c| if c == b'/' { 0 } else { c });
+    key(a).cmp(&key(b))
+}
+
+/// The plan files a glob names, sorted. Globs of `*`/`?` segments are walked folder by folder
+/// (the default `plans/*-ms-*-*/plan.md` reads one folder and stats each plan in it); others go
+/// through globset.
+pub(crate) fn plan_files(root: &Path, plan_glob: &str) -> Result<Vec<PlanFile>, PlanError> {
     let segments: Vec<&str> = plan_glob.split('/').filter(|s| !s.is_empty()).collect();
     let simple = !plan_glob.contains("**") && !plan_glob.contains(['[', '{', '\\']);
     if simple {
-        let mut level = vec![root.to_path_buf()];
+        let mut level = vec![PlanFile {
+            path: root.to_path_buf(),
+            rel: String::new(),
+            meta: None,
+        }];
+        let join = |rel: &str, name: &str| {
+            let mut out = String::with_capacity(rel.len() + 1 + name.len());
+            if !rel.is_empty() {
+                out.push_str(rel);
+                out.push('/');
+            }
+            out.push_str(name);
+            out
+        };
         for (i, seg) in segments.iter().enumerate() {
             let last = i + 1 == segments.len();
             let mut next = Vec::new();
-            let matcher = if seg.contains(['*', '?']) {
-                Some(segment_matcher(seg)?)
-            } else {
-                None
-            };
+            let wild = seg.contains(['*', '?']);
             for dir in &level {
-                let Some(matcher) = &matcher else {
-                    let p = dir.join(seg);
-                    if (last && p.is_file()) || (!last && p.is_dir()) {
-                        next.push(p);
+                if !wild {
+                    let path = dir.path.join(seg);
+                    let Ok(meta) = std::fs::metadata(&path) else {
+                        continue;
+                    };
+                    if (last && meta.is_file()) || (!last && meta.is_dir()) {
+                        next.push(PlanFile {
+                            rel: join(&dir.rel, seg),
+                            path,
+                            meta: Some(meta),
+                        });
                     }
                     continue;
-                };
-                let entries = match std::fs::read_dir(dir) {
+                }
+                let entries = match std::fs::read_dir(&dir.path) {
                     Ok(e) => e,
                     Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-                    Err(e) => return Err(io_error(dir, e)),
+                    Err(e) => return Err(io_error(&dir.path, e)),
                 };
+                let mut names = Vec::new();
                 for entry in entries.flatten() {
-                    let name = entry.file_name();
-                    let Some(name) = name.to_str() else { continue };
-                    if !matcher.is_match(name) {
+                    let Ok(name) = entry.file_name().into_string() else {
+                        continue;
+                    };
+                    if !segment_matches(seg, &name) {
                         continue;
                     }
                     let is_dir = entry.file_type().map(|t| t.is_dir()).unwrap_or(false);
                     if last != is_dir {
-                        next.push(entry.path());
+                        names.push(name);
                     }
                 }
+                // Each folder's names in order, the folders in order: the paths come out sorted.
+                names.sort_unstable();
+                next.extend(names.into_iter().map(|name| PlanFile {
+                    rel: join(&dir.rel, &name),
+                    path: dir.path.join(&name),
+                    meta: None,
+                }));
             }
             level = next;
         }
-        sort_paths(&mut level);
         return Ok(level);
     }
     let matcher = GlobBuilder::new(plan_glob)
@@ -407,10 +453,15 @@ pub(crate) fn plan_files(root: &Path, plan_glob: &str) -> Result<Vec<PathBuf>, P
         if !entry.file_type().is_file() {
             continue;
         }
-        if let Ok(rel) = entry.path().strip_prefix(root)
-            && matcher.is_match(rel.to_string_lossy().replace('\\', "/"))
-        {
-            out.push(entry.path().to_path_buf());
+        if let Ok(rel) = entry.path().strip_prefix(root) {
+            let rel = rel.to_string_lossy().replace('\\', "/");
+            if matcher.is_match(&rel) {
+                out.push(PlanFile {
+                    path: entry.path().to_path_buf(),
+                    rel,
+                    meta: None,
+                });
+            }
         }
     }
     Ok(out)
@@ -449,11 +500,7 @@ pub fn load(root: &Path, plan_glob: &str) -> Result<Vec<Stream>, PlanError> {
 /// Only a bad `plan_glob` or an unreadable plans folder fails the whole.
 pub fn load_each(root: &Path, plan_glob: &str) -> Result<(Vec<Stream>, Vec<PlanError>), PlanError> {
     let mut all = Collected::default();
-    for path in plan_files(root, plan_glob)? {
-        let rel = match path.strip_prefix(root) {
-            Ok(r) => r.to_string_lossy().replace('\\', "/"),
-            Err(_) => continue,
-        };
+    for PlanFile { path, rel, .. } in plan_files(root, plan_glob)? {
         let folder = path
             .parent()
             .and_then(|p| p.file_name())
@@ -584,7 +631,7 @@ mod tests {
 
     #[test]
     fn wildcards_stay_in_their_segment() {
-        let m = |p: &str, n: &str| segment_matcher(p).unwrap().is_match(n);
+        let m = segment_matches;
         assert!(m("*-ms-*-*", "r1-ms-01-api"));
         assert!(m("*-ms-*-*", "a-ms--b-c"));
         assert!(!m("*-ms-*-*", "notes"));
@@ -594,6 +641,91 @@ mod tests {
         assert!(m("*", ""));
         assert!(!m("a*b", "acb-c"));
         assert!(m("a*b*", "aXbYb"));
+    }
+
+    #[test]
+    fn segment_wildcards_answer_as_globset_does() {
+        // Every pattern of up to 4 of `a`, `é`, `*`, `?` against every name of up to 4 of `a`,
+        // `b`, `é` (globset matches bytes: `?` is half an `é`).
+        fn words(alphabet: &[char], max: usize) -> Vec<String> {
+            let mut all = vec![String::new()];
+            let mut last = vec![String::new()];
+            for _ in 0..max {
+                last = last
+                    .iter()
+                    .flat_map(|w| alphabet.iter().map(move |c| format!("{w}{c}")))
+                    .collect();
+                all.extend(last.iter().cloned());
+            }
+            all
+        }
+        let names = words(&['a', 'b', 'é'], 4);
+        for pattern in words(&['a', 'é', '*', '?'], 4) {
+            let glob = GlobBuilder::new(&pattern)
+                .literal_separator(true)
+                .build()
+                .unwrap()
+                .compile_matcher();
+            for name in &names {
+                assert_eq!(
+                    segment_matches(&pattern, name),
+                    glob.is_match(name),
+                    "{pattern:?} vs {name:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn plan_paths_sort_as_paths_do() {
+        let rels = [
+            "plans/a-ms-01-x/plan.md",
+            "plans/a-ms-01-x-y/plan.md",
+            "plans/a-ms-01-x.y/plan.md",
+            "plans/a-ms-01-x/plan.mdx",
+            "plans/a-ms-01-x",
+            "plans/a-ms-1-x/plan.md",
+            "plans/A-ms-01-x/plan.md",
+            "plans/é-ms-01-x/plan.md",
+            "plans-old/a-ms-01-x/plan.md",
+            "plans",
+        ];
+        for a in rels {
+            for b in rels {
+                assert_eq!(
+                    path_order(a, b),
+                    Path::new(a).cmp(Path::new(b)),
+                    "{a} vs {b}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn plan_files_come_in_path_order() {
+        let dir = tempfile::tempdir().unwrap();
+        for folder in [
+            "r-ms-01-x-y",
+            "r-ms-01-x",
+            "r-ms-01-x.y",
+            "R-ms-02-a",
+            "r-ms-1-b",
+        ] {
+            let d = dir.path().join("plans").join(folder);
+            std::fs::create_dir_all(&d).unwrap();
+            std::fs::write(d.join("plan.md"), "").unwrap();
+        }
+        let files = plan_files(dir.path(), "plans/*-ms-*-*/plan.md").unwrap();
+        let rels: Vec<&str> = files.iter().map(|f| f.rel.as_str()).collect();
+        let mut sorted = rels.clone();
+        sorted.sort_by(|a, b| Path::new(a).cmp(Path::new(b)));
+        assert_eq!(rels, sorted);
+        assert_eq!(rels.len(), 5);
+        assert!(
+            files
+                .iter()
+                .all(|f| f.meta.as_ref().is_some_and(|m| m.is_file()))
+        );
     }
 
     #[test]

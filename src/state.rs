@@ -140,10 +140,18 @@ impl Held {
     /// without releasing). The lock still protects its files until it goes stale, so a resumed
     /// session keeps them.
     pub fn orphaned(&self) -> bool {
-        match self.record.client_pid {
-            Some(pid) => !crate::liveness::is_alive(pid, self.record.client_start.as_deref()),
-            None => false,
-        }
+        let start = self.record.client_start.as_deref();
+        self.record
+            .client_pid
+            .is_some_and(|pid| !crate::liveness::is_alive(pid, start))
+    }
+
+    /// [`Held::orphaned`] within one look at many locks (each client pid read once).
+    pub fn orphaned_in(&self, look: &mut crate::liveness::Look) -> bool {
+        let start = self.record.client_start.as_deref();
+        self.record
+            .client_pid
+            .is_some_and(|pid| !look.is_alive(pid, start))
     }
 }
 
@@ -216,7 +224,7 @@ impl Layout {
                 });
             }
         };
-        let held = self.parse_lock(&path, &text)?;
+        let held = self.parse_lock(&path, &text, |s| self.done_path(s).exists())?;
         if held.record.stream != stream {
             return Err(BadLock {
                 reason: format!("names stream '{}', not '{stream}'", held.record.stream),
@@ -226,7 +234,13 @@ impl Layout {
         Ok(Some(held))
     }
 
-    fn parse_lock(&self, path: &Path, text: &str) -> Result<Held, BadLock> {
+    /// `done`: is there a done marker for this stream?
+    fn parse_lock(
+        &self,
+        path: &Path,
+        text: &str,
+        done: impl FnOnce(&str) -> bool,
+    ) -> Result<Held, BadLock> {
         let record: LockRecord = serde_json::from_str(text).map_err(|e| BadLock {
             path: path.to_path_buf(),
             reason: format!("not a lock record: {e}"),
@@ -238,7 +252,7 @@ impl Layout {
                 record.heartbeat_at
             ),
         })?;
-        let done = self.done_path(&record.stream).exists();
+        let done = done(&record.stream);
         Ok(Held {
             record,
             done,
@@ -254,17 +268,34 @@ impl Layout {
         let Ok(entries) = std::fs::read_dir(&self.dir) else {
             return (good, bad);
         };
+        // One listing gives the lock files and the done markers: a lock's done state is a name
+        // looked up here, not one more file system call per lock. A marker that is a symbolic
+        // link counts as `exists()` says (done only when it leads somewhere).
+        let mut files: Vec<(String, PathBuf)> = Vec::new();
+        let mut done: std::collections::HashSet<String> = Default::default();
         for entry in entries.flatten() {
-            let name = entry.file_name().to_string_lossy().to_string();
+            let name = entry.file_name();
+            if let Some(stream) = name.to_str().and_then(|n| n.strip_suffix(".done")) {
+                let link = entry.file_type().is_ok_and(|t| t.is_symlink());
+                if !link || entry.path().exists() {
+                    done.insert(stream.to_string());
+                }
+                continue;
+            }
+            let name = name.to_string_lossy();
             let Some(stream) = name.strip_suffix(".lock") else {
                 continue;
             };
             if stream == "build" || stream.is_empty() || name.starts_with('.') {
                 continue;
             }
-            let path = entry.path();
-            match std::fs::read_to_string(&path) {
-                Ok(text) => match self.parse_lock(&path, &text) {
+            files.push((stream.to_string(), entry.path()));
+        }
+        files.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        let mut buf = Vec::new();
+        for (stream, path) in files {
+            match atomic::read_text_into(&path, &mut buf) {
+                Ok(text) => match self.parse_lock(&path, text, |s| done.contains(s)) {
                     Ok(h) if h.record.stream == stream => good.push(h),
                     Ok(h) => bad.push(BadLock {
                         path,
@@ -278,7 +309,6 @@ impl Layout {
                 }),
             }
         }
-        good.sort_by(|a, b| a.record.stream.cmp(&b.record.stream));
         (good, bad)
     }
 
@@ -512,6 +542,37 @@ pub(crate) mod tests {
             l.read_lock("api").unwrap().unwrap().record.client_pid,
             Some(me)
         );
+    }
+
+    #[test]
+    fn read_locks_names_done_streams_from_its_listing_as_read_lock_does() {
+        let dir = tempfile::tempdir().unwrap();
+        let l = Layout::new(dir.path());
+        let now = time::now_ms();
+        for s in ["api", "ui", "db"] {
+            l.write_lock(&record(s, now)).unwrap();
+        }
+        let done = |s: &str| DoneRecord {
+            stream: s.into(),
+            session_id: "x".into(),
+            released_at: time::iso(now),
+            head: String::new(),
+        };
+        l.write_done(&done("ui")).unwrap();
+        // A marker that leads nowhere is not one, as `exists()` says.
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(dir.path().join("nowhere"), l.done_path("db")).unwrap();
+        let (good, bad) = l.read_locks();
+        assert!(bad.is_empty(), "{bad:?}");
+        let names: Vec<(&str, bool)> = good
+            .iter()
+            .map(|h| (h.record.stream.as_str(), h.done))
+            .collect();
+        assert_eq!(names, [("api", false), ("db", false), ("ui", true)]);
+        for h in &good {
+            let one = l.read_lock(&h.record.stream).unwrap().unwrap();
+            assert_eq!(one.done, h.done, "{}", h.record.stream);
+        }
     }
 
     #[test]

@@ -90,9 +90,10 @@ pub fn parse_iso(text: &str) -> Option<u64> {
         if digits == 0 {
             return None;
         }
-        let mut scaled = format!("{:0<3}", &frac[..digits.min(3)]);
-        scaled.truncate(3);
-        milli = scaled.parse().ok()?;
+        // The first three digits, as milliseconds (`.5` is 500, `.1234` is 123).
+        for (c, scale) in frac.bytes().take(digits).zip([100, 10, 1]) {
+            milli += u64::from(c - b'0') * scale;
+        }
         rest = &frac[digits..];
     }
     if rest != "Z" && rest != "+00:00" {
@@ -144,6 +145,21 @@ mod tests {
             parse_iso("2026-11-30T04:04:15+00:00"),
             Some(1_796_011_455_000)
         );
+    }
+
+    #[test]
+    fn fractions_are_read_to_the_millisecond() {
+        let base = 1_796_011_455_000;
+        for (frac, ms) in [
+            (".5", 500),
+            (".12", 120),
+            (".037", 37),
+            (".1239", 123),
+            (".000001", 0),
+        ] {
+            let text = format!("2026-11-30T04:04:15{frac}Z");
+            assert_eq!(parse_iso(&text), Some(base + ms), "{text}");
+        }
     }
 
     #[test]

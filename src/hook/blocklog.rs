@@ -17,6 +17,8 @@ use super::Outcome;
 use crate::state::Layout;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use std::borrow::Cow;
+use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -246,6 +248,56 @@ pub fn read(root: &Path) -> std::io::Result<Vec<Entry>> {
         out.extend(lines.records);
     }
     Ok(out)
+}
+
+/// A line of the log as [`denies_by_session`] reads it: the fields of [`Entry`] with the same
+/// types and the same ones required, so the same lines parse, but its text borrowed rather
+/// than copied out.
+#[derive(Deserialize)]
+#[allow(dead_code)] // read only to check the line is an entry
+struct Counted<'a> {
+    #[serde(borrow)]
+    time: Cow<'a, str>,
+    #[serde(borrow)]
+    session: Cow<'a, str>,
+    #[serde(default)]
+    stream: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    tool: Cow<'a, str>,
+    kind: Kind,
+    #[serde(default)]
+    rule: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    segment: Cow<'a, str>,
+    #[serde(borrow)]
+    reason: Cow<'a, str>,
+}
+
+/// How many denies each session has in the repo's log (the rotated one too): the entries
+/// [`read`] gives, counted without being built.
+pub fn denies_by_session(root: &Path) -> std::io::Result<HashMap<String, usize>> {
+    let dir = Layout::new(root).dir;
+    let mut counts: HashMap<String, usize> = HashMap::new();
+    for name in [ROTATED, FILE] {
+        let bytes = match std::fs::read(dir.join(name)) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(e),
+        };
+        for (_, line) in crate::atomic::complete_lines(&bytes) {
+            if let Ok(e) = serde_json::from_slice::<Counted>(line)
+                && e.kind == Kind::Deny
+            {
+                match counts.get_mut(e.session.as_ref()) {
+                    Some(n) => *n += 1,
+                    None => {
+                        counts.insert(e.session.into_owned(), 1);
+                    }
+                }
+            }
+        }
+    }
+    Ok(counts)
 }
 
 const REDACTED: &str = "[redacted]";

@@ -136,16 +136,7 @@ pub fn claim(ctx: &Ctx, p: &Payload, env: &Env, stream: &Word) -> Result<(), Str
     if unchanged_re_claim(ctx, p, env, name) {
         return Ok(());
     }
-    let (streams, broken) =
-        crate::plan_cache::load_each(&ctx.root, &ctx.config.plan_glob, &ctx.layout)
-            .map_err(|e| format!("session-lock: cannot claim '{name}': {e}"))?;
-    let Some(plan) = streams.iter().find(|s| s.name == name) else {
-        return Err(format!(
-            "session-lock: {} (plans: {})",
-            plans::undeclared(name, &streams, &broken, "; "),
-            ctx.config.plan_glob
-        ));
-    };
+    let plan = &claimed_plan(ctx, name)?;
     let _guard = ctx
         .layout
         .lock_state(STATE_LOCK_WAIT)
@@ -217,6 +208,29 @@ pub fn claim(ctx: &Ctx, p: &Payload, env: &Env, stream: &Word) -> Result<(), Str
     };
     crate::round_index::Index::after_write(&ctx.layout, index, &[name]);
     write.map_err(|e| format!("session-lock: could not record the claim of '{name}': {e}"))
+}
+
+/// The plan declaring `name`, read through the plan cache: its own line, and of the others only
+/// their stat and the stream their line names (any plan may declare any stream, and a stream
+/// declared twice is neither's). When no one plan declares it, every plan is loaded for the
+/// message, which lists the streams and the broken plans.
+fn claimed_plan(ctx: &Ctx, name: &str) -> Result<plans::Stream, String> {
+    let (root, glob) = (&ctx.root, &ctx.config.plan_glob);
+    let cannot = |e: plans::PlanError| format!("session-lock: cannot claim '{name}': {e}");
+    if let Some(plan) =
+        crate::plan_cache::declaring(root, glob, &ctx.layout, name).map_err(cannot)?
+    {
+        return Ok(plan);
+    }
+    let (mut streams, broken) =
+        crate::plan_cache::load_each(root, glob, &ctx.layout).map_err(cannot)?;
+    match streams.iter().position(|s| s.name == name) {
+        Some(i) => Ok(streams.swap_remove(i)),
+        None => Err(format!(
+            "session-lock: {} (plans: {glob})",
+            plans::undeclared(name, &streams, &broken, "; "),
+        )),
+    }
 }
 
 /// The lock a claim of `plan` by this call's session records (claimed and beating now).

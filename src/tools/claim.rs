@@ -6,7 +6,7 @@ use super::{acting_for, check_stream_name, open, protocol_text};
 use crate::exit::Code;
 use crate::exit::fail;
 use crate::sessions::caller::Caller;
-use crate::state::short_id;
+use crate::state::{Layout, short_id};
 use crate::time;
 use serde_json::json;
 use std::path::Path;
@@ -23,7 +23,7 @@ pub struct Args<'a> {
 pub fn run(a: Args) -> anyhow::Result<Code> {
     check_stream_name(a.stream)?;
     let (root, config, layout) = open(a.repo)?;
-    undeclared(&root, &config.plan_glob, a.stream)?;
+    undeclared(&root, &config.plan_glob, &layout, a.stream)?;
     let (held, caller) = acting_for(&layout, a.stream, || {
         format!(
             "no lock for stream '{}' in {}: the guard hook did not record the claim. Run claim from the Bash tool of a Claude Code session started at the repo root (the client reads the repo's .claude/settings.json only when it starts there), with guard wired as its PreToolUse hook (guard install <repo>)",
@@ -110,10 +110,18 @@ pub fn run(a: Args) -> anyhow::Result<Code> {
 }
 
 /// A stream no plan declares is the real cause of a missing lock: say so, with the streams
-/// that are declared (and the plans that could not be read).
-fn undeclared(root: &Path, glob: &str, stream: &str) -> anyhow::Result<()> {
-    let (streams, broken) =
-        crate::plans::load_each(root, glob).map_err(|e| fail(Code::Usage, e.to_string()))?;
+/// that are declared (and the plans that could not be read). Read through the plan cache, as
+/// the guard's claim reads it: the declaring plan's line and the other plans' heads, and every
+/// plan only for the message.
+fn undeclared(root: &Path, glob: &str, layout: &Layout, stream: &str) -> anyhow::Result<()> {
+    let usage = |e: crate::plans::PlanError| fail(Code::Usage, e.to_string());
+    if crate::plan_cache::declaring(root, glob, layout, stream)
+        .map_err(usage)?
+        .is_some()
+    {
+        return Ok(());
+    }
+    let (streams, broken) = crate::plan_cache::load_each(root, glob, layout).map_err(usage)?;
     if streams.iter().any(|s| s.name == stream) {
         return Ok(());
     }

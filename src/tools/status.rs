@@ -8,6 +8,8 @@ use crate::exit::{Code, fail};
 use crate::state::{Held, Layout, StreamState, short_id};
 use crate::{plans, time};
 use serde::Serialize;
+use std::collections::{HashMap, HashSet};
+use std::fmt::Write as _;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -71,7 +73,13 @@ pub struct Report {
     pub blocks: std::collections::BTreeMap<String, usize>,
 }
 
-fn row_for(h: &Held, milestone: Option<u32>, cfg: &Config, now: u64) -> Row {
+fn row_for(
+    h: &Held,
+    milestone: Option<u32>,
+    cfg: &Config,
+    now: u64,
+    look: &mut crate::liveness::Look,
+) -> Row {
     Row {
         stream: h.record.stream.clone(),
         milestone: milestone.or(Some(h.record.milestone)),
@@ -79,7 +87,7 @@ fn row_for(h: &Held, milestone: Option<u32>, cfg: &Config, now: u64) -> Row {
         session_id: Some(h.record.session_id.clone()),
         heartbeat_age_s: Some(h.age_ms(now) / 1000),
         round: Some(h.record.round),
-        orphaned: !h.done && h.orphaned(),
+        orphaned: !h.done && h.orphaned_in(look),
         abandoned: !h.done && h.age_ms(now) >= cfg.round_stale_ms(),
         problem: None,
         host: None,
@@ -122,7 +130,8 @@ pub fn overlaps(streams: &[plans::Stream], ci: bool) -> Vec<String> {
         .collect()
 }
 
-/// Reads plans and locks into the table.
+/// Reads plans and locks into the table: the plans' streams in milestone order, then plans that
+/// cannot be read, corrupt locks, and locks no plan declares.
 pub fn report(root: &Path, cfg: &Config, layout: &Layout) -> Report {
     let now = time::now_ms();
     let mut problems = Vec::new();
@@ -134,13 +143,23 @@ pub fn report(root: &Path, cfg: &Config, layout: &Layout) -> Report {
     let (locks, bad) = layout.read_locks();
     problems.extend(broken.iter().map(|b| b.to_string()));
     problems.extend(bad.iter().map(|b| b.to_string()));
+    // Each name once: a lock file per stream, a plan per stream (a name declared twice is
+    // neither's), so the rows are joined by name, not by scanning the other list per row.
+    let lock_of: HashMap<&str, &Held> = locks
+        .iter()
+        .map(|h| (h.record.stream.as_str(), h))
+        .collect();
+    let plan_of: HashMap<&str, &plans::Stream> =
+        streams.iter().map(|s| (s.name.as_str(), s)).collect();
+    let bad_names: HashSet<String> = bad.iter().map(|b| b.stream()).collect();
+    let mut look = crate::liveness::Look::default();
     let mut rows: Vec<Row> = Vec::new();
     for s in &streams {
-        if bad.iter().any(|b| b.stream() == s.name) {
+        if bad_names.contains(&s.name) {
             continue;
         }
-        match locks.iter().find(|h| h.record.stream == s.name) {
-            Some(h) => rows.push(row_for(h, Some(s.milestone), cfg, now)),
+        match lock_of.get(s.name.as_str()) {
+            Some(h) => rows.push(row_for(h, Some(s.milestone), cfg, now, &mut look)),
             None => rows.push(Row {
                 stream: s.name.clone(),
                 milestone: Some(s.milestone),
@@ -156,36 +175,39 @@ pub fn report(root: &Path, cfg: &Config, layout: &Layout) -> Report {
             }),
         }
     }
+    // A broken plan's row, named by its folder, unless the stream already has one.
+    let mut broken_named: HashSet<String> = HashSet::new();
     for b in &broken {
         if let plans::PlanError::Malformed { path, .. } = b {
             let folder = path.rsplit('/').nth(1).unwrap_or_default();
-            if let Some((ms, name)) = plans::parse_folder(folder)
-                && !rows.iter().any(|r| r.stream == name)
-            {
-                rows.push(problem_row(
-                    name,
-                    Some(ms),
-                    StreamState::Broken,
-                    b.to_string(),
-                ));
+            if let Some((ms, name)) = plans::parse_folder(folder) {
+                let has_row = (plan_of.contains_key(name.as_str()) && !bad_names.contains(&name))
+                    || broken_named.contains(&name);
+                if !has_row {
+                    broken_named.insert(name.clone());
+                    rows.push(problem_row(
+                        name,
+                        Some(ms),
+                        StreamState::Broken,
+                        b.to_string(),
+                    ));
+                }
             }
         }
     }
     for b in &bad {
-        let milestone = streams
-            .iter()
-            .find(|s| s.name == b.stream())
-            .map(|s| s.milestone);
+        let stream = b.stream();
+        let milestone = plan_of.get(stream.as_str()).map(|s| s.milestone);
         rows.push(problem_row(
-            b.stream(),
+            stream,
             milestone,
             StreamState::Corrupt,
             format!("{b}; fix or delete {}", b.path.display()),
         ));
     }
     for h in &locks {
-        if !streams.iter().any(|s| s.name == h.record.stream) {
-            rows.push(row_for(h, None, cfg, now));
+        if !plan_of.contains_key(h.record.stream.as_str()) {
+            rows.push(row_for(h, None, cfg, now, &mut look));
         }
     }
     let blocks = block_counts(root, &rows);
@@ -208,18 +230,20 @@ pub fn report(root: &Path, cfg: &Config, layout: &Layout) -> Report {
 /// Denies in the block log per stream, counting those of the session that holds it now.
 fn block_counts(root: &Path, rows: &[Row]) -> std::collections::BTreeMap<String, usize> {
     let mut counts = std::collections::BTreeMap::new();
-    let Ok(entries) = crate::hook::blocklog::read(root) else {
+    let Ok(denies) = crate::hook::blocklog::denies_by_session(root) else {
         return counts;
     };
-    for e in entries
-        .iter()
-        .filter(|e| e.kind == crate::hook::blocklog::Kind::Deny)
-    {
-        if let Some(row) = rows
-            .iter()
-            .find(|r| r.session_id.as_deref() == Some(e.session.as_str()))
+    if denies.is_empty() {
+        return counts;
+    }
+    // The first row naming a session is the one its denies count for.
+    let mut seen: HashSet<&str> = HashSet::new();
+    for r in rows {
+        if let Some(session) = r.session_id.as_deref()
+            && seen.insert(session)
+            && let Some(&n) = denies.get(session)
         {
-            *counts.entry(row.stream.clone()).or_insert(0) += 1;
+            *counts.entry(r.stream.clone()).or_insert(0) += n;
         }
     }
     counts
@@ -231,25 +255,38 @@ pub fn render(r: &Report) -> String {
     if r.streams.is_empty() {
         out.push_str("no streams: no plans and no locks\n");
     } else {
-        out.push_str(&format!(
-            "{:<20} {:>3}  {:<10} {:<9} {:>9}  {}\n",
-            "STREAM", "MS", "STATE", "SESSION", "HEARTBEAT", "ROUND"
-        ));
+        out.reserve(r.streams.len() * 64);
+        table_line(
+            &mut out,
+            ["STREAM", "MS", "STATE", "SESSION", "HEARTBEAT", "ROUND"],
+        );
+        let mut cells = [const { String::new() }; 4];
         for row in &r.streams {
-            let mut state = row.state.as_str().to_string();
+            let [ms, state, heartbeat, round] = &mut cells;
+            for c in [&mut *ms, &mut *state, &mut *heartbeat, &mut *round] {
+                c.clear();
+            }
+            let _ = match row.milestone {
+                Some(m) => write!(ms, "{m:02}"),
+                None => write!(ms, "-"),
+            };
+            state.push_str(row.state.as_str());
             if row.orphaned {
                 state.push('*');
             }
-            out.push_str(&format!(
-                "{:<20} {:>3}  {:<10} {:<9} {:>9}  {}\n",
-                row.stream,
-                row.milestone.map_or("-".into(), |m| format!("{m:02}")),
-                state,
-                row.session_id.as_deref().map_or("-", short_id),
-                row.heartbeat_age_s
-                    .map_or("-".into(), |s| format!("{} ago", time::age(s * 1000))),
-                row.round.map_or("-".into(), |n| n.to_string()),
-            ));
+            let _ = match row.heartbeat_age_s {
+                Some(s) => write!(heartbeat, "{} ago", time::age(s * 1000)),
+                None => write!(heartbeat, "-"),
+            };
+            let _ = match row.round {
+                Some(n) => write!(round, "{n}"),
+                None => write!(round, "-"),
+            };
+            let session = row.session_id.as_deref().map_or("-", short_id);
+            table_line(
+                &mut out,
+                [&row.stream, ms, state, session, heartbeat, round],
+            );
         }
         if let Some(m) = &r.leases {
             out.push_str(&crate::tools::leases::render_hosts(r, m));
@@ -275,6 +312,29 @@ pub fn render(r: &Report) -> String {
         out.push_str(&format!("note: {n}\n"));
     }
     out
+}
+
+/// One line of the table: `{:<20} {:>3}  {:<10} {:<9} {:>9}  {}`, padded by hand (the
+/// formatting machinery costs more than the rest of a row; widths count chars, as it does).
+fn table_line(out: &mut String, [stream, ms, state, session, heartbeat, round]: [&str; 6]) {
+    fn pad(out: &mut String, n: usize) {
+        out.extend(std::iter::repeat_n(' ', n));
+    }
+    let width = |s: &str| s.chars().count();
+    out.push_str(stream);
+    pad(out, 20usize.saturating_sub(width(stream)) + 1);
+    pad(out, 3usize.saturating_sub(width(ms)));
+    out.push_str(ms);
+    out.push_str("  ");
+    out.push_str(state);
+    pad(out, 10usize.saturating_sub(width(state)) + 1);
+    out.push_str(session);
+    pad(out, 9usize.saturating_sub(width(session)) + 1);
+    pad(out, 9usize.saturating_sub(width(heartbeat)));
+    out.push_str(heartbeat);
+    out.push_str("  ");
+    out.push_str(round);
+    out.push('\n');
 }
 
 /// Streams `--wait` still waits for: claimed, not done, not abandoned; and a corrupt lock,
@@ -422,4 +482,36 @@ pub fn run(a: Args) -> anyhow::Result<Code> {
     } else {
         Code::Failure
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_table_line_is_padded_as_the_format_string_pads_it() {
+        for cells in [
+            ["STREAM", "MS", "STATE", "SESSION", "HEARTBEAT", "ROUND"],
+            ["api", "01", "active*", "3f2a9c1e", "4m ago", "0"],
+            [
+                "a-very-long-stream-name-indeed",
+                "123",
+                "unclaimed",
+                "-",
+                "-",
+                "-",
+            ],
+            ["é-stream", "-", "corrupt", "sessionü", "1h05m ago", "12"],
+            ["", "", "", "", "", ""],
+        ] {
+            let [a, b, c, d, e, f] = cells;
+            let mut out = String::new();
+            table_line(&mut out, cells);
+            assert_eq!(
+                out,
+                format!("{a:<20} {b:>3}  {c:<10} {d:<9} {e:>9}  {f}\n"),
+                "{cells:?}"
+            );
+        }
+    }
 }
