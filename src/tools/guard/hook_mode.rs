@@ -46,6 +46,14 @@ pub fn run(usage: impl FnOnce() -> String) -> std::process::ExitCode {
 /// The guard re-executed by its deadline ([`deadline::AFTER_DEADLINE`]), with the payload of
 /// the run that passed it on stdin: allows with the deadline's note and logs the fail-open.
 pub fn after_deadline() -> std::process::ExitCode {
+    if std::io::stdin().is_terminal() {
+        let _ = writeln!(
+            std::io::stderr(),
+            "guard: {} is the guard re-executing itself after its deadline, with the payload on stdin; stdin is a terminal, so there is nothing to read",
+            deadline::AFTER_DEADLINE
+        );
+        return std::process::ExitCode::from(2);
+    }
     let mut bytes = Vec::new();
     let _ = std::io::stdin().read_to_end(&mut bytes);
     let _ = PAYLOAD.set(bytes);
