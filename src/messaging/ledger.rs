@@ -717,17 +717,22 @@ mod tests {
         assert_eq!(r.sender_mode, Some(Mode::Prompting));
     }
 
-    #[test]
-    fn append_repairs_a_torn_tail() {
-        let dir = tempfile::tempdir().unwrap();
-        let l = Ledger::outbox(dir.path(), "s1").unwrap();
+    /// One `queued` line, then the start of a line a crash cut short.
+    fn queued_then_torn(l: &Ledger, torn: &[u8]) {
         l.append(&[rec("queued", "a", 1)]).unwrap();
         std::fs::OpenOptions::new()
             .append(true)
             .open(&l.path)
             .unwrap()
-            .write_all(b"{\"op\":\"deliv")
+            .write_all(torn)
             .unwrap();
+    }
+
+    #[test]
+    fn append_repairs_a_torn_tail() {
+        let dir = tempfile::tempdir().unwrap();
+        let l = Ledger::outbox(dir.path(), "s1").unwrap();
+        queued_then_torn(&l, b"{\"op\":\"deliv");
         assert_eq!(l.read().unwrap().len(), 1, "torn tail left out");
         l.append(&[rec("sent", "a", 2)]).unwrap();
         let back = l.read().unwrap();
@@ -740,13 +745,7 @@ mod tests {
     fn a_restated_line_is_appended_like_a_synced_one() {
         let dir = tempfile::tempdir().unwrap();
         let l = Ledger::outbox(dir.path(), "s1").unwrap();
-        l.append(&[rec("queued", "a", 1)]).unwrap();
-        std::fs::OpenOptions::new()
-            .append(true)
-            .open(&l.path)
-            .unwrap()
-            .write_all(b"{\"op\":\"sen")
-            .unwrap();
+        queued_then_torn(&l, b"{\"op\":\"sen");
         l.append_as(&[rec("taken", "a", 2)], Durability::Restated)
             .unwrap();
         let ops: Vec<Op> = l.read().unwrap().into_iter().map(|r| r.op).collect();

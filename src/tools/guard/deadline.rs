@@ -32,21 +32,19 @@ pub fn note() -> String {
 #[cfg(target_os = "linux")]
 #[allow(unsafe_code)]
 mod imp {
-    use super::{AFTER_DEADLINE, DEADLINE, PAYLOAD};
-    use std::ffi::{CString, c_char, c_int};
+    use super::{DEADLINE, PAYLOAD};
+    use std::ffi::{CStr, c_char, c_int};
     use std::sync::OnceLock;
 
     unsafe extern "C" {
         static environ: *const *const c_char;
     }
 
-    /// What the handler needs, built before the alarm is set: it cannot allocate.
-    struct Ready {
-        note: Vec<u8>,
-        flag: CString,
-    }
+    /// [`super::AFTER_DEADLINE`] as the C string `execve` takes.
+    pub(super) const FLAG: &CStr = c"--after-deadline";
 
-    static READY: OnceLock<Ready> = OnceLock::new();
+    /// The note, rendered before the alarm is set: the handler cannot allocate.
+    static NOTE: OnceLock<Vec<u8>> = OnceLock::new();
 
     /// Writes all of `b` to `fd`, retrying on interrupts; false on any other error.
     unsafe fn write_all(fd: c_int, mut b: &[u8]) -> bool {
@@ -65,7 +63,7 @@ mod imp {
 
     extern "C" fn on_alarm(_: c_int) {
         // Async-signal-safe calls only: no allocation, no locks, no std I/O.
-        let Some(ready) = READY.get() else {
+        let Some(note) = NOTE.get() else {
             unsafe { libc::_exit(0) }
         };
         unsafe {
@@ -76,20 +74,17 @@ mod imp {
                     && libc::lseek(fd, 0, libc::SEEK_SET) == 0
                     && libc::dup2(fd, 0) == 0
                 {
-                    let argv = [c"guard".as_ptr(), ready.flag.as_ptr(), std::ptr::null()];
+                    let argv = [c"guard".as_ptr(), FLAG.as_ptr(), std::ptr::null()];
                     libc::execve(c"/proc/self/exe".as_ptr(), argv.as_ptr(), environ);
                 }
             }
-            write_all(2, &ready.note);
+            write_all(2, note);
             libc::_exit(0);
         }
     }
 
     pub fn arm() {
-        READY.get_or_init(|| Ready {
-            note: format!("guard: {}\n", super::note()).into_bytes(),
-            flag: CString::new(AFTER_DEADLINE).unwrap_or_default(),
-        });
+        NOTE.get_or_init(|| format!("guard: {}\n", super::note()).into_bytes());
         unsafe {
             let mut act: libc::sigaction = std::mem::zeroed();
             act.sa_sigaction = on_alarm as extern "C" fn(c_int) as libc::sighandler_t;
@@ -128,4 +123,12 @@ mod imp {
 /// Starts the deadline for this run.
 pub fn arm() {
     imp::arm();
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    #[test]
+    fn the_exec_flag_is_the_flag_main_reads() {
+        assert_eq!(super::imp::FLAG.to_str(), Ok(super::AFTER_DEADLINE));
+    }
 }
