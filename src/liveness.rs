@@ -145,6 +145,17 @@ mod platform {
     pub fn exists(pid: u32) -> bool {
         std::path::Path::new(&format!("/proc/{pid}")).exists()
     }
+
+    /// Pids whose `/proc/<pid>/environ` (NUL-separated) holds `entry`.
+    pub fn with_env_entry(entry: &[u8]) -> Vec<u32> {
+        pids()
+            .into_iter()
+            .filter(|pid| {
+                std::fs::read(format!("/proc/{pid}/environ"))
+                    .is_ok_and(|env| env.split(|&b| b == 0).any(|e| e == entry))
+            })
+            .collect()
+    }
 }
 
 #[cfg(not(target_os = "linux"))]
@@ -181,6 +192,21 @@ mod platform {
     pub fn exists(pid: u32) -> bool {
         stat(pid).is_some()
     }
+
+    /// Pids whose environment, as sysinfo reads it, holds `entry`.
+    pub fn with_env_entry(entry: &[u8]) -> Vec<u32> {
+        let mut sys = System::new();
+        sys.refresh_processes_specifics(
+            ProcessesToUpdate::All,
+            true,
+            ProcessRefreshKind::nothing().with_environ(sysinfo::UpdateKind::Always),
+        );
+        sys.processes()
+            .iter()
+            .filter(|(_, p)| p.environ().iter().any(|e| e.as_encoded_bytes() == entry))
+            .map(|(pid, _)| pid.as_u32())
+            .collect()
+    }
 }
 
 /// Child processes for tests, spelled for every platform the suite builds for.
@@ -212,7 +238,13 @@ pub(crate) mod test_process {
 
     /// A child that runs until its stdin is closed (or it is killed).
     pub(crate) fn waiting() -> Child {
+        waiting_with_env("SESSION_LOCK_TEST_CHILD", "1")
+    }
+
+    /// [`waiting`], with `key=value` added to its environment.
+    pub(crate) fn waiting_with_env(key: &str, value: &str) -> Child {
         command("set /p line=", "cat")
+            .env(key, value)
             .stdin(Stdio::piped())
             .stdout(Stdio::null())
             .spawn()
@@ -319,6 +351,19 @@ pub fn descendants(root: u32) -> Vec<(u32, ProcStat)> {
     descendants_in(&process_table(), root)
 }
 
+/// The lowest-numbered live process whose environment holds `key=value` exactly (processes of
+/// other users, whose environment cannot be read, are passed over). Reads every process's
+/// environment: for a rare look after a crash, never for the hot path.
+pub fn find_by_env(key: &str, value: &str) -> Option<u32> {
+    let entry = format!("{key}={value}");
+    let mut found: Vec<u32> = platform::with_env_entry(entry.as_bytes())
+        .into_iter()
+        .filter(|&pid| stat(pid).is_some())
+        .collect();
+    found.sort_unstable();
+    found.first().copied()
+}
+
 /// True while any trace of `pid` is left, a zombie not yet reaped included.
 pub fn exists(pid: u32) -> bool {
     pid != 0 && platform::exists(pid)
@@ -350,6 +395,28 @@ mod tree_tests {
         let pids: Vec<u32> = descendants_in(&table, 10).iter().map(|d| d.0).collect();
         assert_eq!(pids, vec![11, 13, 12]);
         assert!(descendants_in(&table, 12).is_empty());
+    }
+
+    #[test]
+    fn a_process_is_found_by_an_exact_entry_of_its_environment() {
+        let key = "SESSION_LOCK_TEST_TAG";
+        let tag = format!("{}-{}", std::process::id(), crate::time::now_ms());
+        assert_eq!(find_by_env(key, &tag), None);
+        let mut child = test_process::waiting_with_env(key, &tag);
+        assert_eq!(find_by_env(key, &tag), Some(child.id()));
+        assert_eq!(
+            find_by_env(key, &format!("{tag}0")),
+            None,
+            "the value must match whole"
+        );
+        assert_eq!(
+            find_by_env("SESSION_LOCK_TEST", &tag),
+            None,
+            "so must the key"
+        );
+        let _ = child.kill();
+        let _ = child.wait();
+        assert_eq!(find_by_env(key, &tag), None, "a reaped child is not found");
     }
 
     #[cfg(unix)]

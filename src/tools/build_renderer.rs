@@ -60,7 +60,15 @@ pub struct Party {
     pub build_pid: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub build_start: Option<String>,
+    /// The value of [`BUILD_TAG_VAR`] in the build's environment, recorded before the build
+    /// starts (holder only): a holder killed before it could record `buildPid` still names its
+    /// build this way.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build_tag: Option<String>,
 }
+
+/// The environment variable every build runs with, naming the holder that started it.
+pub const BUILD_TAG_VAR: &str = "SESSION_LOCK_BUILD";
 
 impl Party {
     fn me(layout: &Layout, command: &str) -> Party {
@@ -76,6 +84,7 @@ impl Party {
             since: time::iso(time::now_ms()),
             build_pid: None,
             build_start: None,
+            build_tag: None,
         }
     }
 
@@ -85,8 +94,13 @@ impl Party {
 
     /// The build process this holder started, when it is still running.
     pub fn build_running(&self) -> Option<u32> {
-        let pid = self.build_pid?;
-        liveness::is_alive(pid, self.build_start.as_deref()).then_some(pid)
+        match (self.build_pid, &self.build_tag) {
+            (Some(pid), _) => liveness::is_alive(pid, self.build_start.as_deref()).then_some(pid),
+            // Killed between starting the build and recording its pid: the build (or what it
+            // started) still carries the tag.
+            (None, Some(tag)) => liveness::find_by_env(BUILD_TAG_VAR, tag),
+            (None, None) => None,
+        }
     }
 
     /// `stream api (session 3f2a9c1e), pid 4242, `npx vite build`, since 2026-…Z (42s ago)`
@@ -433,7 +447,11 @@ pub fn run(opts: &Options) -> anyhow::Result<Finished> {
         wait_for_orphan(prev, opts, deadline)?;
     }
 
-    me.since = time::iso(time::now_ms());
+    let now = time::now_ms();
+    me.since = time::iso(now);
+    let tag = format!("{}-{now}", me.pid);
+    command.env(BUILD_TAG_VAR, &tag);
+    me.build_tag = Some(tag);
     let record = HolderRecord::write(&paths, &me)
         .with_context(|| format!("cannot write {}", paths.holder.display()))?;
     if waited >= POLL && !opts.quiet {
@@ -657,6 +675,7 @@ mod tests {
             since: time::iso(time::now_ms()),
             build_pid: None,
             build_start: None,
+            build_tag: None,
         }
     }
 

@@ -368,6 +368,86 @@ fn the_build_of_a_killed_holder_ends_before_the_next_starts() {
     );
 }
 
+/// The holder is killed after its build started but before it recorded the build's pid: the
+/// record written before the start names the build by the tag in its environment, so the
+/// orphan is still found and the next build does not start beside it.
+#[test]
+fn a_holder_killed_before_recording_its_builds_pid_still_names_the_build() {
+    let repo = GitRepo::new();
+    let dead = {
+        let mut c = Command::new("true").spawn().expect("spawn true");
+        let pid = c.id();
+        c.wait().expect("reap true");
+        pid
+    };
+    let tag = format!("{dead}-1764560000000");
+    repo.write(
+        "session-lock/build.holder.json",
+        &serde_json::json!({
+            "pid": dead, "procStart": "1", "command": "npx vite build",
+            "since": "2026-11-30T05:40:00.123Z", "buildTag": tag,
+        })
+        .to_string(),
+    );
+    assert_eq!(
+        status(&repo)["holder"]["orphanBuildRunning"],
+        false,
+        "nothing carries the tag yet"
+    );
+
+    let mut orphan = Command::new("sh")
+        .args([
+            "-c",
+            "touch running; while [ ! -e go ]; do sleep 0.05; done",
+        ])
+        .current_dir(repo.path())
+        .env("SESSION_LOCK_BUILD", &tag)
+        .spawn()
+        .expect("spawn the orphan build");
+    wait_for("the orphan build", Duration::from_secs(20), || {
+        repo.exists("running")
+    });
+    let s = status(&repo);
+    assert_eq!(s["holding"], false, "{s}");
+    assert_eq!(s["holder"]["orphanBuildRunning"], true, "{s}");
+
+    let busy = tool(&repo)
+        .args(["--no-wait", "--", "sh", "-c", "echo next > next.out"])
+        .output()
+        .expect("next build");
+    assert_eq!(busy.status.code(), Some(7), "{:?}", text(&busy));
+    assert!(
+        text(&busy).1.contains("the interrupted build (pid "),
+        "{:?}",
+        text(&busy)
+    );
+    assert!(
+        !repo.exists("next.out"),
+        "the next build ran beside the orphan"
+    );
+
+    repo.write("go", "");
+    orphan.wait().expect("reap the orphan");
+    let next = tool(&repo)
+        .args([
+            "--no-wait",
+            "--",
+            "sh",
+            "-c",
+            "echo \"$SESSION_LOCK_BUILD\" > next.out",
+        ])
+        .output()
+        .expect("next build");
+    assert!(next.status.success(), "{:?}", text(&next));
+    let seen = repo.read("next.out").unwrap_or_default();
+    let seen = seen.trim();
+    let parts: Vec<&str> = seen.split('-').collect();
+    assert!(
+        parts.len() == 2 && parts.iter().all(|p| p.parse::<u64>().is_ok()) && seen != tag,
+        "the build runs with its own tag, `<holder pid>-<ms>`: {seen:?}"
+    );
+}
+
 #[test]
 fn the_exit_status_is_the_builds_own() {
     let repo = GitRepo::new();
