@@ -20,7 +20,8 @@ use crate::paths::lexical::{Anchor, Place, Rooted, anchor, join, place};
 use crate::round_index::LockSet;
 use crate::rules::args::{expand_braces, glob_match};
 use crate::rules::{CommandContext, Env as Where};
-use crate::shell::{Analysis, Reach, WriteTarget};
+use crate::shell::word::Word;
+use crate::shell::{Analysis, Dialect, DirStep, Reach, WriteTarget};
 
 /// Most alternatives a `{a,b}` target expands to.
 const MAX_BRACE: usize = 32;
@@ -94,8 +95,17 @@ pub fn check(
     let cc = CommandContext::new(p.cwd.clone(), ctx.root.display().to_string());
     let cmd = Where::new(&cc);
     // A target checked once is checked: a script writing `>/dev/null` on every line costs one.
+    // The same word from the same directory in the same dialect resolves the same way
+    // (`resolve` reads nothing else), so it is not even resolved again.
+    let mut asked: Vec<(&Word, Reach, &[DirStep], Dialect)> = Vec::new();
     let mut seen: Vec<Resolved> = Vec::new();
     for t in &targets {
+        let seg = &an.segments[t.segment];
+        let key = (&t.word, t.reach, seg.dirs.as_slice(), seg.dialect);
+        if asked.contains(&key) {
+            continue;
+        }
+        asked.push(key);
         for r in resolve(t, an, &cmd) {
             if is_device(&r.path) || seen.contains(&r) {
                 continue;

@@ -676,7 +676,7 @@ pub fn stream_commands<'a>(segments: impl IntoIterator<Item = &'a [Word]>) -> Ve
     for seg in segments {
         let Some(head) = seg.first() else { continue };
         let base = crate::shell::word::command_name(&head.text);
-        let cmd = match base.as_str() {
+        let cmd = match &*base {
             "claim" => "claim",
             "release" => "release",
             _ => continue,

@@ -42,8 +42,8 @@ const KILLERS: &[&str] = &[
 ];
 
 fn stem(base: &str) -> &str {
-    match base.rsplit_once('.') {
-        Some((s, _)) if !s.is_empty() => s,
+    match base.bytes().rposition(|b| b == b'.') {
+        Some(dot) if dot > 0 => &base[..dot],
         _ => base,
     }
 }
@@ -51,12 +51,16 @@ fn stem(base: &str) -> &str {
 impl Rules {
     /// `base` is a lowercased basename (or a package script name).
     fn is_restart_script(&self, base: &str) -> bool {
-        let script = base.split(':').next().unwrap_or(base);
+        let script = base
+            .bytes()
+            .position(|b| b == b':')
+            .map_or(base, |colon| &base[..colon]);
+        let stem = stem(base);
         self.restart_scripts.iter().any(|s| {
-            if s.contains('.') {
+            if s.as_bytes().contains(&b'.') {
                 base == s
             } else {
-                stem(base) == s || script == s
+                stem == s || script == s
             }
         })
     }
@@ -92,7 +96,7 @@ pub(super) fn restart(r: &Rules, v: &View, _env: &Env) -> Option<String> {
     if r.is_restart_script(&v.base) {
         return Some(format!("runs the app launcher `{}`", v.base));
     }
-    if INTERPRETERS.contains(&v.name.as_str())
+    if INTERPRETERS.contains(&&*v.name)
         && let Some(s) = script_operand(v.args)
     {
         let b = base_lower(&s.text);
@@ -120,7 +124,7 @@ pub(super) fn restart(r: &Rules, v: &View, _env: &Env) -> Option<String> {
     {
         return Some(format!("kills the app process `{app}`"));
     }
-    if KILLERS.contains(&v.name.as_str()) || (v.ps && v.name == "kill") {
+    if KILLERS.contains(&&*v.name) || (v.ps && v.name == "kill") {
         if let Some(app) = r.app_named_in(v.args) {
             return Some(format!("kills the app process `{app}`"));
         }
@@ -168,7 +172,7 @@ fn ps_kill<'r>(r: &'r Rules, v: &View) -> Option<&'r str> {
     let lower = |w: &Word| w.text.to_ascii_lowercase();
     let member =
         |t: &str| t.contains(".kill(") || t.contains(".closemainwindow(") || t.ends_with(".kill");
-    let foreach = matches!(v.name.as_str(), "%" | "foreach-object" | "foreach")
+    let foreach = matches!(&*v.name, "%" | "foreach-object" | "foreach")
         && v.args
             .iter()
             .any(|w| matches!(lower(w).as_str(), "kill" | "closemainwindow"));
@@ -358,7 +362,7 @@ const MAX_URL_GLOB: usize = 32;
 
 /// The HTTP path in `paths` that an HTTP client segment calls.
 fn calls_path<'r>(v: &View, paths: &'r [String]) -> Option<&'r str> {
-    if !HTTP_CLIENTS.contains(&v.name.as_str()) {
+    if !HTTP_CLIENTS.contains(&&*v.name) {
         return None;
     }
     let urls = url_args(v);

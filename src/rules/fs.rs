@@ -181,7 +181,7 @@ fn split_commas(words: &[&Word]) -> Vec<Word> {
 
 /// `rm.app-output`
 pub(super) fn rm_app_output(r: &Rules, v: &View, env: &Env) -> Option<String> {
-    let name = v.name.as_str();
+    let name = &*v.name;
     let deleter = matches!(
         name,
         "rm" | "rmdir"
@@ -304,7 +304,7 @@ fn remove_item(r: &Rules, v: &View, env: &Env, at: &At) -> Option<String> {
         }
         let lister = prev.argv.first().map(|w| command_name(&w.text))?;
         if matches!(
-            lister.as_str(),
+            &*lister,
             "resolve-path" | "rvpa" | "write-output" | "echo" | "write"
         ) {
             let items: Vec<&Word> = prev.argv[1..]
@@ -314,7 +314,7 @@ fn remove_item(r: &Rules, v: &View, env: &Env, at: &At) -> Option<String> {
             return r.first_hit(env, at, &split_commas(&items));
         }
         if !matches!(
-            lister.as_str(),
+            &*lister,
             "get-childitem" | "gci" | "ls" | "dir" | "get-item" | "gi"
         ) {
             return None;

@@ -301,7 +301,7 @@ pub(crate) struct View<'a> {
     pub argv: &'a [Word],
     pub args: &'a [Word],
     /// [`command_name`] of the head (`git`, `taskkill`, `remove-item`).
-    pub name: String,
+    pub name: std::borrow::Cow<'a, str>,
     /// Lowercased basename of the head with its extension (`run.bat`).
     pub base: String,
     /// The segment is PowerShell.

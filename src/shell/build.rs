@@ -79,7 +79,7 @@ impl Ctx {
 fn echo_text(argv: &[Word], dialect: Dialect) -> Option<String> {
     let first = argv.first()?;
     let name = command_name(&first.text);
-    let args: Vec<&str> = match name.as_str() {
+    let args: Vec<&str> = match &*name {
         "echo" | "write-output" | "write" => argv[1..]
             .iter()
             .skip_while(|w| w.is_flag() && name == "echo")
@@ -134,12 +134,11 @@ fn stdin_shell(p: &Peel) -> Option<Dialect> {
         return None;
     }
     let name = command_name(&p.argv[0].text);
-    let source_stdin =
-        matches!(name.as_str(), "source" | ".") && reader_kind(&p.argv) == Reader::Shell;
+    let source_stdin = matches!(&*name, "source" | ".") && reader_kind(&p.argv) == Reader::Shell;
     if !is_shell(&name) && !source_stdin {
         return None;
     }
-    Some(match name.as_str() {
+    Some(match &*name {
         "pwsh" | "powershell" => Dialect::PowerShell,
         "cmd" => Dialect::Cmd,
         _ => Dialect::Posix,
@@ -216,7 +215,7 @@ fn strip_cmd_condition(words: &mut Vec<Word>) {
 /// The directory change a `cd`-like command makes.
 fn cd_step(argv: &[Word]) -> Option<DirStep> {
     let name = command_name(&argv.first()?.text);
-    match name.as_str() {
+    match &*name {
         "cd" | "chdir" | "pushd" | "set-location" | "sl" | "push-location" => {}
         "popd" | "pop-location" => return Some(DirStep::Unknown),
         _ => return None,
@@ -272,7 +271,11 @@ impl Builder<'_> {
         let mut vars: Vec<Vars> = vec![ctx.vars.clone()];
         let mut pipe_from: Option<usize> = None;
         let mut last: Option<usize> = None;
-        let mut built: Vec<Built> = Vec::new();
+        // At most one segment per operator, and one after the last: reserved at once so a
+        // long script's segments are not copied on every doubling.
+        let most = toks.iter().filter(|t| matches!(t, Tok::Op(_))).count() + 1;
+        self.out.segments.reserve(most);
+        let mut built: Vec<Built> = Vec::with_capacity(most);
         for tok in toks {
             let op = match tok {
                 Tok::Word(w) => {
@@ -763,7 +766,7 @@ impl Builder<'_> {
             .first()
             .map(|w| command_name(&w.text))
             .unwrap_or_default();
-        let args: Vec<&Word> = match name.as_str() {
+        let args: Vec<&Word> = match &*name {
             "echo" => argv[1..].iter().skip_while(|w| w.is_flag()).collect(),
             "printf" => argv[1..].iter().collect(),
             _ => return Vec::new(),

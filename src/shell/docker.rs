@@ -54,7 +54,7 @@ const RUN_SHORT_VALUE: &str = "aechlmpuvw";
 pub fn container(argv: &[Word]) -> Option<Container> {
     let head = command_name(&argv.first()?.text);
     let mut i = 1;
-    let compose = match head.as_str() {
+    let compose = match &*head {
         "docker" | "podman" => {
             i = skip_global(argv, i);
             if argv.get(i).is_some_and(|w| w.text == "container") {

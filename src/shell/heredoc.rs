@@ -336,7 +336,7 @@ pub fn reader_kind(argv: &[Word]) -> Reader {
         return Reader::Inert;
     };
     let name = command_name(&head.text);
-    let name = name.as_str();
+    let name = &*name;
     if name == "source" || name == "." {
         return match argv.get(1).map(|w| w.text.as_str()) {
             Some("/dev/stdin" | "-") => Reader::Shell,

@@ -103,7 +103,7 @@ pub fn inline_program(argv: &[Word]) -> Option<(Lang, String)> {
     let name = command_name(&argv.first()?.text);
     let lang = lang_of(&name)?;
     let args = &argv[1..];
-    let code = match (lang, name.as_str()) {
+    let code = match (lang, &*name) {
         (Lang::Js, "deno") => {
             let i = args.iter().position(|w| w.text == "eval")?;
             args[i + 1..]

@@ -210,7 +210,12 @@ impl Lexer<'_, '_> {
 
     /// The token list of one source, or of a substitution when `stop` is `Close`.
     pub(crate) fn tokens(&mut self, stop: Stop) -> Vec<Tok> {
-        let mut out = Vec::new();
+        // A whole source: room for about one token per six bytes up front, so a long script's
+        // list is not copied on every doubling (`echo x; grep -rn y src` is 7 tokens in 24).
+        let mut out = match stop {
+            Stop::Eof => Vec::with_capacity(self.s.len().saturating_sub(self.i) / 6 + 1),
+            _ => Vec::new(),
+        };
         let mut st = ListState {
             cmd_start: true,
             call: false,

@@ -300,7 +300,7 @@ pub fn package_bin(spec: &str) -> Option<String> {
 /// (installs, listings, other tools).
 pub fn pm_call(argv: &[Word]) -> Option<PmCall> {
     let head = command_name(&argv.first()?.text);
-    match head.as_str() {
+    match &*head {
         "npx" | "pnpx" | "bunx" => exec_at(argv, 1),
         "npm" => npm(argv),
         "pnpm" => pnpm(argv, 1),

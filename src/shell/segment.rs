@@ -132,7 +132,7 @@ impl Segment {
     pub fn head(&self) -> String {
         self.argv
             .first()
-            .map(|w| command_name(&w.text))
+            .map(|w| command_name(&w.text).into_owned())
             .unwrap_or_default()
     }
 }

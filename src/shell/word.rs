@@ -174,13 +174,20 @@ fn windows_ext(base: &str) -> Option<usize> {
 ///
 /// Names compare case-insensitively everywhere: a guard that misses `Git` on Windows
 /// costs more than one that also matches a rare mixed-case Linux program.
-pub fn command_name(text: &str) -> String {
+///
+/// Borrowed when the name is already in that form (the common case: `git`, `npm`), so the
+/// analysis of a long script does not allocate a string per command word.
+pub fn command_name(text: &str) -> std::borrow::Cow<'_, str> {
     let base = basename(text);
     let stem = match windows_ext(base) {
         Some(end) => &base[..end],
         None => base,
     };
-    stem.to_ascii_lowercase()
+    if stem.bytes().any(|b| b.is_ascii_uppercase()) {
+        std::borrow::Cow::Owned(stem.to_ascii_lowercase())
+    } else {
+        std::borrow::Cow::Borrowed(stem)
+    }
 }
 
 /// The lowercased basename with its extension kept (`.\run.BAT` → `run.bat`).
@@ -200,7 +207,15 @@ pub fn win_switch(text: &str) -> String {
 
 /// `NAME=value` (or `NAME+=value`, `NAME[i]=value`): a shell variable assignment.
 pub fn is_assignment(text: &str) -> bool {
-    let Some(eq) = text.find('=') else {
+    // Most words are not: a name starts with a letter or `_`, and the `=` is searched only then.
+    if !text
+        .as_bytes()
+        .first()
+        .is_some_and(|&c| c == b'_' || c.is_ascii_alphabetic())
+    {
+        return false;
+    }
+    let Some(eq) = text.bytes().position(|b| b == b'=') else {
         return false;
     };
     let mut name = &text[..eq];

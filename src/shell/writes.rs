@@ -225,7 +225,7 @@ fn segment_targets(i: usize, seg: &Segment, out: &mut Vec<WriteTarget>) {
         git(i, &seg.argv, out);
         return;
     }
-    if let Some(spec) = SPECS.iter().find(|s| s.names.contains(&name.as_str())) {
+    if let Some(spec) = SPECS.iter().find(|s| s.names.contains(&&*name)) {
         posix(i, &name, spec, args, out);
     }
 }

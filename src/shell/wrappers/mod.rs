@@ -233,7 +233,7 @@ pub fn may_peel(words: &[Word], dialect: Dialect) -> bool {
         return true;
     }
     let name = command_name(&head.text);
-    match name.as_str() {
+    match &*name {
         "git" => words.iter().any(|w| w.text == "-c"),
         "npm" | "pnpm" | "yarn" | "bun" | "deno" => {
             matches!(pm_call(words), Some(PmCall::Exec { .. }))
@@ -273,7 +273,7 @@ pub fn peel(words: &[Word], dialect: Dialect) -> Peel {
             dotnet::call(&mut p);
             break;
         }
-        let name = command_name(&p.argv[0].text);
+        let name = command_name(&p.argv[0].text).into_owned();
         let more = match name.as_str() {
             "env" => posix::env(&mut p),
             "sudo" | "doas" => posix::sudo(&mut p, &name),
