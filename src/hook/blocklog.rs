@@ -275,29 +275,121 @@ struct Counted<'a> {
 
 /// How many denies each session has in the repo's log (the rotated one too): the entries
 /// [`read`] gives, counted without being built.
+///
+/// Counted incrementally: `session-lock/.index/blocks.json` keeps, per log file, how far it was
+/// counted and the counts so far, so a call reads only the lines appended since (the log is
+/// append-only). A file is known by a hash of its first bytes, not by its name, so the counts
+/// of `blocks.jsonl` carry over when it is rotated to `blocks.1.jsonl`. An entry whose file is
+/// shorter than counted or starts differently is counted again from the start; the cache is a
+/// cache (unreadable, it is rebuilt) and is written only where `.index/` already exists, so it
+/// never moves the folder's time the round index is stamped with.
 pub fn denies_by_session(root: &Path) -> std::io::Result<HashMap<String, usize>> {
     let dir = Layout::new(root).dir;
-    let mut counts: HashMap<String, usize> = HashMap::new();
+    let cache_file = dir.join(".index").join(COUNTS_FILE);
+    let cached: Vec<CountedFile> = std::fs::read(&cache_file)
+        .ok()
+        .and_then(|b| serde_json::from_slice::<CountsCache>(&b).ok())
+        .filter(|c| c.version == COUNTS_VERSION)
+        .map(|c| c.files)
+        .unwrap_or_default();
+    let mut files = Vec::new();
     for name in [ROTATED, FILE] {
-        let bytes = match std::fs::read(dir.join(name)) {
-            Ok(b) => b,
+        let mut file = match std::fs::File::open(dir.join(name)) {
+            Ok(f) => f,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
             Err(e) => return Err(e),
         };
-        for (_, line) in crate::atomic::complete_lines(&bytes) {
-            if let Ok(e) = serde_json::from_slice::<Counted>(line)
-                && e.kind == Kind::Deny
-            {
-                match counts.get_mut(e.session.as_ref()) {
-                    Some(n) => *n += 1,
-                    None => {
-                        counts.insert(e.session.into_owned(), 1);
-                    }
+        let len = file.metadata()?.len();
+        let mut head = Vec::with_capacity(HEAD_BYTES);
+        std::io::Read::read_to_end(
+            &mut std::io::Read::take(&mut file, HEAD_BYTES as u64),
+            &mut head,
+        )?;
+        // The entry counted from this same file (its first bytes the same), if any.
+        let known = cached.iter().find(|c| {
+            c.head_len <= head.len() && c.len <= len && hash_of(&head[..c.head_len]) == c.head
+        });
+        let (mut counts, from) = match known {
+            Some(c) => (c.counts.clone(), c.len),
+            None => (HashMap::new(), 0),
+        };
+        let mut rest = Vec::new();
+        std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(from))?;
+        std::io::Read::read_to_end(&mut file, &mut rest)?;
+        let counted = count_denies(&rest, &mut counts) as u64;
+        files.push(CountedFile {
+            head: hash_of(&head),
+            head_len: head.len(),
+            len: from + counted,
+            counts,
+        });
+    }
+    let mut total: HashMap<String, usize> = HashMap::new();
+    for f in &files {
+        for (session, n) in &f.counts {
+            *total.entry(session.clone()).or_insert(0) += n;
+        }
+    }
+    if files != cached && cache_file.parent().is_some_and(Path::is_dir) {
+        let cache = CountsCache {
+            version: COUNTS_VERSION,
+            files,
+        };
+        if let Ok(text) = serde_json::to_vec(&cache) {
+            let _ = crate::atomic::replace_cache(&cache_file, &text);
+        }
+    }
+    Ok(total)
+}
+
+/// The deny counts cache in `session-lock/.index/`.
+const COUNTS_FILE: &str = "blocks.json";
+const COUNTS_VERSION: u32 = 1;
+/// How many of a log file's first bytes name it.
+const HEAD_BYTES: usize = 256;
+
+#[derive(Serialize, Deserialize)]
+struct CountsCache {
+    version: u32,
+    files: Vec<CountedFile>,
+}
+
+/// One log file as far as it was counted.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct CountedFile {
+    /// A hash of its first `head_len` bytes (at most [`HEAD_BYTES`]).
+    head: u64,
+    head_len: usize,
+    /// The bytes counted: whole lines only.
+    len: u64,
+    counts: HashMap<String, usize>,
+}
+
+fn hash_of(bytes: &[u8]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::hash::DefaultHasher::new();
+    bytes.hash(&mut h);
+    h.finish()
+}
+
+/// Adds the denies of the complete lines of `bytes` to `counts`; returns how many bytes those
+/// lines take (a torn last line is left for the next count).
+fn count_denies(bytes: &[u8], counts: &mut HashMap<String, usize>) -> usize {
+    let complete = bytes.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+    for (_, line) in crate::atomic::complete_lines(&bytes[..complete]) {
+        if let Ok(e) = serde_json::from_slice::<Counted>(line)
+            && e.kind == Kind::Deny
+        {
+            match counts.get_mut(e.session.as_ref()) {
+                Some(n) => *n += 1,
+                None => {
+                    counts.insert(e.session.into_owned(), 1);
                 }
             }
         }
     }
-    Ok(counts)
+    complete
 }
 
 const REDACTED: &str = "[redacted]";
@@ -489,5 +581,130 @@ mod tests {
             MAX_BYTES
         );
         assert_eq!(read(dir.path()).unwrap(), vec![e]);
+    }
+
+    /// A deny line of `session`, as the guard appends it.
+    fn deny_line(session: &str, n: usize) -> String {
+        let e = Entry {
+            time: format!("2026-11-30T05:40:{:02}.000Z", n % 60),
+            session: session.into(),
+            stream: None,
+            tool: "Bash".into(),
+            kind: Kind::Deny,
+            rule: Some("git.add-all".into()),
+            segment: "git add -A".into(),
+            reason: format!("blocked #{n}"),
+        };
+        format!("{}\n", serde_json::to_string(&e).unwrap())
+    }
+
+    fn add(path: &Path, text: &str) {
+        use std::io::Write;
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .unwrap();
+        f.write_all(text.as_bytes()).unwrap();
+    }
+
+    /// The counts a full read of every line gives.
+    fn recount(root: &Path) -> HashMap<String, usize> {
+        let mut out = HashMap::new();
+        for e in read(root).unwrap() {
+            if e.kind == Kind::Deny {
+                *out.entry(e.session).or_insert(0) += 1;
+            }
+        }
+        out
+    }
+
+    fn cache_of(sl: &Path) -> CountsCache {
+        serde_json::from_slice(&std::fs::read(sl.join(".index").join(COUNTS_FILE)).unwrap())
+            .unwrap()
+    }
+
+    #[test]
+    fn denies_are_counted_from_where_the_last_count_stopped() {
+        let dir = tempfile::tempdir().unwrap();
+        let sl = dir.path().join("session-lock");
+        std::fs::create_dir_all(sl.join(".index")).unwrap();
+        let log = sl.join(FILE);
+        for n in 0..5 {
+            add(&log, &deny_line(if n % 2 == 0 { "a" } else { "b" }, n));
+        }
+        add(&log, "not json\n");
+        assert_eq!(denies_by_session(dir.path()).unwrap(), recount(dir.path()));
+        let cache = cache_of(&sl);
+        assert_eq!(cache.files.len(), 1);
+        assert_eq!(cache.files[0].len, std::fs::metadata(&log).unwrap().len());
+
+        // The cache is what is read: a count planted in it shows, and only new lines are added.
+        let mut planted = cache;
+        planted.files[0].counts.insert("planted".into(), 7);
+        std::fs::write(
+            sl.join(".index").join(COUNTS_FILE),
+            serde_json::to_vec(&planted).unwrap(),
+        )
+        .unwrap();
+        add(&log, &deny_line("a", 5));
+        let counts = denies_by_session(dir.path()).unwrap();
+        assert_eq!(counts.get("planted"), Some(&7));
+        assert_eq!(counts.get("a"), Some(&4));
+        assert_eq!(counts.get("b"), Some(&2));
+
+        // A log that starts differently (deleted and begun again) is counted from its start.
+        std::fs::write(&log, deny_line("c", 9)).unwrap();
+        assert_eq!(denies_by_session(dir.path()).unwrap(), recount(dir.path()));
+        assert_eq!(recount(dir.path()).get("c"), Some(&1));
+
+        // A broken cache is a cache: the counts are right and it is written again.
+        std::fs::write(sl.join(".index").join(COUNTS_FILE), "{oops").unwrap();
+        assert_eq!(denies_by_session(dir.path()).unwrap(), recount(dir.path()));
+        assert_eq!(cache_of(&sl).version, COUNTS_VERSION);
+    }
+
+    #[test]
+    fn a_torn_last_line_is_counted_once_when_it_is_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let sl = dir.path().join("session-lock");
+        std::fs::create_dir_all(sl.join(".index")).unwrap();
+        let log = sl.join(FILE);
+        add(&log, &deny_line("a", 0));
+        let line = deny_line("a", 1);
+        let (first, second) = line.split_at(line.len() / 2);
+        add(&log, first);
+        assert_eq!(denies_by_session(dir.path()).unwrap().get("a"), Some(&1));
+        add(&log, second);
+        assert_eq!(denies_by_session(dir.path()).unwrap().get("a"), Some(&2));
+        assert_eq!(denies_by_session(dir.path()).unwrap().get("a"), Some(&2));
+    }
+
+    #[test]
+    fn counts_carry_over_a_rotation_and_no_cache_is_made_without_the_index_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let sl = dir.path().join("session-lock");
+        std::fs::create_dir_all(&sl).unwrap();
+        let log = sl.join(FILE);
+        add(&log, &deny_line("a", 0));
+        assert_eq!(denies_by_session(dir.path()).unwrap().get("a"), Some(&1));
+        assert!(!sl.join(".index").exists(), "the folder's time must not move");
+
+        std::fs::create_dir_all(sl.join(".index")).unwrap();
+        denies_by_session(dir.path()).unwrap();
+        let mut planted = cache_of(&sl);
+        planted.files[0].counts.insert("planted".into(), 3);
+        std::fs::write(
+            sl.join(".index").join(COUNTS_FILE),
+            serde_json::to_vec(&planted).unwrap(),
+        )
+        .unwrap();
+        // Rotated as `append` does: the counted file is now blocks.1.jsonl.
+        std::fs::rename(&log, sl.join(ROTATED)).unwrap();
+        add(&log, &deny_line("b", 1));
+        let counts = denies_by_session(dir.path()).unwrap();
+        assert_eq!(counts.get("planted"), Some(&3), "the rotated file was not read again");
+        assert_eq!((counts.get("a"), counts.get("b")), (Some(&1), Some(&1)));
+        assert_eq!(cache_of(&sl).files.len(), 2);
     }
 }
