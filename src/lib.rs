@@ -2,7 +2,6 @@
 //! each other's work. The map of the crate:
 
 pub mod agent; // run-agent: one headless Claude Code turn, its contracts and MCP proxy
-pub mod arena; // the guard's allocator: a bump arena for a process that lives milliseconds
 pub mod atomic; // atomic replace, create-if-absent, JSON-lines ledgers with torn-tail repair
 pub mod cli; // the one exit path every binary returns through; shared flags
 pub mod config; // session-lock/config.json with the protocol's defaults

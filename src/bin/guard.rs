@@ -6,12 +6,6 @@ use session_lock::hook;
 use session_lock::tools::guard::{deadline, doctor, explain, hook_mode, install, log};
 use std::path::PathBuf;
 
-/// The hook lives a few milliseconds and allocates thousands of small blocks: bump them
-/// (`session_lock::arena`). 64 MiB of room, touched only as used; more comes from the system.
-#[cfg(target_os = "linux")]
-#[global_allocator]
-static ALLOC: session_lock::arena::Arena<{ 64 << 20 }> = session_lock::arena::Arena::new();
-
 #[derive(Parser)]
 #[command(
     name = "guard",

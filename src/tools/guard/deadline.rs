@@ -27,8 +27,8 @@ pub fn note() -> String {
     format!("no answer within {}s; allowing", DEADLINE.as_secs())
 }
 
-// Unsafe code (with src/arena.rs the only such module): a signal handler and the calls it may
-// make are foreign functions. Each block does one call on memory this module owns for the life of the process.
+// The only unsafe code of the crate: a signal handler and the calls it may make are foreign
+// functions. Each block does one call on memory this module owns for the life of the process.
 #[cfg(target_os = "linux")]
 #[allow(unsafe_code)]
 mod imp {
