@@ -688,7 +688,10 @@ mod tests {
         let log = sl.join(FILE);
         add(&log, &deny_line("a", 0));
         assert_eq!(denies_by_session(dir.path()).unwrap().get("a"), Some(&1));
-        assert!(!sl.join(".index").exists(), "the folder's time must not move");
+        assert!(
+            !sl.join(".index").exists(),
+            "the folder's time must not move"
+        );
 
         std::fs::create_dir_all(sl.join(".index")).unwrap();
         denies_by_session(dir.path()).unwrap();
@@ -703,7 +706,11 @@ mod tests {
         std::fs::rename(&log, sl.join(ROTATED)).unwrap();
         add(&log, &deny_line("b", 1));
         let counts = denies_by_session(dir.path()).unwrap();
-        assert_eq!(counts.get("planted"), Some(&3), "the rotated file was not read again");
+        assert_eq!(
+            counts.get("planted"),
+            Some(&3),
+            "the rotated file was not read again"
+        );
         assert_eq!((counts.get("a"), counts.get("b")), (Some(&1), Some(&1)));
         assert_eq!(cache_of(&sl).files.len(), 2);
     }
