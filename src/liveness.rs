@@ -356,12 +356,10 @@ pub fn descendants(root: u32) -> Vec<(u32, ProcStat)> {
 /// environment: for a rare look after a crash, never for the hot path.
 pub fn find_by_env(key: &str, value: &str) -> Option<u32> {
     let entry = format!("{key}={value}");
-    let mut found: Vec<u32> = platform::with_env_entry(entry.as_bytes())
+    platform::with_env_entry(entry.as_bytes())
         .into_iter()
         .filter(|&pid| stat(pid).is_some())
-        .collect();
-    found.sort_unstable();
-    found.first().copied()
+        .min()
 }
 
 /// True while any trace of `pid` is left, a zombie not yet reaped included.

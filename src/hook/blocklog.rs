@@ -376,8 +376,7 @@ fn hash_of(bytes: &[u8]) -> u64 {
 /// Adds the denies of the complete lines of `bytes` to `counts`; returns how many bytes those
 /// lines take (a torn last line is left for the next count).
 fn count_denies(bytes: &[u8], counts: &mut HashMap<String, usize>) -> usize {
-    let complete = bytes.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
-    for (_, line) in crate::atomic::complete_lines(&bytes[..complete]) {
+    for (_, line) in crate::atomic::complete_lines(bytes) {
         if let Ok(e) = serde_json::from_slice::<Counted>(line)
             && e.kind == Kind::Deny
         {
@@ -389,7 +388,7 @@ fn count_denies(bytes: &[u8], counts: &mut HashMap<String, usize>) -> usize {
             }
         }
     }
-    complete
+    bytes.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1)
 }
 
 const REDACTED: &str = "[redacted]";
@@ -619,6 +618,17 @@ mod tests {
         out
     }
 
+    /// Adds a count no log line gives to the cache's first file, to see the cache being read.
+    fn plant(sl: &Path, n: usize) {
+        let mut cache = cache_of(sl);
+        cache.files[0].counts.insert("planted".into(), n);
+        std::fs::write(
+            sl.join(".index").join(COUNTS_FILE),
+            serde_json::to_vec(&cache).unwrap(),
+        )
+        .unwrap();
+    }
+
     fn cache_of(sl: &Path) -> CountsCache {
         serde_json::from_slice(&std::fs::read(sl.join(".index").join(COUNTS_FILE)).unwrap())
             .unwrap()
@@ -640,13 +650,7 @@ mod tests {
         assert_eq!(cache.files[0].len, std::fs::metadata(&log).unwrap().len());
 
         // The cache is what is read: a count planted in it shows, and only new lines are added.
-        let mut planted = cache;
-        planted.files[0].counts.insert("planted".into(), 7);
-        std::fs::write(
-            sl.join(".index").join(COUNTS_FILE),
-            serde_json::to_vec(&planted).unwrap(),
-        )
-        .unwrap();
+        plant(&sl, 7);
         add(&log, &deny_line("a", 5));
         let counts = denies_by_session(dir.path()).unwrap();
         assert_eq!(counts.get("planted"), Some(&7));
@@ -695,13 +699,7 @@ mod tests {
 
         std::fs::create_dir_all(sl.join(".index")).unwrap();
         denies_by_session(dir.path()).unwrap();
-        let mut planted = cache_of(&sl);
-        planted.files[0].counts.insert("planted".into(), 3);
-        std::fs::write(
-            sl.join(".index").join(COUNTS_FILE),
-            serde_json::to_vec(&planted).unwrap(),
-        )
-        .unwrap();
+        plant(&sl, 3);
         // Rotated as `append` does: the counted file is now blocks.1.jsonl.
         std::fs::rename(&log, sl.join(ROTATED)).unwrap();
         add(&log, &deny_line("b", 1));

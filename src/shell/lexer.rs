@@ -210,10 +210,13 @@ impl Lexer<'_, '_> {
 
     /// The token list of one source, or of a substitution when `stop` is `Close`.
     pub(crate) fn tokens(&mut self, stop: Stop) -> Vec<Tok> {
-        // A whole source: room for about one token per six bytes up front, so a long script's
-        // list is not copied on every doubling (`echo x; grep -rn y src` is 7 tokens in 24).
+        // A whole source: room for about one token per six bytes up front (`echo x; grep -rn y
+        // src` is 7 tokens in 24), so a long script's list is not copied on every doubling; at
+        // most 4096 tokens (a 24 KB script), past which the doublings are few next to the work.
         let mut out = match stop {
-            Stop::Eof => Vec::with_capacity(self.s.len().saturating_sub(self.i) / 6 + 1),
+            Stop::Eof => {
+                Vec::with_capacity((self.s.len().saturating_sub(self.i) / 6 + 1).min(4096))
+            }
             _ => Vec::new(),
         };
         let mut st = ListState {

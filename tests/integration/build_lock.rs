@@ -46,6 +46,19 @@ fn status(repo: &GitRepo) -> Value {
     serde_json::from_slice(&out.stdout).expect("status json")
 }
 
+/// `build-renderer --no-wait -- BUILD…` exits 7 (busy) and its stderr names `why`.
+#[track_caller]
+fn assert_busy(repo: &GitRepo, build: &[&str], why: &str) {
+    let busy = tool(repo)
+        .arg("--no-wait")
+        .arg("--")
+        .args(build)
+        .output()
+        .expect("a --no-wait build");
+    assert_eq!(busy.status.code(), Some(7), "{:?}", text(&busy));
+    assert!(text(&busy).1.contains(why), "{:?}", text(&busy));
+}
+
 fn spawn_piped(mut cmd: Command) -> Child {
     cmd.stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -154,16 +167,7 @@ fn waiters_see_the_holder_and_the_queue() {
         "{out}"
     );
 
-    let busy = tool(&repo)
-        .args(["--no-wait", "--", "true"])
-        .output()
-        .expect("no-wait");
-    assert_eq!(busy.status.code(), Some(7), "{:?}", text(&busy));
-    assert!(
-        text(&busy).1.contains("stream api (session aaaa1111)"),
-        "{:?}",
-        text(&busy)
-    );
+    assert_busy(&repo, &["true"], "stream api (session aaaa1111)");
 
     let started = Instant::now();
     let timeout = tool(&repo)
@@ -411,15 +415,10 @@ fn a_holder_killed_before_recording_its_builds_pid_still_names_the_build() {
     assert_eq!(s["holding"], false, "{s}");
     assert_eq!(s["holder"]["orphanBuildRunning"], true, "{s}");
 
-    let busy = tool(&repo)
-        .args(["--no-wait", "--", "sh", "-c", "echo next > next.out"])
-        .output()
-        .expect("next build");
-    assert_eq!(busy.status.code(), Some(7), "{:?}", text(&busy));
-    assert!(
-        text(&busy).1.contains("the interrupted build (pid "),
-        "{:?}",
-        text(&busy)
+    assert_busy(
+        &repo,
+        &["sh", "-c", "echo next > next.out"],
+        "the interrupted build (pid ",
     );
     assert!(
         !repo.exists("next.out"),

@@ -270,22 +270,20 @@ fn kill_9_of_the_sender_mid_send_neither_loses_nor_duplicates() {
     assert_eq!(s["state"], "delivered", "{s}");
     // From here on the client takes what it gets, as the real one does at once.
     b.take.store(true, std::sync::atomic::Ordering::SeqCst);
+    // A send killed at `point` by the crash hook, `text` its message.
+    let crash_at = |point: &str, text: &str| {
+        let out = bed
+            .cmd(None)
+            .env("SESSION_LOCK_MESSAGING_CRASH_AT", point)
+            .args(["--json", "send", "--to", "target", text])
+            .output()
+            .unwrap();
+        assert!(out.status.code() != Some(0), "the send crashed at {point}");
+    };
     // 2. Crashed after recording the write, before it happened: written once, later.
-    let out = bed
-        .cmd(None)
-        .env("SESSION_LOCK_MESSAGING_CRASH_AT", "before-write")
-        .args(["--json", "send", "--to", "target", "third"])
-        .output()
-        .unwrap();
-    assert!(out.status.code() != Some(0));
+    crash_at("before-write", "third");
     // 3. Crashed after recording it, before any write: the next send delivers it.
-    let out = bed
-        .cmd(None)
-        .env("SESSION_LOCK_MESSAGING_CRASH_AT", "after-queued")
-        .args(["--json", "send", "--to", "target", "second"])
-        .output()
-        .unwrap();
-    assert!(out.status.code() != Some(0));
+    crash_at("after-queued", "second");
     assert_eq!(
         b.received().len(),
         1,
@@ -300,13 +298,7 @@ fn kill_9_of_the_sender_mid_send_neither_loses_nor_duplicates() {
     assert_eq!(v["status"], "accepted", "{v}");
     // 4. Crashed right after recording that the client took it (those lines are written, not
     // synced: a killed process keeps them): accepted, written once.
-    let out = bed
-        .cmd(None)
-        .env("SESSION_LOCK_MESSAGING_CRASH_AT", "after-taken")
-        .args(["--json", "send", "--to", "target", "fifth"])
-        .output()
-        .unwrap();
-    assert!(out.status.code() != Some(0));
+    crash_at("after-taken", "fifth");
     let texts: Vec<String> = b
         .wait_received(5)
         .iter()
