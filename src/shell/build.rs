@@ -14,6 +14,23 @@ use super::wrappers::{Peel, may_peel, peel};
 
 /// Upper bound on words taken from xargs input.
 const MAX_XARGS_WORDS: usize = 256;
+/// Redirection targets with what `vars` knows substituted (a target that would become several
+/// words is left as it is); the notes of what was resolved.
+fn apply_to_targets(vars: &Vars, redirects: &mut [Redirect]) -> Vec<String> {
+    let mut resolved = Vec::new();
+    for r in redirects.iter_mut() {
+        if let Some(t) = r.target.as_mut().filter(|t| t.dynamic) {
+            let mut one = vec![t.clone()];
+            let notes = vars.apply(&mut one);
+            if let [w] = one.as_slice() {
+                *t = w.clone();
+                resolved.extend(notes);
+            }
+        }
+    }
+    resolved
+}
+
 /// Upper bound on per-item copies of an `xargs -I` command.
 const MAX_XARGS_ITEMS: usize = 16;
 
@@ -271,8 +288,9 @@ impl Builder<'_> {
         let mut vars: Vec<Vars> = vec![ctx.vars.clone()];
         let mut pipe_from: Option<usize> = None;
         let mut last: Option<usize> = None;
-        // At most one segment per operator, and one after the last: reserved at once so a
-        // long script's segments are not copied on every doubling.
+        // About one segment per operator, and one after the last (substitutions and loop copies
+        // add theirs): reserved at once so a long script's segments are not copied on every
+        // doubling.
         let most = toks.iter().filter(|t| matches!(t, Tok::Op(_))).count() + 1;
         self.out.segments.reserve(most);
         let mut built: Vec<Built> = Vec::with_capacity(most);
@@ -367,33 +385,36 @@ impl Builder<'_> {
         }
         // What the shell resolves first: variables, loop values, aliases, literal output.
         let mut resolved = Vec::new();
-        let mut copies: Vec<Vec<Word>> = Vec::new();
+        let mut copies: Vec<(Vec<Word>, Vec<Redirect>)> = Vec::new();
         let before = words.len();
         let scoped;
         let top = match vars.last_mut() {
             Some(top) if ctx.dialect == Dialect::Posix => {
                 resolved = top.record(&words);
-                for r in redirects.iter_mut() {
-                    if let Some(t) = r.target.as_mut().filter(|t| t.dynamic) {
-                        let mut one = vec![t.clone()];
-                        let notes = top.apply(&mut one);
-                        if let [w] = one.as_slice() {
-                            *t = w.clone();
-                            resolved.extend(notes);
-                        }
-                    }
-                }
-                let per = top.each_value(&words);
+                resolved.extend(apply_to_targets(top, &mut redirects));
+                // A loop variable used in a word or in a redirection target (`for d in a b; do
+                // echo > $d/x; done`).
+                let targets: Vec<Word> = redirects
+                    .iter()
+                    .filter_map(|r| r.target.clone().filter(|t| t.dynamic))
+                    .collect();
+                let per = if targets.is_empty() {
+                    top.each_value(&words)
+                } else {
+                    top.each_value(&[words.as_slice(), &targets].concat())
+                };
                 if per.is_empty() {
                     resolved.extend(top.apply(&mut words));
                 } else {
                     // A loop variable: this segment takes the first value, copies the rest.
                     for one in &per {
                         let mut w = words.clone();
+                        let mut r = redirects.clone();
                         resolved.extend(one.apply(&mut w));
-                        copies.push(w);
+                        resolved.extend(apply_to_targets(one, &mut r));
+                        copies.push((w, r));
                     }
-                    words = copies.remove(0);
+                    (words, redirects) = copies.remove(0);
                 }
                 Some(&*top)
             }
@@ -554,7 +575,8 @@ impl Builder<'_> {
             self.source(f.text, nested, Some(ctx.source));
         }
         let place = (&seg_dirs[..], sandboxed, host_app);
-        self.derive(derived.into_iter().chain(copies), ctx, place, None);
+        let derived = derived.into_iter().map(|w| (w, Vec::new()));
+        self.derive(derived.chain(copies), ctx, place, None);
         if let Some((lang, code)) = program {
             self.program(lang, &code, ctx, place);
         }
@@ -562,15 +584,15 @@ impl Builder<'_> {
     }
 
     /// Build commands run on behalf of a segment (`find -exec`, loop copies, what an
-    /// interpreter program asks for) as segments of their own.
+    /// interpreter program asks for) as segments of their own, each with its redirections.
     fn derive(
         &mut self,
-        cmds: impl IntoIterator<Item = Vec<Word>>,
+        cmds: impl IntoIterator<Item = (Vec<Word>, Vec<Redirect>)>,
         ctx: &Ctx,
         (dirs, sandboxed, host_app): (&[DirStep], bool, bool),
         via: Option<&str>,
     ) {
-        for d in cmds {
+        for (d, redirects) in cmds {
             if ctx.depth >= MAX_DEPTH {
                 self.out.truncated = true;
                 return;
@@ -582,6 +604,7 @@ impl Builder<'_> {
             }
             let mut c = Cur {
                 words: d,
+                redirects,
                 ..Cur::default()
             };
             let mut inner_dirs = vec![dirs.to_vec()];
@@ -612,7 +635,8 @@ impl Builder<'_> {
             nested.host_app = host_app;
             self.source(text, nested, Some(ctx.source));
         }
-        self.derive(fx.commands, ctx, place, Some(interp::via(lang)));
+        let commands = fx.commands.into_iter().map(|w| (w, Vec::new()));
+        self.derive(commands, ctx, place, Some(interp::via(lang)));
     }
 
     /// Build a substitution's segments; `code` when its output is run as a command.
