@@ -178,6 +178,14 @@ fn windows_ext(base: &str) -> Option<usize> {
 /// Borrowed when the name is already in that form (the common case: `git`, `npm`), so the
 /// analysis of a long script does not allocate a string per command word.
 pub fn command_name(text: &str) -> std::borrow::Cow<'_, str> {
+    // Most command words (`grep`, `echo`, `-rn`) have no separator, no extension and no
+    // capital: the name is the word, found in one pass. It is asked several times a segment.
+    if !text
+        .bytes()
+        .any(|b| matches!(b, b'/' | b'\\' | b'.' | b'A'..=b'Z'))
+    {
+        return std::borrow::Cow::Borrowed(text);
+    }
     let base = basename(text);
     let stem = match windows_ext(base) {
         Some(end) => &base[..end],
@@ -257,6 +265,14 @@ mod tests {
         assert_eq!(base_lower(r".\Run.BAT"), "run.bat");
         assert_eq!(basename("dist/"), "dist");
         assert_eq!(command_name(""), "");
+        // The one-pass case borrows; a capital or a separator takes the long way.
+        assert!(matches!(
+            command_name("grep"),
+            std::borrow::Cow::Borrowed("grep")
+        ));
+        assert_eq!(command_name("Git"), "git");
+        assert_eq!(command_name("bin/"), "bin");
+        assert_eq!(command_name("-rn"), "-rn");
     }
 
     #[test]

@@ -109,7 +109,7 @@ impl View {
         let corrupt = |why: String| Unusable::Corrupt(why);
         let mut spans = Vec::new();
         let mut start = 0;
-        for end in memchr::memchr_iter(b'\n', text.as_bytes()) {
+        for end in line_ends(text.as_bytes()) {
             spans.push(start..end);
             start = end + 1;
         }
@@ -133,7 +133,9 @@ impl View {
         }
         let mut lines = Vec::with_capacity(header.count);
         for span in &spans[2..] {
-            let tab = memchr::memchr(b'\t', &text.as_bytes()[span.clone()])
+            let tab = text.as_bytes()[span.clone()]
+                .iter()
+                .position(|&b| b == b'\t')
                 .ok_or_else(|| corrupt("a lock line without its prefixes".into()))?;
             lines.push((span.start..span.start + tab, span.start + tab + 1..span.end));
         }
@@ -210,7 +212,7 @@ impl View {
         };
         let from = first.0.start;
         let mut out: Vec<usize> = Vec::new();
-        for hit in memchr::memmem::find_iter(&self.text.as_bytes()[from..], needle.as_bytes()) {
+        for hit in occurrences(&self.text.as_bytes()[from..], needle.as_bytes()) {
             let at = from + hit;
             // The line holding the hit: the last one starting at or before it.
             let i = self.lines.partition_point(|(p, _)| p.start <= at) - 1;
@@ -258,6 +260,49 @@ fn may_match_slow(list: &str, rel: &str, ci: bool) -> Result<bool, ()> {
         .any(|prefix| crate::globs::prefix_may_match(prefix, rel, ci)))
 }
 
+/// The offsets of every `\n` in `text`.
+///
+/// The searches here are picked so that none asks the CPU which vector instructions it has:
+/// memchr's default entry points do that on their first call (`cpuid`, a few times), and under
+/// a hypervisor that traps it that costs more than this whole parse (about 9 µs a `cpuid` on
+/// the machine the benchmark runs on). SSE2 is part of x86-64, so its search needs no probe;
+/// elsewhere the portable one does the same work a word at a time.
+fn line_ends(text: &[u8]) -> Vec<usize> {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(one) = memchr::arch::x86_64::sse2::memchr::One::new(b'\n') {
+        return one.iter(text).collect();
+    }
+    memchr::arch::all::memchr::One::new(b'\n')
+        .iter(text)
+        .collect()
+}
+
+/// The offsets of the non-overlapping occurrences of `needle` in `hay`, without a CPU probe
+/// (see [`line_ends`]).
+fn occurrences(hay: &[u8], needle: &[u8]) -> Vec<usize> {
+    let mut out = Vec::new();
+    if needle.is_empty() {
+        return out;
+    }
+    let mut at = 0;
+    #[cfg(target_arch = "x86_64")]
+    if let Some(pair) = memchr::arch::x86_64::sse2::packedpair::Finder::new(needle) {
+        while hay.len() - at >= pair.min_haystack_len() {
+            let Some(i) = pair.find(&hay[at..], needle) else {
+                return out;
+            };
+            out.push(at + i);
+            at += i + needle.len();
+        }
+    }
+    let two_way = memchr::arch::all::twoway::Finder::new(needle);
+    while let Some(i) = two_way.find(&hay[at..], needle) {
+        out.push(at + i);
+        at += i + needle.len();
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -278,6 +323,51 @@ mod tests {
         }
         assert_eq!(may_match("not json", "x", false), Err(()));
         assert_eq!(may_match(r#"["a"#, "x", false), Err(()));
+    }
+
+    /// What the searches must find: every non-overlapping occurrence, left to right.
+    fn naive(hay: &[u8], needle: &[u8]) -> Vec<usize> {
+        let mut out = Vec::new();
+        let mut at = 0;
+        while at + needle.len() <= hay.len() {
+            if hay[at..].starts_with(needle) {
+                out.push(at);
+                at += needle.len();
+            } else {
+                at += 1;
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn the_searches_find_what_a_naive_scan_finds() {
+        let long = format!("{}\"me\"{}\"me\"", "x\"m\n".repeat(40), "y".repeat(70));
+        let hays: [&[u8]; 6] = [
+            b"",
+            b"\n",
+            b"a\nb\n\nc",
+            b"aaaaaaa",
+            long.as_bytes(),
+            b"\"me\"",
+        ];
+        for hay in hays {
+            assert_eq!(line_ends(hay), naive(hay, b"\n"), "{hay:?}");
+            for needle in [
+                &b"\"me\""[..],
+                b"aa",
+                b"a",
+                b"\n",
+                b"longer than most of these",
+            ] {
+                assert_eq!(
+                    occurrences(hay, needle),
+                    naive(hay, needle),
+                    "{needle:?} in {hay:?}"
+                );
+            }
+        }
+        assert!(occurrences(b"abc", b"").is_empty());
     }
 
     #[test]
