@@ -290,6 +290,10 @@ fn check_command(
             crate::shell::MAX_INPUT_BYTES >> 10
         ));
     };
+    // Not dropped: a guard call is one short process, and the analysis of a long script is
+    // thousands of small allocations that the exit hands back at once, where dropping them
+    // would free them one by one (about a tenth of such a call's instructions).
+    let analysis = std::mem::ManuallyDrop::new(analysis);
     // Claims and releases, at the head of a segment once wrappers are peeled.
     for sc in lifecycle::stream_commands(analysis.segments.iter().map(|s| s.argv.as_slice())) {
         match sc {

@@ -302,6 +302,9 @@ impl Builder<'_> {
                 }
                 Tok::Redir(r, h) => {
                     cur.heredocs.extend(h.map(|b| *b));
+                    // Most commands have one redirection: room for just that (a first push
+                    // would make room for four, 320 bytes a segment in a long script).
+                    cur.redirects.reserve_exact(1);
                     cur.redirects.push(*r);
                     continue;
                 }

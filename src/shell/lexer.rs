@@ -210,12 +210,18 @@ impl Lexer<'_, '_> {
 
     /// The token list of one source, or of a substitution when `stop` is `Close`.
     pub(crate) fn tokens(&mut self, stop: Stop) -> Vec<Tok> {
-        // A whole source: room for about one token per six bytes up front (`echo x; grep -rn y
-        // src` is 7 tokens in 24), so a long script's list is not copied on every doubling; at
-        // most 4096 tokens (a 24 KB script), past which the doublings are few next to the work.
+        // A whole source: room up front for about one token per blank or operator byte (each
+        // ends a token: `echo x; grep -rn y src` has 7 of each), so a long script's list is
+        // neither copied on a doubling nor left half empty; at most 4096 tokens, past which the
+        // doublings are few next to the work.
         let mut out = match stop {
             Stop::Eof => {
-                Vec::with_capacity((self.s.len().saturating_sub(self.i) / 6 + 1).min(4096))
+                let rest = self.s.get(self.i..).unwrap_or_default();
+                let ends = rest
+                    .iter()
+                    .filter(|&&b| matches!(b, b' ' | b'\t' | b'\n' | b';' | b'|' | b'&'))
+                    .count();
+                Vec::with_capacity((ends + 1).min(4096))
             }
             _ => Vec::new(),
         };
