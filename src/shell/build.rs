@@ -384,7 +384,7 @@ impl Builder<'_> {
             .chain(redirects.iter_mut().filter_map(|r| r.target.as_mut()))
             .enumerate()
         {
-            subs.extend(w.subs.drain(..).map(|s| (k, s)));
+            subs.extend(w.subs.take().into_iter().map(|s| (k, s)));
         }
         // What the shell resolves first: variables, loop values, aliases, literal output.
         let mut resolved = Vec::new();
@@ -657,8 +657,8 @@ impl Builder<'_> {
         nested.output_code = code;
         if kind == SubKind::Array {
             for t in toks {
-                if let Tok::Word(w) = t {
-                    for s in w.subs {
+                if let Tok::Word(mut w) = t {
+                    for s in w.subs.take() {
                         self.sub(s, &nested, dirs, false);
                     }
                 }

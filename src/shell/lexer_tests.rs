@@ -19,7 +19,7 @@ fn show(toks: &[Tok], arena: &Arena) -> String {
                 if w.backslashed {
                     s.push('\\');
                 }
-                for &ix in &w.subs {
+                for ix in w.subs.iter() {
                     let sub = &arena.subs[ix as usize];
                     s.push_str(&format!("{{{}}}", show(&sub.toks, arena)));
                 }

@@ -66,7 +66,7 @@ impl Buf {
             dynamic: self.dynamic,
             glob: self.glob,
             backslashed: self.backslashed,
-            subs: self.subs,
+            subs: self.subs.into(),
         }
     }
 }

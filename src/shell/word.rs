@@ -19,7 +19,39 @@ pub struct Word {
     /// The word began with a backslash escape (`\rm`), the usual way to skip an alias.
     pub backslashed: bool,
     /// Substitutions inside the word, as indices into the lexer's arena.
-    pub(crate) subs: Vec<u32>,
+    pub(crate) subs: Subs,
+}
+
+/// The substitutions inside a word, as indices into the lexer's arena. Almost every word has
+/// none, so the list is kept out of line: a word is 40 bytes, not 56, and a long script's
+/// token and segment lists hold thousands of them.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Subs(Option<Box<Vec<u32>>>);
+
+impl Subs {
+    pub(crate) fn is_empty(&self) -> bool {
+        self.0.is_none()
+    }
+
+    pub(crate) fn clear(&mut self) {
+        self.0 = None;
+    }
+
+    /// The indices, leaving none.
+    pub(crate) fn take(&mut self) -> Vec<u32> {
+        self.0.take().map(|v| *v).unwrap_or_default()
+    }
+
+    pub(crate) fn iter(&self) -> impl Iterator<Item = u32> + '_ {
+        self.0.iter().flat_map(|v| v.iter().copied())
+    }
+}
+
+impl From<Vec<u32>> for Subs {
+    fn from(v: Vec<u32>) -> Subs {
+        // `Some` only when there is one, so that equal words compare equal.
+        Subs((!v.is_empty()).then(|| Box::new(v)))
+    }
 }
 
 impl Word {
