@@ -26,13 +26,10 @@ pub struct Word {
 /// none, so the list is kept out of line: a word is 40 bytes, not 56, and a long script's
 /// token and segment lists hold thousands of them.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[allow(clippy::box_collection)] // the box is the point: one pointer in the word, not three
 pub(crate) struct Subs(Option<Box<Vec<u32>>>);
 
 impl Subs {
-    pub(crate) fn is_empty(&self) -> bool {
-        self.0.is_none()
-    }
-
     pub(crate) fn clear(&mut self) {
         self.0 = None;
     }
@@ -42,6 +39,7 @@ impl Subs {
         self.0.take().map(|v| *v).unwrap_or_default()
     }
 
+    #[cfg(test)]
     pub(crate) fn iter(&self) -> impl Iterator<Item = u32> + '_ {
         self.0.iter().flat_map(|v| v.iter().copied())
     }
