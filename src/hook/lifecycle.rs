@@ -32,6 +32,38 @@ pub struct Env {
     /// Claude Code's user folders whose settings files are frozen (`$CLAUDE_CONFIG_DIR`, and
     /// `~/.claude`).
     pub user_settings_dirs: Vec<PathBuf>,
+    /// Those folders' path maps, made at the call's first write check and kept for the others.
+    frozen: std::cell::OnceCell<FrozenDirs>,
+}
+
+/// The folders outside the repo that are frozen like the protocol files, each as a path map
+/// (making one resolves its folder's real path: a few system calls, paid once a call rather
+/// than once per write target of a command).
+#[derive(Clone, Debug)]
+struct FrozenDirs {
+    /// The guard binary's folder; `None` when it holds the repo (then it is not the suite's).
+    binary: Option<RepoPaths>,
+    user_settings: Vec<RepoPaths>,
+    state_home: Option<RepoPaths>,
+}
+
+impl Env {
+    fn frozen(&self, root: &Path, cwd: &str) -> &FrozenDirs {
+        self.frozen.get_or_init(|| {
+            let map = |d: &Path| RepoPaths::new(d, crate::paths::default_case_insensitive());
+            let root = root.to_string_lossy();
+            FrozenDirs {
+                binary: self.binary_dir.as_deref().map(map).filter(|b| {
+                    matches!(
+                        b.locate_as(cwd, &root, Rooted::CurrentDrive),
+                        RepoPath::Outside
+                    )
+                }),
+                user_settings: self.user_settings_dirs.iter().map(|d| map(d)).collect(),
+                state_home: self.state_home.as_deref().map(map),
+            }
+        })
+    }
 }
 
 impl Env {
@@ -51,6 +83,7 @@ impl Env {
                 .into_iter()
                 .chain(crate::sessions::home_dir().map(|h| h.join(".claude")))
                 .collect(),
+            frozen: std::cell::OnceCell::new(),
         }
     }
 }
@@ -498,8 +531,7 @@ pub fn is_write_tool(cfg: &Config, p: &Payload) -> bool {
     })
 }
 
-fn under_dir(dir: &Path, raw: &str, cwd: &str, how: Rooted) -> bool {
-    let paths = RepoPaths::new(dir, crate::paths::default_case_insensitive());
+fn under_dir(paths: &RepoPaths, raw: &str, cwd: &str, how: Rooted) -> bool {
     !matches!(paths.locate_as(cwd, raw, how), RepoPath::Outside)
 }
 
@@ -614,16 +646,16 @@ fn protected(
     {
         return Some(rel.to_string());
     }
-    let in_binary_dir = env.binary_dir.as_deref().is_some_and(|d| {
-        !under_dir(d, &ctx.root.to_string_lossy(), &p.cwd, Rooted::CurrentDrive)
-            && under_dir(d, raw, &p.cwd, how)
-    });
-    if in_binary_dir {
+    let frozen = env.frozen(&ctx.root, &p.cwd);
+    if frozen
+        .binary
+        .as_ref()
+        .is_some_and(|b| under_dir(b, raw, &p.cwd, how))
+    {
         return Some(rel.unwrap_or(raw).to_string());
     }
     // User-scope Claude Code settings: `disableAllHooks` there switches the guard off too.
-    for dir in &env.user_settings_dirs {
-        let paths = RepoPaths::new(dir, crate::paths::default_case_insensitive());
+    for paths in &frozen.user_settings {
         if let RepoPath::Inside(f) = paths.locate_as(&p.cwd, raw, how)
             && USER_SETTINGS.iter().any(|s| f.eq_ignore_ascii_case(s))
         {
@@ -631,7 +663,7 @@ fn protected(
         }
     }
     // The per-user state home: the session registry that says who else works here.
-    if let Some(home) = env.state_home.as_deref()
+    if let Some(home) = &frozen.state_home
         && under_dir(home, raw, &p.cwd, how)
     {
         return Some(format!("{raw} (the session-lock state home)"));

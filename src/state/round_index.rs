@@ -289,6 +289,8 @@ pub struct LockSet {
     read: Option<Vec<Held>>,
     /// Every lock file, read when an index entry could not be (the files decide then).
     fallback: std::cell::OnceCell<Vec<Held>>,
+    /// The caller's own locks, once asked: a command with several write targets asks per target.
+    own: std::cell::OnceCell<(String, Vec<Held>)>,
     /// Said once, when the index had to be rebuilt.
     pub note: Option<String>,
     /// Other machines' live leases (from the lease mirror), applied like local locks.
@@ -334,6 +336,7 @@ impl LockSet {
                     bad,
                     read: Some(good),
                     fallback: Default::default(),
+                    own: Default::default(),
                     note,
                     foreign: Vec::new(),
                     lost: Vec::new(),
@@ -357,6 +360,7 @@ impl LockSet {
             entries: Vec::new(),
             read: None,
             fallback: Default::default(),
+            own: Default::default(),
             note: None,
             foreign: Vec::new(),
             lost: Vec::new(),
@@ -420,6 +424,7 @@ impl LockSet {
 
     /// Takes locks this call rewrote (its heartbeat), so later reads see them as written.
     pub fn rewrote(&mut self, fresh: &[Held]) {
+        self.own.take();
         if let Some(read) = &mut self.read {
             for h in fresh {
                 if let Some(old) = read.iter_mut().find(|r| r.record.stream == h.record.stream) {
@@ -431,16 +436,24 @@ impl LockSet {
 
     /// Adds other machines' leases; `lost`: streams whose lease the caller lost.
     pub fn add_foreign(&mut self, foreign: Vec<Held>, lost: Vec<String>) {
+        self.own.take();
         self.foreign.extend(foreign);
         self.lost.extend(lost);
     }
 
     /// The caller's own locks, read from their files (for the heartbeat and "mine covers").
     pub fn own(&self, session_id: &str) -> Vec<Held> {
+        if let Some((id, held)) = self.own.get()
+            && id == session_id
+        {
+            return held.clone();
+        }
         let quoted = quoted(session_id);
-        self.held(Hint::Mentions(&quoted), |e| {
+        let held = self.held(Hint::Mentions(&quoted), |e| {
             e.session_id == session_id && !self.lost.contains(&e.stream)
-        })
+        });
+        let _ = self.own.set((session_id.to_string(), held.clone()));
+        held
     }
 
     /// Locks other sessions took over from `session_id` (its stale claims, claimed since).
@@ -569,6 +582,26 @@ mod tests {
         assert!(again.note.is_none(), "said once");
         assert!(again.read.is_none(), "served from the index");
         assert_eq!(again.own(&record("api", now).session_id).len(), 1);
+    }
+
+    #[test]
+    fn the_callers_own_locks_are_read_once_and_forgotten_when_the_set_changes() {
+        let dir = tempfile::tempdir().unwrap();
+        let l = Layout::new(dir.path());
+        let now = time::now_ms();
+        let api = record("api", now);
+        l.write_lock(&api).unwrap();
+        backdate(&l);
+        LockSet::load(&l);
+        let mut set = LockSet::load(&l);
+        assert_eq!(set.own(&api.session_id).len(), 1);
+        // Asked again (a second write target), the answer is the same; another id is not it.
+        assert_eq!(set.own(&api.session_id).len(), 1);
+        assert!(set.own("someone-else").is_empty());
+        assert_eq!(set.own(&api.session_id).len(), 1);
+        // A lost lease changes what is the caller's own: the kept answer must not outlive it.
+        set.add_foreign(Vec::new(), vec!["api".into()]);
+        assert!(set.own(&api.session_id).is_empty());
     }
 
     #[test]

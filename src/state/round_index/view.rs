@@ -227,30 +227,43 @@ impl View {
 /// Could one of the prefixes in `list` (a JSON array of strings) match `rel`? Read without
 /// building strings when no prefix holds an escape (the common case); else through serde.
 fn may_match(list: &str, rel: &str, ci: bool) -> Result<bool, ()> {
-    if list.contains('\\') {
+    // One pass over `["a/","b/"]`: each item is a quote, bytes that are neither a quote nor a
+    // backslash, a quote, then a comma or the end. Anything else (an escape, a ',' inside a
+    // prefix, stray text) goes to serde.
+    let b = list.as_bytes();
+    if b.first() != Some(&b'[') || b.last() != Some(&b']') || b.len() < 2 {
         return may_match_slow(list, rel, ci);
     }
-    let inner = list
-        .strip_prefix('[')
-        .and_then(|l| l.strip_suffix(']'))
-        .ok_or(())?;
-    if inner.is_empty() {
+    let end = b.len() - 1;
+    let mut at = 1;
+    if at == end {
         return Ok(false);
     }
-    for item in inner.split(',') {
-        // Without escapes a string holds no '"', so an item that is not one whole string means
-        // a ',' inside a prefix: then serde reads the list.
-        let Some(prefix) = item.strip_prefix('"').and_then(|i| i.strip_suffix('"')) else {
+    loop {
+        if b[at] != b'"' {
+            return may_match_slow(list, rel, ci);
+        }
+        let start = at + 1;
+        let Some(len) = b[start..end].iter().position(|&c| c == b'"' || c == b'\\') else {
             return may_match_slow(list, rel, ci);
         };
-        if prefix.contains('"') {
+        let close = start + len;
+        if b[close] == b'\\' {
             return may_match_slow(list, rel, ci);
         }
-        if crate::globs::prefix_may_match(prefix, rel, ci) {
+        // Both ends are ASCII quotes, so this is a whole `str`.
+        if crate::globs::prefix_may_match(&list[start..close], rel, ci) {
             return Ok(true);
         }
+        at = close + 1;
+        if at == end {
+            return Ok(false);
+        }
+        if b[at] != b',' || at + 1 == end {
+            return may_match_slow(list, rel, ci);
+        }
+        at += 1;
     }
-    Ok(false)
 }
 
 fn may_match_slow(list: &str, rel: &str, ci: bool) -> Result<bool, ()> {
@@ -318,11 +331,16 @@ mod tests {
             (r#"["src/\"q\"/"]"#, "src/\"q\"/x", true),
             (r#"["src/\u00e9/"]"#, "src/\u{e9}/x", true),
             (r#"[""]"#, "anything", true),
+            (r#"["x/","src/"]"#, "src/y", true),
+            (r#"["x/" , "src/"]"#, "src/y", true),
+            (r#"["x/","y/"]"#, "src/y", false),
         ] {
             assert_eq!(may_match(list, rel, false), Ok(want), "{list} vs {rel}");
         }
         assert_eq!(may_match("not json", "x", false), Err(()));
         assert_eq!(may_match(r#"["a"#, "x", false), Err(()));
+        assert_eq!(may_match(r#"["a",]"#, "x", false), Err(()));
+        assert_eq!(may_match("[", "x", false), Err(()));
     }
 
     /// What the searches must find: every non-overlapping occurrence, left to right.
