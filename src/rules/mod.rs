@@ -58,7 +58,7 @@ use std::cell::OnceCell;
 
 use crate::paths::lexical::{Anchor, Root, Rooted, anchor, is_absolute, join_as, normalize, parse};
 use crate::shell::pm::{PmCall, pm_call};
-use crate::shell::word::{base_lower, command_name};
+use crate::shell::word::{base_lowered, command_name};
 use crate::shell::{Analysis, Dialect, DirStep, Segment, Word, analyze};
 
 /// Longest segment text quoted in a hit.
@@ -303,7 +303,7 @@ pub(crate) struct View<'a> {
     /// [`command_name`] of the head (`git`, `taskkill`, `remove-item`).
     pub name: std::borrow::Cow<'a, str>,
     /// Lowercased basename of the head with its extension (`run.bat`).
-    pub base: String,
+    pub base: std::borrow::Cow<'a, str>,
     /// The segment is PowerShell.
     pub ps: bool,
     /// What a package-manager head runs.
@@ -394,7 +394,7 @@ impl Rules {
                 seg,
                 argv: &seg.argv,
                 args: &seg.argv[1..],
-                base: base_lower(head),
+                base: base_lowered(head),
                 ps: seg.dialect == Dialect::PowerShell,
                 pm: pm_call(&seg.argv),
                 git: if name == "git" {

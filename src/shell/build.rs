@@ -399,7 +399,7 @@ impl Builder<'_> {
                 // echo > $d/x; done`).
                 let targets: Vec<Word> = redirects
                     .iter()
-                    .filter_map(|r| r.target.clone().filter(|t| t.dynamic))
+                    .filter_map(|r| r.target.as_ref().filter(|t| t.dynamic).cloned())
                     .collect();
                 let per = if targets.is_empty() {
                     top.each_value(&words)

@@ -210,10 +210,7 @@ fn windows_ext(base: &str) -> Option<usize> {
 pub fn command_name(text: &str) -> std::borrow::Cow<'_, str> {
     // Most command words (`grep`, `echo`, `-rn`) have no separator, no extension and no
     // capital: the name is the word, found in one pass. It is asked several times a segment.
-    if !text
-        .bytes()
-        .any(|b| matches!(b, b'/' | b'\\' | b'.' | b'A'..=b'Z'))
-    {
+    if !text.bytes().any(|b| NAME_BREAK[usize::from(b)]) {
         return std::borrow::Cow::Borrowed(text);
     }
     let base = basename(text);
@@ -221,16 +218,38 @@ pub fn command_name(text: &str) -> std::borrow::Cow<'_, str> {
         Some(end) => &base[..end],
         None => base,
     };
-    if stem.bytes().any(|b| b.is_ascii_uppercase()) {
-        std::borrow::Cow::Owned(stem.to_ascii_lowercase())
+    lowercased(stem)
+}
+
+/// The bytes that make a command word more than its own name: separators, an extension's dot
+/// and capitals. A table, as the test runs on every byte of every command word.
+const NAME_BREAK: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        t[b] = matches!(b as u8, b'/' | b'\\' | b'.' | b'A'..=b'Z');
+        b += 1;
+    }
+    t
+};
+
+/// `text` in ASCII lowercase, borrowed when it already is.
+fn lowercased(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.bytes().any(|b| b.is_ascii_uppercase()) {
+        std::borrow::Cow::Owned(text.to_ascii_lowercase())
     } else {
-        std::borrow::Cow::Borrowed(stem)
+        std::borrow::Cow::Borrowed(text)
     }
 }
 
 /// The lowercased basename with its extension kept (`.\run.BAT` → `run.bat`).
 pub fn base_lower(text: &str) -> String {
     basename(text).to_ascii_lowercase()
+}
+
+/// [`base_lower`], borrowed when the basename is already lowercase (most command words).
+pub fn base_lowered(text: &str) -> std::borrow::Cow<'_, str> {
+    lowercased(basename(text))
 }
 
 /// A Windows `/switch` lowercased, with Git Bash's doubled slash (`//c`, written so MSYS
@@ -293,6 +312,8 @@ mod tests {
         assert_eq!(command_name("npx.cmd"), "npx");
         assert_eq!(command_name("script.sh"), "script.sh");
         assert_eq!(base_lower(r".\Run.BAT"), "run.bat");
+        assert_eq!(base_lowered(r".\Run.BAT"), "run.bat");
+        assert!(matches!(base_lowered("bin/run.sh"), std::borrow::Cow::Borrowed("run.sh")));
         assert_eq!(basename("dist/"), "dist");
         assert_eq!(command_name(""), "");
         // The one-pass case borrows; a capital or a separator takes the long way.
