@@ -313,7 +313,10 @@ mod tests {
         assert_eq!(command_name("script.sh"), "script.sh");
         assert_eq!(base_lower(r".\Run.BAT"), "run.bat");
         assert_eq!(base_lowered(r".\Run.BAT"), "run.bat");
-        assert!(matches!(base_lowered("bin/run.sh"), std::borrow::Cow::Borrowed("run.sh")));
+        assert!(matches!(
+            base_lowered("bin/run.sh"),
+            std::borrow::Cow::Borrowed("run.sh")
+        ));
         assert_eq!(basename("dist/"), "dist");
         assert_eq!(command_name(""), "");
         // The one-pass case borrows; a capital or a separator takes the long way.
