@@ -56,13 +56,12 @@ impl Rules {
             .position(|b| b == b':')
             .map_or(base, |colon| &base[..colon]);
         let stem = stem(base);
-        self.restart_scripts.iter().any(|s| {
-            if s.as_bytes().contains(&b'.') {
-                base == s
-            } else {
-                stem == s || script == s
-            }
-        })
+        // A name with a dot (`run.bat`) matches the whole basename, one without (`dev-rebuild`)
+        // its stem or script part; the dot is looked for only once a name compares equal.
+        let dotted = |s: &str| s.as_bytes().contains(&b'.');
+        self.restart_scripts
+            .iter()
+            .any(|s| (base == s && dotted(s)) || ((stem == s || script == s) && !dotted(s)))
     }
 
     fn is_build_script(&self, name: &str) -> bool {
