@@ -71,26 +71,55 @@ impl Buf {
     }
 }
 
-/// A byte with no meaning of its own inside a word of dialect `d`.
+/// A byte with no meaning of its own inside a word of dialect `d`: a table per dialect, as
+/// every byte of every word is asked.
 fn plain(d: Dialect, c: u8) -> bool {
-    // Blanks, operators, double quotes and globs mean something in every dialect.
-    let common = matches!(
-        c,
-        b' ' | b'\t' | b'\r' | 0x0c | b'\n' | b'&' | b'|' | b')' | b'<' | b'>' | b'"' | b'*' | b'?'
-    );
-    !common
-        && !match d {
-            Dialect::Posix => matches!(
-                c,
-                b';' | b'(' | b'\\' | b'\'' | b'$' | b'`' | b'[' | b'{' | b'~'
-            ),
-            Dialect::PowerShell => matches!(
-                c,
-                b';' | b'(' | b'`' | b'\'' | b'$' | b'[' | b'{' | b'}' | b'@'
-            ),
-            Dialect::Cmd => matches!(c, b'^' | b'%'),
-        }
+    let table = match d {
+        Dialect::Posix => &PLAIN[0],
+        Dialect::PowerShell => &PLAIN[1],
+        Dialect::Cmd => &PLAIN[2],
+    };
+    table[usize::from(c)]
 }
+
+/// [`plain`] for the three dialects, in the order Posix, PowerShell, Cmd.
+static PLAIN: [[bool; 256]; 3] = {
+    let mut t = [[true; 256]; 3];
+    let mut c = 0;
+    while c < 256 {
+        let b = c as u8;
+        // Blanks, operators, double quotes and globs mean something in every dialect.
+        let common = matches!(
+            b,
+            b' ' | b'\t'
+                | b'\r'
+                | 0x0c
+                | b'\n'
+                | b'&'
+                | b'|'
+                | b')'
+                | b'<'
+                | b'>'
+                | b'"'
+                | b'*'
+                | b'?'
+        );
+        let posix = matches!(
+            b,
+            b';' | b'(' | b'\\' | b'\'' | b'$' | b'`' | b'[' | b'{' | b'~'
+        );
+        let powershell = matches!(
+            b,
+            b';' | b'(' | b'`' | b'\'' | b'$' | b'[' | b'{' | b'}' | b'@'
+        );
+        let cmd = matches!(b, b'^' | b'%');
+        t[0][c] = !(common || posix);
+        t[1][c] = !(common || powershell);
+        t[2][c] = !(common || cmd);
+        c += 1;
+    }
+    t
+};
 
 pub(super) fn is_name_byte(c: u8) -> bool {
     c == b'_' || c.is_ascii_alphanumeric()

@@ -223,7 +223,7 @@ pub fn command_name(text: &str) -> std::borrow::Cow<'_, str> {
 
 /// The bytes that make a command word more than its own name: separators, an extension's dot
 /// and capitals. A table, as the test runs on every byte of every command word.
-const NAME_BREAK: [bool; 256] = {
+static NAME_BREAK: [bool; 256] = {
     let mut t = [false; 256];
     let mut b = 0;
     while b < 256 {
