@@ -32,14 +32,11 @@ pub struct Env {
     /// Claude Code's user folders whose settings files are frozen (`$CLAUDE_CONFIG_DIR`, and
     /// `~/.claude`).
     pub user_settings_dirs: Vec<PathBuf>,
-    /// Those folders' path maps, made at the call's first write check and kept for the others.
-    frozen: std::cell::OnceCell<FrozenDirs>,
 }
 
-/// The folders outside the repo that are frozen like the protocol files, each as a path map
-/// (making one resolves its folder's real path: a few system calls, paid once a call rather
-/// than once per write target of a command).
-#[derive(Clone, Debug)]
+/// The folders outside the repo that are frozen like the protocol files (`env`'s), each as a
+/// path map: making one resolves its folder's real path, a few system calls paid once a call
+/// rather than once per write target of a command.
 struct FrozenDirs {
     /// The guard binary's folder; `None` when it holds the repo (then it is not the suite's).
     binary: Option<RepoPaths>,
@@ -47,22 +44,19 @@ struct FrozenDirs {
     state_home: Option<RepoPaths>,
 }
 
-impl Env {
-    fn frozen(&self, root: &Path, cwd: &str) -> &FrozenDirs {
-        self.frozen.get_or_init(|| {
-            let map = |d: &Path| RepoPaths::new(d, crate::paths::default_case_insensitive());
-            let root = root.to_string_lossy();
-            FrozenDirs {
-                binary: self.binary_dir.as_deref().map(map).filter(|b| {
-                    matches!(
-                        b.locate_as(cwd, &root, Rooted::CurrentDrive),
-                        RepoPath::Outside
-                    )
-                }),
-                user_settings: self.user_settings_dirs.iter().map(|d| map(d)).collect(),
-                state_home: self.state_home.as_deref().map(map),
-            }
-        })
+impl FrozenDirs {
+    fn new(env: &Env, root: &Path, cwd: &str) -> FrozenDirs {
+        let map = |d: &Path| RepoPaths::new(d, crate::paths::default_case_insensitive());
+        let root = root.to_string_lossy();
+        FrozenDirs {
+            binary: env
+                .binary_dir
+                .as_deref()
+                .map(map)
+                .filter(|b| !under_dir(b, &root, cwd, Rooted::CurrentDrive)),
+            user_settings: env.user_settings_dirs.iter().map(|d| map(d)).collect(),
+            state_home: env.state_home.as_deref().map(map),
+        }
     }
 }
 
@@ -83,7 +77,6 @@ impl Env {
                 .into_iter()
                 .chain(crate::sessions::home_dir().map(|h| h.join(".claude")))
                 .collect(),
-            frozen: std::cell::OnceCell::new(),
         }
     }
 }
@@ -109,6 +102,8 @@ pub struct Ctx {
     pub now: u64,
     /// What the user must be told once per session (a config that could not be loaded, …).
     pub notices: Vec<super::notices::Notice>,
+    /// The frozen folders outside the repo, made at the call's first write check.
+    frozen: std::cell::OnceCell<FrozenDirs>,
 }
 
 impl Ctx {
@@ -121,6 +116,7 @@ impl Ctx {
             paths,
             now: time::now_ms(),
             notices: Vec::new(),
+            frozen: std::cell::OnceCell::new(),
         }
     }
 
@@ -646,7 +642,9 @@ fn protected(
     {
         return Some(rel.to_string());
     }
-    let frozen = env.frozen(&ctx.root, &p.cwd);
+    let frozen = ctx
+        .frozen
+        .get_or_init(|| FrozenDirs::new(env, &ctx.root, &p.cwd));
     if frozen
         .binary
         .as_ref()
