@@ -231,7 +231,8 @@ fn may_match(list: &str, rel: &str, ci: bool) -> Result<bool, ()> {
     // backslash, a quote, then a comma or the end. Anything else (an escape, a ',' inside a
     // prefix, stray text) goes to serde.
     let b = list.as_bytes();
-    if b.first() != Some(&b'[') || b.last() != Some(&b']') || b.len() < 2 {
+    // A lone `[` is both ends, so a list that passes has at least two bytes.
+    if b.first() != Some(&b'[') || b.last() != Some(&b']') {
         return may_match_slow(list, rel, ci);
     }
     let end = b.len() - 1;
