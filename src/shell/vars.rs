@@ -260,8 +260,14 @@ impl Vars {
     /// The words `w` stands for, when every expansion in it is known.
     fn expand(&self, w: &Word) -> Option<Vec<Word>> {
         let text = w.text.as_str();
+        // A leading `~` is the home folder, which no variable here holds: the word stays as
+        // written (and dynamic) for the path steps that read `~`, not a literal folder named `~`.
+        if text.starts_with('~') {
+            return None;
+        }
         let mut parts: Vec<Part> = Vec::new();
         let mut lit = String::new();
+        let mut substituted = false;
         let mut i = 0;
         let b = text.as_bytes();
         while i < b.len() {
@@ -281,18 +287,24 @@ impl Vars {
             if !lit.is_empty() {
                 parts.push(Part::One(std::mem::take(&mut lit)));
             }
+            substituted |= !matches!(part, Part::Kept(_));
             parts.push(part);
             i = next;
         }
         if !lit.is_empty() {
             parts.push(Part::One(lit));
         }
+        // A word whose expansions are all kept as written is unchanged.
+        let any_kept = parts.iter().any(|p| matches!(p, Part::Kept(_)));
+        if any_kept && !substituted {
+            return None;
+        }
         // Combine: at most one multi-valued part (a loop variable).
         let mut values: Vec<String> = vec![String::new()];
         let mut multi = false;
         for p in parts {
             match p {
-                Part::One(s) => values.iter_mut().for_each(|v| v.push_str(&s)),
+                Part::One(s) | Part::Kept(s) => values.iter_mut().for_each(|v| v.push_str(&s)),
                 Part::Many(list) => {
                     if multi {
                         return None;
@@ -319,6 +331,9 @@ impl Vars {
                 out.push(literal(&v, false));
             }
         }
+        // What is still written as an expansion is still unknown here (the path steps may
+        // know it: `$HOME`, the variables the shell inherits).
+        out.iter_mut().for_each(|w| w.dynamic |= any_kept);
         Some(out)
     }
 
@@ -330,7 +345,11 @@ impl Vars {
                 return None; // arithmetic
             }
             let end = inner.find(')')?;
-            return Some((literal_output(&inner[..end])?, i + 2 + end + 1));
+            let next = i + 2 + end + 1;
+            // An output the text cannot tell is kept as written (`$(pwd)` is read as a path).
+            let out =
+                literal_output(&inner[..end]).unwrap_or_else(|| Part::Kept(text[i..next].into()));
+            return Some((out, next));
         }
         if let Some(inner) = rest.strip_prefix('{') {
             let end = inner.find('}')?;
@@ -355,7 +374,8 @@ impl Vars {
                 (Some(Some(v)), _) => Some((Part::from(v), next)),
                 (Some(None), _) => None,
                 (None, Some(d)) => Some((Part::One(d.to_string()), next)),
-                (None, None) => None,
+                // Never set by the command: the shell's inherited value, kept as written.
+                (None, None) => Some((Part::Kept(text[i..next].to_string()), next)),
             };
         }
         let len = rest
@@ -368,7 +388,8 @@ impl Vars {
         }
         match self.get(name) {
             Some(Some(v)) => Some((Part::from(v), i + 1 + len)),
-            _ => None,
+            Some(None) => None,
+            None => Some((Part::Kept(text[i..i + 1 + len].to_string()), i + 1 + len)),
         }
     }
 }
@@ -376,6 +397,8 @@ impl Vars {
 enum Part {
     One(String),
     Many(Vec<String>),
+    /// An expansion the command never set, kept as written.
+    Kept(String),
 }
 
 impl Part {
