@@ -31,6 +31,10 @@ fn apply_to_targets(vars: &Vars, redirects: &mut [Redirect]) -> Vec<String> {
     resolved
 }
 
+/// A command run on behalf of a segment: its words, its redirections, and for a loop copy the
+/// variables with the loop variable's one value.
+type Derived = (Vec<Word>, Vec<Redirect>, Option<Vars>);
+
 /// Upper bound on per-item copies of an `xargs -I` command.
 const MAX_XARGS_ITEMS: usize = 16;
 
@@ -388,7 +392,7 @@ impl Builder<'_> {
         }
         // What the shell resolves first: variables, loop values, aliases, literal output.
         let mut resolved = Vec::new();
-        let mut copies: Vec<(Vec<Word>, Vec<Redirect>)> = Vec::new();
+        let mut copies: Vec<Derived> = Vec::new();
         let before = words.len();
         let scoped;
         let top = match vars.last_mut() {
@@ -415,9 +419,10 @@ impl Builder<'_> {
                         let mut r = redirects.clone();
                         resolved.extend(one.apply(&mut w));
                         resolved.extend(apply_to_targets(one, &mut r));
-                        copies.push((w, r));
+                        copies.push((w, r, Some(one.clone())));
                     }
-                    (words, redirects) = copies.remove(0);
+                    let (w, r, _) = copies.remove(0);
+                    (words, redirects) = (w, r);
                 }
                 Some(&*top)
             }
@@ -578,7 +583,7 @@ impl Builder<'_> {
             self.source(f.text, nested, Some(ctx.source));
         }
         let place = (&seg_dirs[..], sandboxed, host_app);
-        let derived = derived.into_iter().map(|w| (w, Vec::new()));
+        let derived = derived.into_iter().map(|w| (w, Vec::new(), None));
         self.derive(derived.chain(copies), ctx, place, None);
         if let Some((lang, code)) = program {
             self.program(lang, &code, ctx, place);
@@ -590,18 +595,23 @@ impl Builder<'_> {
     /// interpreter program asks for) as segments of their own, each with its redirections.
     fn derive(
         &mut self,
-        cmds: impl IntoIterator<Item = (Vec<Word>, Vec<Redirect>)>,
+        cmds: impl IntoIterator<Item = Derived>,
         ctx: &Ctx,
         (dirs, sandboxed, host_app): (&[DirStep], bool, bool),
         via: Option<&str>,
     ) {
-        for (d, redirects) in cmds {
+        for (d, redirects, vars) in cmds {
             if ctx.depth >= MAX_DEPTH {
                 self.out.truncated = true;
                 return;
             }
             let mut nested = ctx.nested(Origin::Derived, dirs, sandboxed);
             nested.host_app = host_app;
+            // A loop copy sees its own value of the loop variable, not the list: what it could
+            // not resolve with that value it would only copy again, down to the depth limit.
+            if let Some(vars) = vars {
+                nested.vars = vars;
+            }
             if let Some(v) = via {
                 nested.via = v.to_string();
             }
@@ -638,7 +648,7 @@ impl Builder<'_> {
             nested.host_app = host_app;
             self.source(text, nested, Some(ctx.source));
         }
-        let commands = fx.commands.into_iter().map(|w| (w, Vec::new()));
+        let commands = fx.commands.into_iter().map(|w| (w, Vec::new(), None));
         self.derive(commands, ctx, place, Some(interp::via(lang)));
     }
 
