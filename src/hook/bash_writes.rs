@@ -16,7 +16,7 @@
 
 use super::Payload;
 use super::lifecycle::{self, Ctx, Env};
-use crate::paths::lexical::{Anchor, Place, Rooted, anchor, join, place};
+use crate::paths::lexical::{Anchor, Place, Rooted, anchor, join, leading_var, place};
 use crate::round_index::LockSet;
 use crate::rules::args::{expand_braces, glob_match};
 use crate::rules::{CommandContext, Env as Where};
@@ -52,6 +52,26 @@ pub(crate) fn resolve(t: &WriteTarget, an: &Analysis, cmd: &Where) -> Vec<Resolv
             Some((Anchor::Cwd, rest)) => format!(".{rest}"),
             Some((Anchor::Root, rest)) => {
                 cmd.read(cmd.root(), rest.trim_start_matches(['/', '\\']), how)
+            }
+            // `~/.claude/settings.json`, `$CLAUDE_CONFIG_DIR/settings.json`: a variable the
+            // command did not set (those are substituted already) is the one the shell inherits,
+            // and the guard runs with the client's environment as the Bash tool's shell does.
+            Some((kind @ (Anchor::Home | Anchor::Other), rest)) => {
+                let value = match kind {
+                    Anchor::Home => crate::sessions::home_dir(),
+                    _ => leading_var(text)
+                        .and_then(std::env::var_os)
+                        .filter(|v| !v.is_empty())
+                        .map(std::path::PathBuf::from),
+                };
+                let Some(dir) = value else {
+                    return Vec::new();
+                };
+                cmd.read(
+                    &dir.to_string_lossy(),
+                    rest.trim_start_matches(['/', '\\']),
+                    how,
+                )
             }
             _ => return Vec::new(),
         }

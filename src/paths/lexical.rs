@@ -358,8 +358,20 @@ pub enum Anchor {
     Other,
 }
 
-/// The variable named by a whole path component: `$X`, `${X}`, `$env:X`, `%X%`.
+/// The variable named by a whole path component: `$X`, `${X}`, `$env:X`, `%X%` (uppercased,
+/// as Windows compares names).
 fn var_name(c: &str) -> Option<String> {
+    var_written(c).map(str::to_ascii_uppercase)
+}
+
+/// The variable a path's first component names, as written: `$X/…`, `${X}/…`, `$env:X\…`,
+/// `%X%\…`; `None` when that component is anything else.
+pub fn leading_var(text: &str) -> Option<&str> {
+    let end = text.find(['/', '\\']).unwrap_or(text.len());
+    var_written(&text[..end])
+}
+
+fn var_written(c: &str) -> Option<&str> {
     let name = if let Some(v) = c.strip_prefix("${").and_then(|v| v.strip_suffix('}')) {
         v
     } else if let Some(v) = c.strip_prefix("$env:").or_else(|| c.strip_prefix("$ENV:")) {
@@ -370,7 +382,7 @@ fn var_name(c: &str) -> Option<String> {
         c.strip_prefix('$')?
     };
     let ok = !name.is_empty() && name.bytes().all(|b| b == b'_' || b.is_ascii_alphanumeric());
-    ok.then(|| name.to_ascii_uppercase())
+    ok.then_some(name)
 }
 
 /// Split a path whose first component is an expansion into what it stands for and the
