@@ -15,10 +15,8 @@
 //!                              for byte
 //! ```
 
-pub mod deadline;
 pub mod doctor;
 pub mod explain;
-pub mod hook_mode;
 pub mod install;
 pub mod log;
 
