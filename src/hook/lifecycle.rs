@@ -162,10 +162,9 @@ pub fn claim(ctx: &Ctx, p: &Payload, env: &Env, stream: &Word) -> Result<(), Str
             "session-lock: the hook payload carries no session_id, so the claim of '{name}' cannot be recorded (a lock without its session protects nothing)"
         ));
     }
-    if unchanged_re_claim(ctx, p, env, name) {
-        return Ok(());
-    }
-    let plan = &claimed_plan(ctx, name)?;
+    // Decided under the state lock, the fast path too: a lock read before it could be one
+    // another claim is replacing (a released stream's done marker already gone, the new lock
+    // not yet written), and a re-claim passed on it would make two winners.
     let _guard = ctx
         .layout
         .lock_state(STATE_LOCK_WAIT)
@@ -178,6 +177,10 @@ pub fn claim(ctx: &Ctx, p: &Payload, env: &Env, stream: &Word) -> Result<(), Str
         .ok_or_else(|| {
             "session-lock: the state folder stayed locked; try the claim again".to_string()
         })?;
+    if unchanged_re_claim(ctx, p, env, name) {
+        return Ok(());
+    }
+    let plan = &claimed_plan(ctx, name)?;
     let existing = ctx.layout.read_lock(name).map_err(|bad| {
         format!("session-lock: cannot claim '{name}': {bad}; fix or delete that file")
     })?;
@@ -298,7 +301,8 @@ fn writes_nothing(ctx: &Ctx, p: &Payload, held: &Held, record: &LockRecord) -> b
 
 /// The re-claim of a stream this session holds, whose plan (read alone, now) still declares it
 /// as the lock records it: nothing to record, and no other plan to read. Anything else (a
-/// first claim, a changed plan, a stale heartbeat) goes through the whole claim.
+/// first claim, a changed plan, a stale heartbeat) goes through the whole claim. Called under the
+/// state lock.
 fn unchanged_re_claim(ctx: &Ctx, p: &Payload, env: &Env, name: &str) -> bool {
     let Ok(Some(held)) = ctx.layout.read_lock(name) else {
         return false;
