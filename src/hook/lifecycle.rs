@@ -315,9 +315,7 @@ fn unchanged_re_claim(ctx: &Ctx, p: &Payload, env: &Env, name: &str) -> bool {
         .is_some_and(|plan| writes_nothing(ctx, p, &held, &record_for(ctx, p, env, &plan)))
 }
 
-/// Stand-ins for corrupt lock files: the stream's plan's `owns`, claimed at the epoch (so the
-/// earlier-claim rule gives it every path it owns), live, held by no session. A corrupt lock
-/// keeps protecting its stream's files instead of dropping protection silently.
+/// Stand-ins for corrupt lock files ([`Held::stand_in`]), with the stream's plan's `owns`.
 pub fn corrupt_stand_ins(ctx: &Ctx, bad: &[crate::state::BadLock]) -> Vec<Held> {
     if bad.is_empty() {
         return Vec::new();
@@ -331,24 +329,13 @@ pub fn corrupt_stand_ins(ctx: &Ctx, bad: &[crate::state::BadLock]) -> Vec<Held> 
         .filter_map(|b| {
             let name = b.stream();
             let plan = streams.iter().find(|s| s.name == name)?;
-            Some(Held {
-                record: LockRecord {
-                    stream: name,
-                    session_id: String::new(),
-                    owns: plan.owns.clone(),
-                    plan: plan.plan.clone(),
-                    milestone: plan.milestone,
-                    claimed_at: time::iso(0),
-                    heartbeat_at: time::iso(ctx.now),
-                    round: 0,
-                    cwd: String::new(),
-                    client_pid: None,
-                    client_start: None,
-                    taken_from: None,
-                },
-                done: false,
-                heartbeat_ms: ctx.now,
-            })
+            Some(Held::stand_in(
+                &name,
+                plan.owns.clone(),
+                &plan.plan,
+                plan.milestone,
+                ctx.now,
+            ))
         })
         .collect()
 }

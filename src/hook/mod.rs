@@ -207,15 +207,7 @@ fn pre_tool_use(ctx: &Ctx, p: &Payload, env: &Env) -> Outcome {
         note.push_str(n);
         note.push('\n');
     }
-    let bad = locks.bad().to_vec();
-    for b in &bad {
-        told.push(notices::Notice::new(
-            format!("corrupt:{}", b.path.display()),
-            format!(
-                "broken lock {b}. The guard keeps protecting the files its plan owns; fix or delete that file (status shows it as corrupt)"
-            ),
-        ));
-    }
+    let bad = locks.bad();
     locks.add_foreign(lifecycle::corrupt_stand_ins(ctx, &bad), Vec::new());
     let verdict = if let Some((dialect, shell)) = dialect_of(&p.tool_name) {
         let command = p.input_str("command").unwrap_or_default();
@@ -244,6 +236,15 @@ fn pre_tool_use(ctx: &Ctx, p: &Payload, env: &Env) -> Outcome {
         Ok(()) => Outcome::allow(),
         Err(reason) => Outcome::deny(&reason, form),
     };
+    // After the checks: a lock file found broken while they read it is said too.
+    for b in &locks.bad() {
+        told.push(notices::Notice::new(
+            format!("corrupt:{}", b.path.display()),
+            format!(
+                "broken lock {b}. The guard keeps protecting the files its plan owns; fix or delete that file (status shows it as corrupt)"
+            ),
+        ));
+    }
     // Every call notes broken state on stderr (the client's log); the user hears it once.
     let mut out = out;
     for n in &told {
