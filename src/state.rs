@@ -226,7 +226,7 @@ impl Layout {
 
     /// Creates the folder if needed.
     pub fn ensure(&self) -> std::io::Result<()> {
-        std::fs::create_dir_all(&self.dir)
+        crate::atomic::create_dirs(&self.dir)
     }
 
     /// Serializes read-modify-write of this folder. Waits at most `limit` (the guard passes a
@@ -434,7 +434,7 @@ impl Layout {
         // Each error names the file or folder it is about.
         let named =
             |what: String, e: std::io::Error| std::io::Error::new(e.kind(), format!("{what}: {e}"));
-        std::fs::create_dir_all(&target)
+        crate::atomic::create_dirs(&target)
             .map_err(|e| named(format!("cannot create {}", target.display()), e))?;
         for from in moving {
             if let Some(name) = from.file_name() {

@@ -198,7 +198,7 @@ impl Index {
     pub fn write(&self, layout: &Layout) -> std::io::Result<()> {
         let file = path(layout);
         if let Some(dir) = file.parent() {
-            std::fs::create_dir_all(dir)?;
+            crate::atomic::create_dirs(dir)?;
         }
         let text = view::render(self).map_err(std::io::Error::other)?;
         atomic::replace_cache(&file, &text)
@@ -264,7 +264,7 @@ fn ensure_folder(layout: &Layout) {
     if layout.dir.is_dir()
         && let Some(dir) = path(layout).parent()
     {
-        let _ = std::fs::create_dir_all(dir);
+        let _ = crate::atomic::create_dirs(dir);
     }
 }
 
@@ -325,18 +325,22 @@ impl LockSet {
             }
             Err(why) => {
                 let (built, good, bad) = Index::build(layout);
-                let rebuilt = match built {
+                let written = match built {
                     Some(index) => write_locked(layout, &index),
-                    None => false,
+                    None => Ok(false),
                 };
-                let note = (rebuilt
-                    && !(why == Unusable::Missing && good.is_empty() && bad.is_empty()))
-                .then(|| {
-                    format!(
-                        "guard: the round index {} was {why}; rebuilt it from the lock files",
-                        path(layout).display()
-                    )
-                });
+                let note = match written {
+                    // Said at every call: each one rebuilds it until the write can be made.
+                    Err(e) => Some(format!("guard: the round index was not written: {e}")),
+                    Ok(rebuilt) => (rebuilt
+                        && !(why == Unusable::Missing && good.is_empty() && bad.is_empty()))
+                    .then(|| {
+                        format!(
+                            "guard: the round index {} was {why}; rebuilt it from the lock files",
+                            path(layout).display()
+                        )
+                    }),
+                };
                 let entries: Vec<Entry> = good.iter().map(Entry::of).collect();
                 LockSet {
                     layout: layout.clone(),
@@ -422,7 +426,7 @@ impl LockSet {
         if !known(&self.bad) && !known(&self.found_bad.borrow()) {
             self.found_bad.borrow_mut().push(bad.clone());
             if let (Some(index), _, _) = Index::build(&self.layout) {
-                write_locked(&self.layout, &index);
+                let _ = write_locked(&self.layout, &index);
             }
         }
         entry.map(|e| Held::stand_in(&stream, e.owns.clone(), "", 0, time::now_ms()))
@@ -544,21 +548,22 @@ fn quoted(s: &str) -> String {
     serde_json::to_string(s).unwrap_or_default()
 }
 
-/// Writes a rebuilt index if the state lock is free now (a writer holding it writes its own).
-fn write_locked(layout: &Layout, index: &Index) -> bool {
-    match layout.lock_state(NO_WAIT) {
-        Ok(Some(_guard)) => {
+/// Writes a rebuilt index if the state lock is free now (a writer holding it writes its own):
+/// whether it was written, or why it could not be.
+fn write_locked(layout: &Layout, index: &Index) -> std::io::Result<bool> {
+    match layout.lock_state(NO_WAIT)? {
+        Some(_guard) => {
             // Checked again under the lock: a writer may have finished in between (or taking
             // the lock created its file); then it is built again, now that no writer runs.
             if dir_stamp(&layout.dir) == Some(index.dir_stamp) {
-                return index.write(layout).is_ok();
+                return index.write(layout).map(|()| true);
             }
             match Index::build(layout) {
-                (Some(again), _, _) => again.write(layout).is_ok(),
-                _ => false,
+                (Some(again), _, _) => again.write(layout).map(|()| true),
+                _ => Ok(false),
             }
         }
-        _ => false,
+        None => Ok(false),
     }
 }
 

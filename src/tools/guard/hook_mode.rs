@@ -63,10 +63,13 @@ pub fn after_deadline() -> std::process::ExitCode {
     std::process::ExitCode::from(code as u8)
 }
 
-/// The block log line for a deny or a fail-open; nothing for a plain allow.
+/// The block log line for a deny or a fail-open; nothing for a plain allow. A line that cannot
+/// be written is said on stderr (the client's log), after the decision.
 pub(super) fn record(out: &Outcome) {
     let payload = PAYLOAD.get().map(Vec::as_slice).unwrap_or_default();
-    let _ = std::panic::catch_unwind(|| crate::hook::blocklog::record(payload, out));
+    if let Ok(Err(e)) = std::panic::catch_unwind(|| crate::hook::blocklog::record(payload, out)) {
+        let _ = writeln!(std::io::stderr(), "guard: the block log: {e}");
+    }
 }
 
 /// Writes an outcome (a path-boundary run's too) and returns its exit code.
