@@ -20,7 +20,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// The log, in `session-lock/`.
@@ -73,10 +72,11 @@ pub fn path(root: &Path) -> PathBuf {
 }
 
 /// Appends the entry for `decision` (a deny or a fail-open) to the log of the payload's repo.
-/// Nothing for a plain allow or a payload with no repo.
-pub fn record(payload: &[u8], decision: &Decision) {
+/// Nothing for a plain allow or a payload with no repo. An error says why the line could not
+/// be written (the decision stands).
+pub fn record(payload: &[u8], decision: &Decision) -> std::io::Result<()> {
     let Some(kind) = kind_of(decision) else {
-        return;
+        return Ok(());
     };
     let p: Value = serde_json::from_slice(payload).unwrap_or(Value::Null);
     let field = |k: &str| p.get(k).and_then(Value::as_str).unwrap_or("").to_string();
@@ -88,11 +88,11 @@ pub fn record(payload: &[u8], decision: &Decision) {
         PathBuf::from(&cwd)
     };
     let Some(root) = crate::state::repo_root(&start, project.as_deref()) else {
-        return;
+        return Ok(());
     };
     let layout = Layout::new(&root);
     if !layout.dir.is_dir() {
-        return;
+        return Ok(());
     }
     let session = field("session_id");
     let stream = match &decision.caller_stream {
@@ -100,7 +100,7 @@ pub fn record(payload: &[u8], decision: &Decision) {
         None => stream_of(&layout, &session),
     };
     let entry = entry_for(kind, decision, &p, &session, stream);
-    let _ = append(&layout, &entry);
+    append(&layout, &entry)
 }
 
 fn kind_of(decision: &Decision) -> Option<Kind> {
@@ -209,14 +209,9 @@ fn append(layout: &Layout, entry: &Entry) -> std::io::Result<()> {
     }
     // Creating the log moves the folder's time, which the round index is stamped with.
     let created = !file.exists();
-    let mut line = serde_json::to_vec(entry).map_err(std::io::Error::other)?;
-    line.push(b'\n');
+    let line = serde_json::to_string(entry).map_err(std::io::Error::other)?;
     // One write on an O_APPEND file: concurrent guards' lines do not interleave.
-    let mut f = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&file)?;
-    f.write_all(&line)?;
+    crate::atomic::append_line(&file, &line, false)?;
     if created {
         crate::round_index::restamp(layout);
     }

@@ -225,9 +225,7 @@ pub fn describe(held: &Held, now: u64) -> String {
     s
 }
 
-/// Stand-ins for corrupt lock files: the stream's plan's `owns`, claimed at the epoch (so the
-/// earlier-claim rule gives it every path it owns), live, held by no session. A corrupt lock
-/// keeps protecting its stream's files instead of dropping protection silently.
+/// Stand-ins for corrupt lock files ([`Held::stand_in`]), with the stream's plan's `owns`.
 pub fn corrupt_stand_ins(ctx: &Ctx, bad: &[crate::state::BadLock]) -> Vec<Held> {
     if bad.is_empty() {
         return Vec::new();
@@ -241,24 +239,13 @@ pub fn corrupt_stand_ins(ctx: &Ctx, bad: &[crate::state::BadLock]) -> Vec<Held> 
         .filter_map(|b| {
             let name = b.stream();
             let plan = streams.iter().find(|s| s.name == name)?;
-            Some(Held {
-                record: crate::state::LockRecord {
-                    stream: name,
-                    session_id: String::new(),
-                    owns: plan.owns.clone(),
-                    plan: plan.plan.clone(),
-                    milestone: plan.milestone,
-                    claimed_at: time::iso(0),
-                    heartbeat_at: time::iso(ctx.now),
-                    round: 0,
-                    cwd: String::new(),
-                    client_pid: None,
-                    client_start: None,
-                    taken_from: None,
-                },
-                done: false,
-                heartbeat_ms: ctx.now,
-            })
+            Some(Held::stand_in(
+                &name,
+                plan.owns.clone(),
+                &plan.plan,
+                plan.milestone,
+                ctx.now,
+            ))
         })
         .collect()
 }

@@ -76,10 +76,13 @@ fn answer(decision: &Decision, form: DecisionForm) -> i32 {
     code
 }
 
-/// The block log line for a deny or a fail-open; nothing for a plain allow.
+/// The block log line for a deny or a fail-open; nothing for a plain allow. A line that cannot
+/// be written is said on stderr (the client's log), after the decision.
 fn record(decision: &Decision) {
     let payload = PAYLOAD.get().map(Vec::as_slice).unwrap_or_default();
-    let _ = std::panic::catch_unwind(|| super::blocklog::record(payload, decision));
+    if let Ok(Err(e)) = std::panic::catch_unwind(|| super::blocklog::record(payload, decision)) {
+        let _ = writeln!(std::io::stderr(), "guard: the block log: {e}");
+    }
 }
 
 /// Writes an outcome (a path-boundary run's too) and returns its exit code.

@@ -140,13 +140,25 @@ fn messages(p: &Payload, env: &Env, config: &Config) -> Decision {
 /// A tool call: build the context, run the checks in order, gather the answer.
 pub fn pre_tool_use(ctx: &mut Ctx, p: &Payload, env: &Env) -> Decision {
     let event = HookEvent::PreToolUse;
-    let prepared = prepare(ctx, p, env);
-    let mut decision = match prepared.lease_deny {
+    let mut prepared = prepare(ctx, p, env);
+    let mut decision = match prepared.lease_deny.take() {
         Some(refusal) => Decision::deny(event, refusal),
-        None => Decision::of(
-            event,
-            Call::new(ctx, p, env).and_then(|call| run_checks(ctx, &call)),
-        ),
+        None => {
+            let d = Decision::of(
+                event,
+                Call::new(ctx, p, env).and_then(|call| run_checks(ctx, &call)),
+            );
+            // After the checks: a lock file found broken while they read it is said too.
+            for b in &ctx.locks.bad() {
+                prepared.told.push(notices::Notice::new(
+                    format!("corrupt:{}", b.path.display()),
+                    format!(
+                        "broken lock {b}. The guard keeps protecting the files its plan owns; fix or delete that file (status shows it as corrupt)"
+                    ),
+                ));
+            }
+            d
+        }
     };
     // Every call notes broken state on stderr (the client's log); the user hears it once.
     decision.log = prepared.log;
@@ -255,15 +267,7 @@ fn prepare(ctx: &mut Ctx, p: &Payload, env: &Env) -> Prepared {
     prepared
         .log
         .extend(lease.note.iter().chain(ctx.locks.note.iter()).cloned());
-    let bad = ctx.locks.bad().to_vec();
-    for b in &bad {
-        prepared.told.push(notices::Notice::new(
-            format!("corrupt:{}", b.path.display()),
-            format!(
-                "broken lock {b}. The guard keeps protecting the files its plan owns; fix or delete that file (status shows it as corrupt)"
-            ),
-        ));
-    }
+    let bad = ctx.locks.bad();
     let stand_ins = context::corrupt_stand_ins(ctx, &bad);
     ctx.locks.add_foreign(stand_ins, Vec::new());
     prepared

@@ -72,10 +72,9 @@ fn record_claim(ctx: &Ctx, p: &Payload, env: &Env, stream: &Word) -> Result<(), 
             "session-lock: the hook payload carries no session_id, so the claim of '{name}' cannot be recorded (a lock without its session protects nothing)"
         ));
     }
-    if unchanged_re_claim(ctx, p, env, name) {
-        return Ok(());
-    }
-    let plan = &claimed_plan(ctx, name)?;
+    // Decided under the state lock, the fast path too: a lock read before it could be one
+    // another claim is replacing (a released stream's done marker already gone, the new lock
+    // not yet written), and a re-claim passed on it would make two winners.
     // `guard explain` reads the lock as it stands, without the state lock, and writes nothing.
     let _guard = if ctx.dry {
         None
@@ -94,6 +93,10 @@ fn record_claim(ctx: &Ctx, p: &Payload, env: &Env, stream: &Word) -> Result<(), 
                 })?,
         )
     };
+    if unchanged_re_claim(ctx, p, env, name) {
+        return Ok(());
+    }
+    let plan = &claimed_plan(ctx, name)?;
     let existing = ctx.layout.read_lock(name).map_err(|bad| {
         format!("session-lock: cannot claim '{name}': {bad}; fix or delete that file")
     })?;
@@ -217,7 +220,8 @@ fn writes_nothing(ctx: &Ctx, p: &Payload, held: &Held, record: &LockRecord) -> b
 
 /// The re-claim of a stream this session holds, whose plan (read alone, now) still declares it
 /// as the lock records it: nothing to record, and no other plan to read. Anything else (a
-/// first claim, a changed plan, a stale heartbeat) goes through the whole claim.
+/// first claim, a changed plan, a stale heartbeat) goes through the whole claim. Called under the
+/// state lock.
 fn unchanged_re_claim(ctx: &Ctx, p: &Payload, env: &Env, name: &str) -> bool {
     let Ok(Some(held)) = ctx.layout.read_lock(name) else {
         return false;
@@ -228,44 +232,6 @@ fn unchanged_re_claim(ctx: &Ctx, p: &Payload, env: &Env, name: &str) -> bool {
     crate::plan_cache::read_one(&ctx.root, &held.record.plan)
         .filter(|plan| plan.name == name)
         .is_some_and(|plan| writes_nothing(ctx, p, &held, &record_for(ctx, p, env, &plan)))
-}
-
-/// Stand-ins for corrupt lock files: the stream's plan's `owns`, claimed at the epoch (so the
-/// earlier-claim rule gives it every path it owns), live, held by no session. A corrupt lock
-/// keeps protecting its stream's files instead of dropping protection silently.
-pub fn corrupt_stand_ins(ctx: &Ctx, bad: &[crate::state::BadLock]) -> Vec<Held> {
-    if bad.is_empty() {
-        return Vec::new();
-    }
-    let Ok((streams, _)) =
-        crate::plan_cache::load_each(&ctx.root, &ctx.config.plan_glob, &ctx.layout)
-    else {
-        return Vec::new();
-    };
-    bad.iter()
-        .filter_map(|b| {
-            let name = b.stream();
-            let plan = streams.iter().find(|s| s.name == name)?;
-            Some(Held {
-                record: LockRecord {
-                    stream: name,
-                    session_id: String::new(),
-                    owns: plan.owns.clone(),
-                    plan: plan.plan.clone(),
-                    milestone: plan.milestone,
-                    claimed_at: time::iso(0),
-                    heartbeat_at: time::iso(ctx.now),
-                    round: 0,
-                    cwd: String::new(),
-                    client_pid: None,
-                    client_start: None,
-                    taken_from: None,
-                },
-                done: false,
-                heartbeat_ms: ctx.now,
-            })
-        })
-        .collect()
 }
 
 /// A plan that owns protocol files (`protectedPaths`) and was written after another session's
