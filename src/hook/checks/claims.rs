@@ -230,44 +230,6 @@ fn unchanged_re_claim(ctx: &Ctx, p: &Payload, env: &Env, name: &str) -> bool {
         .is_some_and(|plan| writes_nothing(ctx, p, &held, &record_for(ctx, p, env, &plan)))
 }
 
-/// Stand-ins for corrupt lock files: the stream's plan's `owns`, claimed at the epoch (so the
-/// earlier-claim rule gives it every path it owns), live, held by no session. A corrupt lock
-/// keeps protecting its stream's files instead of dropping protection silently.
-pub fn corrupt_stand_ins(ctx: &Ctx, bad: &[crate::state::BadLock]) -> Vec<Held> {
-    if bad.is_empty() {
-        return Vec::new();
-    }
-    let Ok((streams, _)) =
-        crate::plan_cache::load_each(&ctx.root, &ctx.config.plan_glob, &ctx.layout)
-    else {
-        return Vec::new();
-    };
-    bad.iter()
-        .filter_map(|b| {
-            let name = b.stream();
-            let plan = streams.iter().find(|s| s.name == name)?;
-            Some(Held {
-                record: LockRecord {
-                    stream: name,
-                    session_id: String::new(),
-                    owns: plan.owns.clone(),
-                    plan: plan.plan.clone(),
-                    milestone: plan.milestone,
-                    claimed_at: time::iso(0),
-                    heartbeat_at: time::iso(ctx.now),
-                    round: 0,
-                    cwd: String::new(),
-                    client_pid: None,
-                    client_start: None,
-                    taken_from: None,
-                },
-                done: false,
-                heartbeat_ms: ctx.now,
-            })
-        })
-        .collect()
-}
-
 /// A plan that owns protocol files (`protectedPaths`) and was written after another session's
 /// live claim cannot be claimed: a stream declared mid-round would own the protocol itself.
 fn late_protected_plan(ctx: &Ctx, p: &Payload, plan: &plans::Stream) -> Option<String> {
