@@ -10,11 +10,11 @@
 //! next call, or by any later command), like every other route. One accepted by a process of
 //! the session that stopped before that is handed over again by the next process.
 
+use super::delivery::{content_of, needs_write, start_of};
 use super::directory;
 use super::frame::{self, Mode};
 use super::ledger::{self, Entry, Ledger, Op, Record, State, Via};
 use super::progress::{Seen, seen_all};
-use super::send::{content_of, needs_write, start_of};
 use crate::config::Config;
 use crate::time;
 use std::collections::BTreeMap;

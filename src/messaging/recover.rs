@@ -13,11 +13,11 @@
 //! or wake, and `allowColdWake: false` hands a message over as soon as anyone's command sees
 //! the target running again. Best effort and bounded: at most [`MAX_OPEN`] messages per look.
 
+use super::delivery::{mark, mark_line, needs_write};
 use super::directory::{Live, Target};
 use super::identity::Caller;
 use super::ledger::{Entry, Ledger, Op, Record, State, Via};
 use super::progress::{Seen, Tracker, seen_all};
-use super::send::{mark, mark_line, needs_write};
 use super::{Ctx, hold};
 use crate::time;
 use std::collections::{HashMap, HashSet};
@@ -128,7 +128,7 @@ pub fn outbox(ctx: &Ctx, caller: &Caller, targets: &[Target], look: Look) -> Has
             continue;
         };
         if e.state == State::Held {
-            hold::sweep_target(&ctx.home, tid, &super::send::target_config(ctx, t));
+            hold::sweep_target(&ctx.home, tid, &hold::target_config(ctx, t));
             hold::mirror_final(&ctx.home, &caller.id, tid, &e.id);
             continue;
         }

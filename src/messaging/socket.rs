@@ -4,12 +4,12 @@
 //! the `taken` lines it then writes are not synced ([`record_taken`]), so `send` returns within
 //! about a millisecond of the client's own write.
 
+use super::delivery::{append, content_of, crash_point, mark, mark_line_as};
 use super::directory::{Live, Target};
 use super::frame;
 use super::ledger::{Durability, Ledger, Op, Record, Via};
 use super::progress::{Seen, Tracker};
-use super::send::{append, content_of, crash_point, mark, mark_line_as};
-use super::{Error, directory};
+use super::{Ctx, Error, SendStatus, directory};
 use crate::time;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -84,6 +84,57 @@ pub fn record_taken(home: &Path, start: &Record, live: &Live, via: Via) -> Resul
     r.pid = Some(live.pid);
     r.proc_start = live.proc_start.clone();
     mark_line_as(home, start, r, Durability::Restated)
+}
+
+fn hold_detail(t: &Target) -> String {
+    format!(
+        "held by {}'s client: it runs in bypassPermissions mode and holds messages from sessions in a prompting mode (this sender); it is delivered only if accepted there, and never reported delivered before its model sees it",
+        t.name
+    )
+}
+
+/// The route of a target that runs: its socket, or its hook.
+pub fn live_route(
+    ctx: &Ctx,
+    target: &Target,
+    live: &Live,
+    start: &Record,
+) -> Result<(SendStatus, String), Error> {
+    let name = &target.name;
+    let Some(sock) = &live.socket else {
+        return Ok((
+            SendStatus::Queued,
+            format!(
+                "{name}'s client has no messaging socket; the suite's hook hands the message over at {name}'s next tool call"
+            ),
+        ));
+    };
+    let wait = ctx.m().confirm_milliseconds;
+    Ok(match attempt(&ctx.home, target, live, sock, start, wait)? {
+        Attempt::Delivered => (
+            SendStatus::Delivered,
+            format!("delivered: {name}'s model has it in its input"),
+        ),
+        Attempt::Accepted => (
+            SendStatus::Accepted,
+            format!(
+                "accepted: {name}'s client took it; its model sees it at its next request (send-message status <message_id>)"
+            ),
+        ),
+        Attempt::Waiting { client_hold: true } => (SendStatus::Held, hold_detail(target)),
+        Attempt::Waiting { .. } => (
+            SendStatus::Queued,
+            format!(
+                "written to {name}'s messaging socket but its client has not taken it yet; it is confirmed (or written again) later"
+            ),
+        ),
+        Attempt::Failed(e) => (
+            SendStatus::Queued,
+            format!(
+                "{name}'s messaging socket could not be written ({e}); the message is kept and retried"
+            ),
+        ),
+    })
 }
 
 /// Writes the message on the target's socket, records the attempt, watches the transcript for
