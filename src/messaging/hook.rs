@@ -79,6 +79,9 @@ pub fn hook_context(p: &HookInput, config: &Config) -> Option<String> {
     let home = p.home?;
     let inbound = Ledger::existing_inbound(home, p.session_id)?;
     let cfg = &config.messaging;
+    // The write lock first (the socket route decides and records under it too), then the
+    // ledger's: a message is handed over here or written to the socket, never both.
+    let _writing = inbound.write_lock_within(Duration::from_secs(2)).ok()??;
     let lock = inbound.lock_within(Duration::from_secs(2)).ok()??;
     let mut updates = super::hold::sweep_locked(&inbound, &lock, cfg, 0).unwrap_or_default();
     let entries = inbound.entries_since(u64::MAX).ok()?;

@@ -450,6 +450,18 @@ impl Ledger {
         FileLock::exclusive(&self.path.with_extension("lock"))
     }
 
+    /// Takes the target's write lock (an inbound ledger's): every route decides whether a
+    /// process of the target needs a message, and records the `sent` line, under it, so two
+    /// commands looking at once never both write one message to one process.
+    pub fn write_lock(&self) -> io::Result<FileLock> {
+        FileLock::exclusive(&self.path.with_extension("write.lock"))
+    }
+
+    /// [`Ledger::write_lock`] if it comes within `limit`.
+    pub fn write_lock_within(&self, limit: std::time::Duration) -> io::Result<Option<FileLock>> {
+        FileLock::exclusive_within(&self.path.with_extension("write.lock"), limit)
+    }
+
     /// Takes the lock if it comes within `limit` (the hook never waits long).
     pub fn lock_within(&self, limit: std::time::Duration) -> io::Result<Option<FileLock>> {
         FileLock::exclusive_within(&self.path.with_extension("lock"), limit)

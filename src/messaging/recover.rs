@@ -93,7 +93,7 @@ pub fn advance(ctx: &Ctx, e: &Entry, start: &Record, t: &Target, seen: Seen, loo
                 && needs_write(e, live, time::now_ms(), resend)
                 && !super::wake::riding_a_wake(ctx, e, &t.id)
             {
-                let _ = super::socket::attempt(home, t, live, sock, start, 0);
+                let _ = super::socket::attempt(ctx, t, live, sock, start, 0);
             }
         }
         None => {
