@@ -3,6 +3,7 @@
 //!
 //! | now | seen | becomes |
 //! |---|---|---|
+//! | queued, in the sender's outbox only (its send was killed between the two lines) | — | in the target's inbound ledger too |
 //! | queued or accepted | in a model request's input, answered | delivered |
 //! | queued, written to a live process | the client took it | accepted |
 //! | accepted | the process that took it stopped, its model never saw it | queued again |
@@ -138,6 +139,7 @@ pub fn outbox(ctx: &Ctx, caller: &Caller, targets: &[Target], look: Look) -> Has
         let Some(t) = targets.iter().find(|t| t.id == tid) else {
             continue;
         };
+        finish_recording(ctx, &outbox, tid, &list);
         // One read of each target's transcript, however many messages wait for it.
         let ids: Vec<String> = list.iter().map(|e| e.id.clone()).collect();
         let seen = seen_all(t.transcript.as_deref(), &ids);
@@ -149,6 +151,65 @@ pub fn outbox(ctx: &Ctx, caller: &Caller, targets: &[Target], look: Look) -> Has
         }
     }
     looked
+}
+
+/// A send killed between its two start lines (the sender's outbox, then the target's inbound
+/// ledger) left its message in the outbox only, where no route sees it: the hook and a wake
+/// read the inbound ledger. The missing line is written now, as the send would have written it
+/// (without the text), under the outbox lock the send held across both lines and then the
+/// inbound lock, so a send still under way is waited for, not doubled. When it cannot be
+/// written, an `unsent` line in the outbox says why (`status` shows it).
+fn finish_recording(ctx: &Ctx, outbox: &Ledger, target: &str, list: &[&Entry]) {
+    let queued: Vec<&Entry> = list
+        .iter()
+        .copied()
+        .filter(|e| e.state == State::Queued)
+        .collect();
+    if queued.is_empty() {
+        return;
+    }
+    let recorded = |inbound: &Ledger| -> std::io::Result<HashSet<String>> {
+        Ok(inbound
+            .entries_since(u64::MAX)?
+            .into_iter()
+            .filter(|e| e.start.is_some())
+            .map(|e| e.id)
+            .collect())
+    };
+    let inbound = Ledger::inbound(&ctx.home, target);
+    let missing = |have: &HashSet<String>| -> Vec<&Entry> {
+        queued
+            .iter()
+            .copied()
+            .filter(|e| !have.contains(&e.id))
+            .collect()
+    };
+    let result = inbound.and_then(|inbound| {
+        if missing(&recorded(&inbound)?).is_empty() {
+            return Ok(());
+        }
+        let _olock = outbox.lock()?;
+        let ilock = inbound.lock()?;
+        let lines: Vec<Record> = missing(&recorded(&inbound)?)
+            .into_iter()
+            .filter_map(|e| e.start.clone())
+            .map(|mut start| {
+                start.text = None;
+                start
+            })
+            .collect();
+        inbound.append_locked(&ilock, &lines)
+    });
+    if let Err(e) = result {
+        // Said once per message, not at every look.
+        for m in queued.iter().filter(|m| m.failure.is_none()) {
+            let mut un = Record::new(Op::Unsent, &m.id, time::now_ms());
+            un.reason = Some(format!(
+                "the target's inbound ledger could not record it: {e}"
+            ));
+            let _ = outbox.append(&[un]);
+        }
+    }
 }
 
 /// The start lines (with their text) of the unfinished messages in senders' outboxes, each

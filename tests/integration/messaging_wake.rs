@@ -557,3 +557,61 @@ fn issue13_kill_9_of_a_wake_after_it_recorded_taken_leaves_that_accepted_and_the
         assert_eq!(s["state"], "delivered", "{s}");
     }
 }
+
+#[test]
+fn issue_29_a_send_killed_between_its_two_ledger_lines_is_finished_by_the_next_look() {
+    if !python_ok() {
+        return;
+    }
+    let mut bed = Bed::new();
+    let c = client(&bed);
+    let cwd = bed.repo.path().to_path_buf();
+    let (cold_id, transcript) = bed.cold("sleeper", &cwd);
+    let hooked = bed.live(Spec::named("hooked").no_socket());
+    // A send that dies after the sender's outbox has the message, before the target's inbound
+    // ledger does (the crash switch aborts it right there).
+    let killed = |to: &str, target: &str, text: &str| -> String {
+        let out = cmd(&bed, &c, None)
+            .env("SESSION_LOCK_MESSAGING_CRASH_AT", "after-queued")
+            .args(["--json", "send", "--to", to, text])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.code() != Some(0) && out.stdout.is_empty(),
+            "{out:?}"
+        );
+        let id = bed
+            .outbox("terminal")
+            .iter()
+            .find(|l| l["op"] == "queued" && l["text"] == text)
+            .and_then(|l| l["messageId"].as_str().map(str::to_string))
+            .expect("in the outbox before the crash");
+        assert!(
+            ops(&bed.inbound(target), &id).is_empty(),
+            "not in the inbound ledger yet"
+        );
+        id
+    };
+    let to_cold = killed("sleeper", &cold_id, "for the sleeper");
+    let to_hooked = killed("hooked", &hooked.id, "for the hooked one");
+    // The sender's next look (its status) writes the missing line: the cold target is woken
+    // with its message, once.
+    let s = status_until(&bed, &c, &to_cold, |s| s["state"] == "delivered");
+    assert_eq!(s["state"], "delivered", "{s}");
+    assert_eq!(prompts_with(&transcript, &to_cold), 1, "given once");
+    assert_eq!(ops(&bed.inbound(&cold_id), &to_cold)[0], "queued");
+    // The target without a socket gets its message at its next tool call, from its hook.
+    let (_, s) = run(&bed, &c, None, &["status", &to_hooked]);
+    assert_eq!(s["state"], "queued", "{s}");
+    let out = bed.guard(&hooked, "PostToolUse", "default");
+    let context = out["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap_or("");
+    assert!(
+        context.contains(&format!("Session message {to_hooked} from"))
+            && context.contains("for the hooked one"),
+        "{out}"
+    );
+    let (_, s) = run(&bed, &c, None, &["status", &to_hooked]);
+    assert_eq!(s["state"], "accepted", "{s}");
+}
