@@ -122,9 +122,13 @@ pub fn create_new(path: &Path, bytes: &[u8]) -> io::Result<bool> {
 }
 
 /// Appends one line (a `\n` is added) to an append-only ledger; with `sync`, the data is on disk
-/// when this returns. Callers serialize appends with a file lock when several writers exist.
+/// when this returns. A new ledger is private to its owner, whatever the umask. Callers serialize appends with a file lock when several writers exist.
 pub fn append_line(path: &Path, line: &str, sync: bool) -> io::Result<()> {
-    let mut file = OpenOptions::new().create(true).append(true).open(path)?;
+    let mut options = OpenOptions::new();
+    options.create(true).append(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, crate::private::FILE_MODE);
+    let mut file = options.open(path)?;
     let mut buf = Vec::with_capacity(line.len() + 1);
     buf.extend_from_slice(line.as_bytes());
     buf.push(b'\n');

@@ -14,13 +14,13 @@ pub struct FileLock {
     path: PathBuf,
 }
 
+/// Opens (or creates, private to its owner whatever the umask) the lock file.
 fn open(path: &Path) -> io::Result<File> {
-    OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(path)
+    let mut options = OpenOptions::new();
+    options.read(true).write(true).create(true).truncate(false);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, crate::private::FILE_MODE);
+    options.open(path)
 }
 
 impl FileLock {

@@ -342,7 +342,7 @@ impl InfoReader {
             return;
         }
         if let Some(dir) = path.parent() {
-            let _ = std::fs::create_dir_all(dir);
+            let _ = crate::private::create_dirs(dir);
         }
         if let Ok(text) = serde_json::to_string(&keep) {
             let _ = crate::atomic::write_atomic(&path, text.as_bytes());

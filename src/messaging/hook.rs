@@ -45,7 +45,7 @@ fn notice_due(home: &Path, session: &str, held: &[String]) -> bool {
         return false;
     }
     if let Some(dir) = path.parent() {
-        let _ = std::fs::create_dir_all(dir);
+        let _ = crate::private::create_dirs(dir);
     }
     let text = serde_json::to_string(held).unwrap_or_default();
     let _ = crate::atomic::write_atomic(&path, text.as_bytes());

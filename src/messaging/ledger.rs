@@ -439,7 +439,7 @@ impl Ledger {
     fn in_dir(dir: &Path, id: &str) -> io::Result<Ledger> {
         let name = safe_name(id)
             .ok_or_else(|| io::Error::other(format!("ledger: bad session id '{id}'")))?;
-        std::fs::create_dir_all(dir)?;
+        crate::private::create_dirs(dir)?;
         Ok(Ledger {
             path: dir.join(format!("{name}.jsonl")),
         })

@@ -110,7 +110,7 @@ pub fn origin<'a>(
 
 fn lock_path(ctx: &Ctx, target: &str) -> Result<PathBuf, Error> {
     let dir = ledger::root(&ctx.home).join("wake");
-    std::fs::create_dir_all(&dir).map_err(io("wake folder"))?;
+    crate::private::create_dirs(&dir).map_err(io(format!("cannot create {}", dir.display())))?;
     let name = ledger::safe_name(target)
         .ok_or_else(|| Error::Usage(format!("bad session id '{target}'")))?;
     Ok(dir.join(format!("{name}.lock")))

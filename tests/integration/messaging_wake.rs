@@ -615,3 +615,65 @@ fn issue_29_a_send_killed_between_its_two_ledger_lines_is_finished_by_the_next_l
     let (_, s) = run(&bed, &c, None, &["status", &to_hooked]);
     assert_eq!(s["state"], "accepted", "{s}");
 }
+
+/// `cmd` run under a 022 umask (what most shells give): what it creates must not depend on it.
+fn under_umask_022(c: Command) -> Command {
+    let mut sh = Command::new("sh");
+    sh.arg("-c").arg("umask 022; exec \"$@\"").arg("sh");
+    sh.arg(c.get_program()).args(c.get_args());
+    for (k, v) in c.get_envs() {
+        match v {
+            Some(v) => sh.env(k, v),
+            None => sh.env_remove(k),
+        };
+    }
+    if let Some(d) = c.get_current_dir() {
+        sh.current_dir(d);
+    }
+    sh.stdin(Stdio::null());
+    sh
+}
+
+#[test]
+fn issue_29_everything_under_the_state_home_is_private_whatever_the_umask() {
+    if !python_ok() {
+        return;
+    }
+    let mut bed = Bed::new();
+    bed.config(json!({"inboundSessions": {"reviewer": "hold"}}));
+    let c = client(&bed);
+    let cwd = bed.repo.path().to_path_buf();
+    let (_, _) = bed.cold("sleeper", &cwd);
+    let _sock = bed.live(Spec::named("sock"));
+    let hooked = bed.live(Spec::named("hooked").no_socket());
+    let reviewer = bed.live(Spec::named("reviewer").no_socket());
+    // A fresh state home: every folder below is made by the commands.
+    std::fs::remove_dir_all(&bed.state).unwrap();
+    let mut ids = Vec::new();
+    for to in ["sock", "hooked", "reviewer", "sleeper"] {
+        let mut send = cmd(&bed, &c, None);
+        send.args(["--json", "send", "--to", to, "private, please"]);
+        let out = under_umask_022(send).output().unwrap();
+        assert!(out.status.success(), "{out:?}");
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        ids.push(v["message_id"].as_str().unwrap().to_string());
+    }
+    // The hook route, a held notice, and the wake's whole run.
+    bed.guard(&hooked, "PostToolUse", "default");
+    bed.guard(&reviewer, "PostToolUse", "default");
+    status_until(&bed, &c, &ids[3], |s| s["state"] == "delivered");
+    let mut open = Vec::new();
+    let mut seen = 0;
+    for e in walkdir::WalkDir::new(&bed.state) {
+        let e = e.unwrap();
+        let meta = std::fs::symlink_metadata(e.path()).unwrap();
+        let mode = meta.permissions().mode() & 0o777;
+        let want = if meta.is_dir() { 0o700 } else { 0o600 };
+        seen += 1;
+        if mode != want {
+            open.push(format!("{} {mode:04o}", e.path().display()));
+        }
+    }
+    assert!(seen > 10, "the commands wrote their state: {seen} entries");
+    assert!(open.is_empty(), "not private: {open:?}");
+}
