@@ -1,7 +1,8 @@
 //! What is private to the user: the per-user state home (ledgers, registries, locks, runs) and
 //! the bus's runtime folder. Folders are made 0700 and files 0600 whatever the umask; a folder
 //! a secret goes into (a socket clients hand their token to) is checked first: a folder, not a
-//! link, owned by this user, open to nobody else.
+//! link, owned by this user, that nobody else may write in (so nobody else can put a socket of
+//! theirs, or a link, where clients look).
 //!
 //! Files the suite creates for itself are private already: [`crate::atomic`]'s replaces and
 //! appends and [`crate::filelock`]'s lock files are made [`FILE_MODE`]. The folders are made
@@ -50,7 +51,7 @@ pub enum NotPrivate {
         uid: u32,
         me: u32,
     },
-    /// Others may enter or write it.
+    /// Others may write in it.
     Mode(u32),
     Io(io::Error),
 }
@@ -64,14 +65,14 @@ impl std::fmt::Display for NotPrivate {
                 write!(f, "it is owned by uid {uid}, not by this user (uid {me})")
             }
             NotPrivate::Mode(m) => {
-                write!(f, "its mode is {m:04o}, open to other users (want 0700)")
+                write!(f, "its mode is {m:04o}: other users may write in it")
             }
             NotPrivate::Io(e) => write!(f, "{e}"),
         }
     }
 }
 
-/// Checks that `dir` is a folder (not a link) that this user owns and nobody else may enter.
+/// Checks that `dir` is a folder (not a link) that this user owns and nobody else may write in.
 pub fn check_dir(dir: &Path) -> Result<(), NotPrivate> {
     let meta = std::fs::symlink_metadata(dir).map_err(NotPrivate::Io)?;
     if meta.file_type().is_symlink() {
@@ -91,7 +92,7 @@ pub fn check_dir(dir: &Path) -> Result<(), NotPrivate> {
             });
         }
         let mode = meta.mode() & 0o7777;
-        if mode & 0o077 != 0 {
+        if mode & 0o022 != 0 {
             return Err(NotPrivate::Mode(mode));
         }
     }
@@ -166,6 +167,9 @@ mod tests {
         std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o777)).unwrap();
         let e = secret_dir(&d).unwrap_err().to_string();
         assert!(e.contains("0777") && e.contains("not private"), "{e}");
+        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o755)).unwrap();
+        secret_dir(&d).unwrap(); // others may look, not write: nobody can plant a socket
+        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o777)).unwrap();
         assert_eq!(
             mode(&d),
             0o777,

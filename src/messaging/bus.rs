@@ -13,10 +13,11 @@
 //! One JSON line comes back, then the connection closes: `{"ok":true,"result":…}` or
 //! `{"ok":false,"error":{"code":"unauthenticated|bad_request|too_large|timeout|failed",
 //! "message":"…"}}`. A connection that sends no complete request in 30 s, or a request that
-//! takes over 25 s, gets `timeout`. The socket's folder is this user's alone (made 0700, or an
-//! existing one checked: owner, mode, not a link; never taken over) and the socket 0600; a
-//! second server finds the first one answering and fails instead of taking its endpoint; on
-//! stop every open connection is closed and the socket file removed.
+//! takes over 25 s, gets `timeout`. A field the operation does not have is a `bad_request`.
+//! The socket's folder is this user's (made 0700, or an existing one checked: owner, no write
+//! for others, not a link; never taken over) and the socket 0600; a second server finds the
+//! first one answering and fails instead of taking its endpoint; on stop every open connection
+//! is closed and the socket file removed.
 
 use super::identity;
 use super::{Ctx, Error, io};
@@ -256,7 +257,8 @@ fn handle(ctx: &Ctx, mut conn: UnixStream, opts: &BusOptions, seen: &Tokens) {
 }
 
 /// Prepares the endpoint: a private folder (made 0700, or one that exists checked: this user's,
-/// not a link, closed to others; never taken over), and no other server already on it.
+/// not a link, nobody else may write in it; never taken over), and no other server already on
+/// it.
 fn bind(path: &Path) -> Result<UnixListener, Error> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         crate::private::secret_dir(dir).map_err(|e| {

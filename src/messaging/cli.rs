@@ -59,7 +59,7 @@ pub enum Command {
     Serve {
         /// The socket (default: SESSION_LOCK_MESSAGING_SOCKET, else
         /// $XDG_RUNTIME_DIR/session-lock/bus.sock, else <state home>/run/bus.sock); its folder
-        /// must be yours alone.
+        /// must be yours, and nobody else's to write in.
         #[arg(long)]
         socket: Option<PathBuf>,
         /// How long a connection may take to send its request, in ms.

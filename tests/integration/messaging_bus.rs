@@ -164,11 +164,12 @@ fn python_lists_and_sends_with_its_token() {
             a.token, b.id
         ),
     );
-    assert_eq!(forged["result"]["status"], "accepted", "{forged}");
-    let line = &b.wait_received(2)[1];
-    assert!(
-        line["message"]["content"].as_str().unwrap().contains(&a.id),
-        "sender stays the token's"
+    // A field naming a sender is no field of the request: refused, nothing sent.
+    assert_eq!(forged["error"]["code"], "bad_request", "{forged}");
+    assert_eq!(
+        b.received().len(),
+        1,
+        "only the first message reached the target"
     );
 }
 
@@ -458,4 +459,33 @@ fn issue_29_the_bus_never_serves_in_a_folder_another_user_made_nor_does_its_docu
         "{out:?}"
     );
     assert!(got.lock().unwrap().is_empty(), "the token stayed home");
+}
+
+#[test]
+fn issue_29_a_request_field_the_bus_does_not_know_is_refused_and_nothing_is_sent() {
+    need_python!();
+    let mut bed = Bed::new();
+    let a = bed.live(Spec::named("script-owner"));
+    let b = bed.live(Spec::named("api-worker"));
+    let srv = serve(&bed, &[]);
+    for (raw, field) in [
+        (
+            format!(
+                r#"{{"token":"{}","op":"send","to":"api-worker","message":"m","from":"{}"}}"#,
+                a.token, b.id
+            ),
+            "from",
+        ),
+        (
+            format!(r#"{{"token":"{}","op":"list","limt":5}}"#, a.token),
+            "limt",
+        ),
+    ] {
+        let v = ask(&srv.sock, &raw);
+        assert_eq!(v["error"]["code"], "bad_request", "{raw}: {v}");
+        let msg = v["error"]["message"].as_str().unwrap();
+        assert!(msg.contains(&format!("unknown field `{field}`")), "{msg}");
+    }
+    assert!(b.received().is_empty(), "nothing was sent");
+    assert!(!bed.outbox_path(&a.id).exists(), "nothing was recorded");
 }
