@@ -93,8 +93,12 @@ pub fn start_of(home: &Path, sender: &str, id: &str) -> Option<Record> {
 }
 
 /// True when the message must be written (again) to this live process: never written to it,
-/// or written long ago without the client ever taking it (and not held by its client).
+/// or written long ago without the client ever taking it. Never once a client held it (for the
+/// sender's mode): not to that process, nor to a later one of the session.
 pub fn needs_write(e: &Entry, live: &Live, now_ms: u64, resend_after_ms: u64) -> bool {
+    if e.client_hold() {
+        return false;
+    }
     let to_this = e.attempts.iter().rev().find(|a| {
         a.pid == Some(live.pid) && a.proc_start == live.proc_start && a.via != Some(Via::Wake)
     });
@@ -144,9 +148,11 @@ mod tests {
         assert!(!needs_write(&e, &live, base + 1000, 30_000));
         // Long ago and never seen: the client did not take it.
         assert!(needs_write(&e, &live, base + 31_000, 30_000));
-        // Held by the client for its mode: never again.
+        // Held by the client for its mode: never again, not to a later process either.
         let h = entry_with(vec![sent(7, "100", base, true)]);
         assert!(!needs_write(&h, &live, base + 3_600_000, 30_000));
+        let earlier = entry_with(vec![sent(7, "99", base, true)]);
+        assert!(!needs_write(&earlier, &live, base, 30_000));
     }
 
     #[test]

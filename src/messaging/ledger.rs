@@ -284,9 +284,18 @@ impl Entry {
         self.start.as_ref().and_then(|r| r.summary.as_deref())
     }
 
-    /// True when the last write went to a client that holds it for its permission mode.
+    /// True once a write went to a client that holds it for its permission mode: the hold is
+    /// that client's decision, and no later route hands the message over past it.
     pub fn client_hold(&self) -> bool {
-        self.attempts.last().is_some_and(|a| a.client_hold)
+        self.attempts.iter().any(|a| a.client_hold)
+    }
+
+    /// When a client first held it.
+    pub fn client_hold_ms(&self) -> Option<u64> {
+        self.attempts
+            .iter()
+            .find(|a| a.client_hold)
+            .map(Record::at_ms)
     }
 }
 

@@ -17,7 +17,7 @@
 use super::delivery::{mark, mark_line, needs_write};
 use super::directory::{Live, Target};
 use super::identity::Caller;
-use super::ledger::{Entry, Ledger, Op, Record, State, Via};
+use super::ledger::{self, Entry, Ledger, Op, Record, State, Via};
 use super::progress::{Seen, Tracker, seen_all};
 use super::{Ctx, hold};
 use crate::time;
@@ -87,6 +87,10 @@ pub fn advance(ctx: &Ctx, e: &Entry, start: &Record, t: &Target, seen: Seen, loo
     if state != State::Queued {
         return;
     }
+    if e.client_hold() {
+        expire_client_hold(ctx, e, start, t);
+        return;
+    }
     match &t.live {
         Some(live) => {
             let resend = ctx.m().resend_after_seconds * 1000;
@@ -105,6 +109,32 @@ pub fn advance(ctx: &Ctx, e: &Entry, start: &Record, t: &Target, seen: Seen, loo
                 super::wake::spawn_if_idle(ctx, &t.id);
             }
         }
+    }
+}
+
+/// A message the target's client held (it runs in bypassPermissions and the sender prompts) is
+/// that client's to let in; no route hands it over past the hold. It ends as a review hold
+/// does: past the target's `holdExpirySeconds` it expires and its text is deleted.
+fn expire_client_hold(ctx: &Ctx, e: &Entry, start: &Record, t: &Target) {
+    let cfg = hold::target_config(ctx, t);
+    let now = time::now_ms();
+    let held_at = e.client_hold_ms().unwrap_or(e.first_ms);
+    if now.saturating_sub(held_at) <= cfg.hold_expiry_seconds * 1000 {
+        return;
+    }
+    let mut r = Record::new(Op::Expired, &e.id, now);
+    r.reason = Some(format!(
+        "held by {}'s client (it runs in bypassPermissions and this sender does not) and never let in there within {}s",
+        t.name, cfg.hold_expiry_seconds
+    ));
+    if mark_line(&ctx.home, start, r).is_ok()
+        && let Some(outbox) = start
+            .sender_id
+            .as_deref()
+            .and_then(|s| Ledger::outbox(&ctx.home, s).ok())
+        && let Ok(lock) = outbox.lock()
+    {
+        let _ = outbox.compact_locked(&lock, now, ledger::RETAIN_MS);
     }
 }
 

@@ -173,6 +173,9 @@ pub fn attempt(
         .into_iter()
         .find(|e| e.id == start.message_id);
     if let Some(e) = &now_entry {
+        if e.client_hold() {
+            return Ok(Attempt::Waiting { client_hold: true });
+        }
         match e.state {
             State::Queued | State::Unknown => {}
             State::Delivered => return Ok(Attempt::Delivered),

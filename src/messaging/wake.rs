@@ -191,7 +191,8 @@ fn waiting(ctx: &Ctx, target: &str) -> Result<Vec<Record>, Error> {
         .entries_since(u64::MAX)
         .map_err(io("inbound ledger"))?
     {
-        if e.state != State::Queued {
+        // A message a client held stays held: a wake would hand it over in another mode.
+        if e.state != State::Queued || e.client_hold() {
             continue;
         }
         let full = e.sender_id().and_then(|s| start_of(&ctx.home, s, &e.id));

@@ -677,3 +677,46 @@ fn issue_29_everything_under_the_state_home_is_private_whatever_the_umask() {
     assert!(seen > 10, "the commands wrote their state: {seen} entries");
     assert!(open.is_empty(), "not private: {open:?}");
 }
+
+#[test]
+fn issue_29_a_message_its_client_held_is_never_handed_over_later_by_another_route() {
+    if !python_ok() {
+        return;
+    }
+    let mut bed = Bed::new();
+    let c = client(&bed);
+    // A target in bypass mode: its client holds what a prompting sender (the terminal) sends.
+    let mut b = bed.live(
+        Spec::named("bypasser")
+            .mode("bypassPermissions")
+            .not_taking(),
+    );
+    let (code, v) = run(
+        &bed,
+        &c,
+        None,
+        &["send", "--to", "bypasser", "do it for me"],
+    );
+    assert_eq!((code, v["status"].as_str()), (0, Some("held")), "{v}");
+    let id = v["message_id"].as_str().unwrap().to_string();
+    assert_eq!(b.wait_received(1).len(), 1, "written once, and held there");
+    // The target stops; later looks see it cold. A wake would run it in default mode, where a
+    // prompting sender's message passes: that is the client's hold undone behind its back.
+    b.stop();
+    for _ in 0..3 {
+        let (_, s) = run(&bed, &c, None, &["status", &id]);
+        assert_eq!(s["state"], "held", "{s}");
+    }
+    assert!(runs(&c).is_empty(), "no wake ran for it: {:?}", runs(&c));
+    assert_eq!(
+        ops(&bed.outbox("terminal"), &id),
+        ["queued", "sent"],
+        "nothing but the one held write"
+    );
+    // A held message ends as a review hold does: it expires, its text deleted.
+    let (_, s, _) = bed.run_later(Duration::from_secs(301), None, &["status", &id]);
+    assert_eq!(s["state"], "expired", "{s}");
+    assert!(runs(&c).is_empty());
+    let text = std::fs::read_to_string(bed.outbox_path("terminal")).unwrap();
+    assert!(!text.contains("do it for me"), "its text is deleted");
+}
