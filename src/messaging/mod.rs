@@ -10,6 +10,7 @@
 //! limits     size, summary, duplicates, rate, pending
 //! ledger     outbox/<sender>.jsonl and inbound/<target>.jsonl: the durable record
 //! frame      the framed text and the client's socket line
+//! delivery   the lines a delivery writes in both ledgers, the start line and its framed text
 //! send       send: resolve → authorize → limits → ledger → route, one function per stage
 //! socket     the socket route: the framed line on the client's socket, the transcript watched
 //! progress   how far a message got, from the target's transcript: taken, consumed
@@ -31,6 +32,7 @@ pub mod auth;
 pub mod bus; // Unix domain sockets; `serve` says so elsewhere
 pub mod cli;
 pub mod create;
+pub mod delivery;
 pub mod directory;
 pub mod frame;
 pub mod hold;

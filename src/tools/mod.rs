@@ -8,6 +8,7 @@ pub mod leases; // claim, release and status with leases on the git remote
 pub mod progress; // the live line (or plain lines) of every wait
 pub mod release;
 pub mod reload_plugin;
+pub mod report; // the round's rows and problems: what status prints, waits on and redraws
 pub mod status;
 pub mod wait_milestone;
 pub mod watch; // status --watch: the live view of the round
