@@ -7,6 +7,7 @@ pub mod guard; // guard's own commands: install, uninstall, doctor, explain, log
 pub mod leases; // claim, release and status with leases on the git remote
 pub mod progress; // the live line (or plain lines) of every wait
 pub mod release;
+pub mod release_checks; // the checks release runs: the config's, or derived from the repo
 pub mod reload_plugin;
 pub mod status;
 pub mod wait_milestone;
