@@ -10,6 +10,7 @@ pub mod release;
 pub mod release_checks; // the checks release runs: the config's, or derived from the repo
 pub mod reload_plugin;
 pub mod status;
+pub mod statusline; // status --statusline: one line for one session's status bar
 pub mod wait_milestone;
 pub mod watch; // status --watch: the live view of the round
 
