@@ -90,7 +90,22 @@ pub fn record(payload: &[u8], out: &Outcome) {
         None => stream_of(&layout, &session),
     };
     let entry = entry_for(kind, out, &p, &session, stream);
-    let _ = append(&layout, &entry);
+    if let Err(e) = append(&layout, &entry) {
+        // The decision is out already; said on stderr once per session (the notices file lives
+        // in the state home, off the full disk), so lost lines are not lost silently.
+        let home = crate::sessions::state_home();
+        let notice = super::notices::Notice::new(
+            "block-log-unwritable",
+            format!(
+                "the block log {} cannot be written ({e}); denies are not logged (guard log, status) until it can be (guard doctor checks the folder)",
+                layout.dir.join(FILE).display()
+            ),
+        );
+        let fresh = super::notices::unseen(home.as_deref(), &session, vec![notice]);
+        if !fresh.is_empty() {
+            let _ = writeln!(std::io::stderr(), "{}", super::notices::text(&fresh));
+        }
+    }
 }
 
 fn kind_of(out: &Outcome) -> Option<Kind> {

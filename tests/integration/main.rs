@@ -24,7 +24,7 @@
 //! - `selftest`: the `selftest/` case corpus through the real `guard`.
 //! - `lifecycle_*`: the claim race and a whole round through the real binaries.
 //! - `tools_*`: claim, release, status, wait-milestone and `guard install` / `uninstall` /
-//!   `doctor` one by one; `tools_errors` the failures people read, `tools_progress` and
+//!   `doctor` (`tools_doctor`: one check per cause) one by one; `tools_errors` the failures people read, `tools_progress` and
 //!   `tools_watch` the terminal views, read under tmux (`support::tmux`).
 //! - `guard_log`: the block log through the real guard.
 //! - `tools_*`: claim, release, status, wait-milestone and `guard install` one by one.
@@ -80,6 +80,7 @@ mod selftest;
 mod selftest_commands;
 mod tools_claim;
 mod tools_corrupt;
+mod tools_doctor;
 mod tools_errors;
 mod tools_install;
 mod tools_progress;
