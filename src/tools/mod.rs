@@ -163,13 +163,6 @@ pub fn read_lock(layout: &Layout, stream: &str) -> anyhow::Result<Option<crate::
         .map_err(|e| fail(Code::Failure, e.to_string()))
 }
 
-/// The text every session is shown when it claims: the repo's PROTOCOL.md if present, else the
-/// suite's built-in copy.
-pub fn protocol_text(layout: &Layout) -> String {
-    std::fs::read_to_string(layout.dir.join("PROTOCOL.md"))
-        .unwrap_or_else(|_| guard::PROTOCOL.to_string())
-}
-
 /// The stream's lock, which must exist and, when run inside a Claude Code session, belong to
 /// that session. `missing` says what a missing lock means to this tool.
 pub fn callers_lock(
