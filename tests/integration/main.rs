@@ -27,6 +27,7 @@
 //!   `doctor` (`tools_doctor`: one check per cause) one by one; `tools_errors` the failures people read, `tools_progress` and
 //!   `tools_watch` the terminal views, read under tmux (`support::tmux`).
 //! - `guard_log`: the block log through the real guard.
+//! - `setup_script`: `scripts/setup` shows cargo's progress and wires a repo.
 //! - `tools_*`: claim, release, status, wait-milestone and `guard install` one by one.
 //! - `exit_codes`: PROTOCOL.md's table against `exit::Code`, each `--help` against its tool's codes.
 //! - `windows`: the Windows build under wine (`scripts/test-windows`): path forms, a stream's
@@ -78,6 +79,7 @@ mod rules_corpus;
 mod run_script;
 mod selftest;
 mod selftest_commands;
+mod setup_script;
 mod tools_claim;
 mod tools_corrupt;
 mod tools_doctor;
