@@ -42,6 +42,8 @@
 //!   too) and staleness, the release gate and `status --wait`.
 //! - `e2e_trust`: issue 11's trust boundary in a real round: the local settings, a plan
 //!   widening and a release of another session's stream, refused from inside a session.
+//! - `e2e_statusline`: an interactive session under tmux in a repo wired by plain `guard install`:
+//!   the status line, the hooks and the MCP server all through the committed launcher.
 //! - `e2e_hook_contract`: the guard and the real client: fail-open on a crash,
 //!   the exit-2 decision form, paths after a `cd`, sessions started below the
 //!   repo root.
@@ -58,6 +60,7 @@ mod architecture;
 mod build_lock;
 mod e2e_hook_contract;
 mod e2e_lifecycle;
+mod e2e_statusline;
 mod e2e_testbed;
 mod e2e_trust;
 mod exit_codes;
