@@ -14,9 +14,10 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-fn run_once(program: &Path, payload: &[u8], env: &[(&str, &str)]) -> Duration {
+fn run_once(program: &Path, args: &[&str], payload: &[u8], env: &[(&str, &str)]) -> Duration {
     let start = Instant::now();
     let mut child = Command::new(program)
+        .args(args)
         .envs(env.iter().copied())
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
@@ -290,26 +291,9 @@ impl Build {
 
 fn run_call(build: &Build, call: &Call, env: &[(&str, &str)]) -> Duration {
     match call {
-        Call::Guard(p) => run_once(&build.guard, p, env),
+        Call::Guard(p) => run_once(&build.guard, &[], p, env),
         Call::Statusline(_) if !build.statusline => Duration::ZERO,
-        Call::Statusline(input) => {
-            let start = Instant::now();
-            let mut child = Command::new(&build.status)
-                .arg("--statusline")
-                .envs(env.iter().copied())
-                .stdin(Stdio::piped())
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .expect("spawn");
-            if let Some(mut stdin) = child.stdin.take() {
-                let _ = stdin.write_all(input);
-            }
-            let status = child.wait().expect("wait");
-            let took = start.elapsed();
-            assert!(status.success(), "status --statusline failed: {status}");
-            took
-        }
+        Call::Statusline(input) => run_once(&build.status, &["--statusline"], input, env),
         Call::Tool(name, args) => {
             let program = build.tool(name);
             let start = Instant::now();
@@ -445,7 +429,7 @@ fn main() {
     let mut floor_times = Vec::new();
     // Interleave so machine noise hits every series alike.
     for _ in 0..runs {
-        floor_times.push(run_once(floor, b"", &[]));
+        floor_times.push(run_once(floor, &[], b"", &[]));
         for s in &mut series {
             s.run_round();
         }
