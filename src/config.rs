@@ -32,8 +32,9 @@ pub struct Config {
     pub poll_seconds: u64,
     /// Where plans live, repo-relative.
     pub plan_glob: String,
-    /// Commands `release` runs from the repo root; each must exit 0.
-    pub release_checks: Vec<String>,
+    /// Commands `release` runs from the repo root; each must exit 0. Not set: derived from what
+    /// the repo has (`tools::release_checks`); `[]`: none.
+    pub release_checks: Option<Vec<String>>,
     /// Claude Code tools that write the file named in their input.
     pub write_tools: Vec<String>,
     /// MCP tools (the part after `mcp__<server>__`) that write files like Edit does.
@@ -175,10 +176,7 @@ impl Default for Config {
             heartbeat_throttle_seconds: 30,
             poll_seconds: 5,
             plan_glob: "plans/*-ms-*-*/plan.md".into(),
-            release_checks: s(&[
-                "npx --no-install tsc --noEmit -p tsconfig.node.json",
-                "npx --no-install tsc --noEmit -p tsconfig.web.json",
-            ]),
+            release_checks: None,
             write_tools: s(&["Edit", "Write", "MultiEdit", "NotebookEdit"]),
             mcp_write_tools: s(&["write_project_file", "write_plugin_source"]),
             protected_paths: s(&[
@@ -571,7 +569,7 @@ mod tests {
         assert_eq!(c.heartbeat_stale_minutes, 30);
         assert_eq!(c.round_stale_minutes, 60);
         assert_eq!(c.wait_limit_minutes, 25);
-        assert_eq!(c.release_checks.len(), 2);
+        assert_eq!(c.release_checks, None, "derived from the repo");
         assert_eq!(c.plan_glob, "plans/*-ms-*-*/plan.md");
         assert_eq!(c.decision, DecisionForm::Json);
     }
@@ -662,7 +660,7 @@ mod tests {
             r#"{"releaseChecks": ["true"], "decision": "exit2", "caseInsensitivePaths": true}"#,
         )
         .unwrap();
-        assert_eq!(c.release_checks, vec!["true"]);
+        assert_eq!(c.release_checks, Some(vec!["true".to_string()]));
         assert_eq!(c.decision, DecisionForm::Exit2);
         assert!(c.case_insensitive());
     }

@@ -12,6 +12,7 @@ pub mod filelock; // the only place OS file locks are taken
 pub mod git; // git run as a program: the porcelain status of a tree, parsed once
 pub mod globs; // `owns` patterns with `!` exclusions → one matcher
 pub mod hook; // guard's pipeline: payload → context → checks → one decision → rendered at the door
+pub mod json_edit; // format-preserving edits of the JSON settings files people own
 pub mod leases; // streams across machines: claims as compare-and-swap leases on the git remote
 pub mod liveness; // pid + start time: is that process still the one we saw?
 pub mod messaging; // send-message: addresses, authorization, limits, ledgers, delivery, wake, bus

@@ -73,12 +73,16 @@ enum Command {
         allow_tools: Vec<String>,
     },
     /// Wire the guard into a repo: hook entries in .claude/settings.json (others kept), the
-    /// .gitignore lines, session-lock/PROTOCOL.md and the hook launcher session-lock/guard-hook.
-    /// Running it twice changes nothing. Commit what it wrote: the launcher finds the guard on
-    /// every machine that has the suite, and blocks (saying so) on one that has not.
+    /// messaging server in .mcp.json, its approval and the status line in
+    /// .claude/settings.local.json (the status line only when no settings file has one), the
+    /// .gitignore lines, session-lock/PROTOCOL.md and the launcher session-lock/guard-hook. JSON
+    /// files are edited in place: a diff shows only the added block, modes are kept. Running it
+    /// twice changes nothing. It says which release checks `release` will run. Commit what it
+    /// wrote (not settings.local.json, which is yours and git-ignored): the launcher finds the
+    /// suite on every machine that has it, and blocks (saying so) on one that has not.
     #[command(after_help = concat!(
-        "Examples:\n  guard install                 the git top level of the current folder\n  guard install ~/proj\n  guard install --timeout 20 --json\n\n",
-        "Exit codes: 0 wired (or already wired); 1 a file could not be read or written; 2 REPO is not a git top level, or .claude/settings.json is not a JSON object with a hooks object (nothing changed)"
+        "Examples:\n  guard install                 the git top level of the current folder\n  guard install ~/proj\n  guard install --no-statusline\n  guard install --timeout 20 --json\n\n",
+        "Exit codes: 0 wired (or already wired); 1 a file could not be read or written; 2 REPO is not a git top level, or a settings file is not valid JSON of the expected shape (nothing changed)"
     ))]
     Install {
         /// The repo to wire: a git top level (default: the one of the current folder).
@@ -90,13 +94,17 @@ enum Command {
         /// Hook timeout in seconds (the client's default is 600).
         #[arg(long, default_value_t = 10)]
         timeout: u64,
+        /// Do not add the status line (and take ours out if an earlier install added it).
+        #[arg(long)]
+        no_statusline: bool,
         /// Print what changed as JSON.
         #[arg(long)]
         json: bool,
     },
-    /// Remove exactly what install added: the guard's hook entries, the .gitignore lines, and
-    /// PROTOCOL.md and the launcher unless they were edited. On the machine that installed,
-    /// the files come back byte for byte.
+    /// Remove exactly what install added: the guard's hook entries, the MCP server, its
+    /// approval and our status line, the .gitignore lines, and PROTOCOL.md and the launcher
+    /// unless they were edited. On the machine that installed, the files come back byte for
+    /// byte; on a repo that was never wired nothing changes.
     #[command(after_help = concat!(
         "Examples:\n  guard uninstall\n  guard uninstall ~/proj --json\n\n",
         "Exit codes: 0 removed (or nothing to remove); 1 a file could not be read or written; 2 REPO is not a git top level, or .claude/settings.json is not valid (nothing changed)"
@@ -183,11 +191,20 @@ fn main() -> std::process::ExitCode {
             repo,
             guard,
             timeout,
+            no_statusline,
             json,
         }) => cli::finish_json(
             "guard install",
             json,
-            install::run_install(repo.as_deref(), guard.as_deref(), timeout, json),
+            install::run_install(
+                repo.as_deref(),
+                &install::Options {
+                    guard: guard.as_deref(),
+                    timeout_s: timeout,
+                    statusline: !no_statusline,
+                },
+                json,
+            ),
         ),
         Some(Command::Uninstall { repo, json }) => cli::finish_json(
             "guard uninstall",

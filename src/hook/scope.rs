@@ -331,7 +331,7 @@ pub fn check(p: &Payload, scope: &Scope) -> Result<(), Denial> {
         return Err(Denial::Credentials(text(&real)));
     }
     if real.is_dir() {
-        scan_for_escaping_symlinks(&real, &roots, p.tool_name != "Glob")?;
+        scan_for_escaping_symlinks(&real, &roots, p.tool_name != Tool::Glob)?;
     }
     Ok(())
 }

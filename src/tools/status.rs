@@ -27,6 +27,8 @@ pub struct Args<'a> {
     pub config_value: Option<&'a str>,
     /// The detached lease refresher's pass (started by the guard), quiet.
     pub refresh_leases: bool,
+    /// One line for the Claude Code status line of the session whose JSON is on stdin.
+    pub statusline: bool,
 }
 
 /// The table as text.
@@ -174,6 +176,9 @@ pub fn config_value(cfg: &Config, key: &str) -> anyhow::Result<String> {
 }
 
 pub fn run(a: Args) -> anyhow::Result<Code> {
+    if a.statusline {
+        return super::statusline::run(a.repo);
+    }
     let (root, cfg, layout) = open(a.repo)?;
     if let Some(key) = a.config_value {
         println!("{}", config_value(&cfg, key)?);
