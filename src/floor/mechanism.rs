@@ -288,8 +288,10 @@ impl Probe {
 
 struct Landlock;
 
+/// Whether this kernel has Landlock ABI 3 (Linux 6.2: truncation covered), without
+/// restricting anything.
 #[cfg(target_os = "linux")]
-fn landlock_abi() -> Result<(), String> {
+pub fn landlock_abi() -> Result<(), String> {
     use landlock::{ABI, AccessFs, CompatLevel, Compatible, Ruleset, RulesetAttr};
     Ruleset::default()
         .set_compatibility(CompatLevel::HardRequirement)
@@ -300,7 +302,7 @@ fn landlock_abi() -> Result<(), String> {
 }
 
 #[cfg(not(target_os = "linux"))]
-fn landlock_abi() -> Result<(), String> {
+pub fn landlock_abi() -> Result<(), String> {
     Err("Landlock is Linux only".into())
 }
 

@@ -28,6 +28,8 @@
 //!   `tools_watch` the terminal views, read under tmux (`support::tmux`).
 //! - `guard_log`: the block log through the real guard.
 //! - `state_links`: symbolic links planted in the state folders are never written through.
+//! - `floor`: the kernel write floor (`guard floor`) and its wrapper with real processes: the
+//!   tricks it stops, the ordinary work it keeps, bubblewrap and Landlock.
 //! - `tools_*`: claim, release, status, wait-milestone and `guard install` one by one.
 //! - `exit_codes`: PROTOCOL.md's table against `exit::Code`, each `--help` against its tool's codes.
 //! - `windows`: the Windows build under wine (`scripts/test-windows`): path forms, a stream's
@@ -61,6 +63,7 @@ mod e2e_lifecycle;
 mod e2e_testbed;
 mod e2e_trust;
 mod exit_codes;
+mod floor;
 mod guard_explain;
 mod guard_log;
 mod guard_props;
