@@ -5,6 +5,21 @@
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
+/// Whether shell commands run under the kernel write floor (src/floor) while other streams are
+/// live.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum FloorMode {
+    /// Under the floor where this machine has a mechanism; elsewhere the analysis alone,
+    /// said once per session.
+    #[default]
+    Auto,
+    /// Under the floor, or not at all: without a mechanism shell commands are blocked.
+    Required,
+    /// Never: the guard's analysis alone.
+    Off,
+}
+
 /// Where the guard puts its decision.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, Default)]
 #[serde(rename_all = "lowercase")]
@@ -49,6 +64,8 @@ pub struct Config {
     pub mcp_lookalike_allow: Vec<String>,
     /// How the guard reports a block.
     pub decision: DecisionForm,
+    /// The kernel write floor under shell commands: `auto`, `required` or `off`.
+    pub floor: FloorMode,
     /// Compare paths ignoring case; default: true on Windows and macOS.
     pub case_insensitive_paths: Option<bool>,
     /// An external live-sessions file (`{pid, sessions:[{sessionId,cwd}]}`) the git rules also
@@ -207,6 +224,7 @@ impl Default for Config {
             ]),
             mcp_lookalike_allow: Vec::new(),
             decision: DecisionForm::Json,
+            floor: FloorMode::Auto,
             case_insensitive_paths: None,
             live_sessions_file: None,
             rebuild_command: "npm run build".into(),
@@ -572,6 +590,18 @@ mod tests {
         assert_eq!(c.release_checks, None, "derived from the repo");
         assert_eq!(c.plan_glob, "plans/*-ms-*-*/plan.md");
         assert_eq!(c.decision, DecisionForm::Json);
+        assert_eq!(c.floor, FloorMode::Auto);
+    }
+
+    #[test]
+    fn the_floor_mode_is_one_of_three() {
+        assert_eq!(
+            parse(r#"{"floor": "required"}"#).unwrap().floor,
+            FloorMode::Required
+        );
+        assert_eq!(parse(r#"{"floor": "off"}"#).unwrap().floor, FloorMode::Off);
+        let e = parse(r#"{"floor": "on"}"#).unwrap_err();
+        assert!(e.contains("key 'floor'"), "{e}");
     }
 
     #[test]

@@ -9,6 +9,7 @@ pub mod cli; // the one exit path every binary returns through; shared flags
 pub mod config; // session-lock/config.json with the protocol's defaults
 pub mod exit; // the exit-code table
 pub mod filelock; // the only place OS file locks are taken
+pub mod floor; // the kernel write floor under shell commands: denied set, mechanisms, wrapper
 pub mod git; // git run as a program: the porcelain status of a tree, parsed once
 pub mod globs; // `owns` patterns with `!` exclusions → one matcher
 pub mod hook; // guard's pipeline: payload → context → checks → one decision → rendered at the door

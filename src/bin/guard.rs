@@ -163,6 +163,14 @@ fn main() -> std::process::ExitCode {
     {
         return door::after_deadline();
     }
+    // The floor runs before every floored shell command: no clap command is built either.
+    if std::env::args_os().nth(1).is_some_and(|a| a == "floor") {
+        let words: Vec<String> = std::env::args_os()
+            .skip(2)
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        return std::process::ExitCode::from(session_lock::floor::run::main(&words));
+    }
     let cli: Cli = cli::parse("guard");
     match cli.command {
         None => door::run(|| Cli::command().render_help().to_string()),

@@ -29,6 +29,8 @@
 //! - `guard_log`: the block log through the real guard.
 //! - `state_links`: symbolic links planted in the state folders are never written through.
 //! - `setup_script`: `scripts/setup` shows cargo's progress and wires a repo.
+//! - `floor`: the kernel write floor (`guard floor`) and its wrapper with real processes: the
+//!   tricks it stops, the ordinary work it keeps, bubblewrap and Landlock.
 //! - `tools_*`: claim, release, status, wait-milestone and `guard install` one by one.
 //! - `exit_codes`: PROTOCOL.md's table against `exit::Code`, each `--help` against its tool's codes.
 //! - `windows`: the Windows build under wine (`scripts/test-windows`): path forms, a stream's
@@ -65,6 +67,7 @@ mod e2e_statusline;
 mod e2e_testbed;
 mod e2e_trust;
 mod exit_codes;
+mod floor;
 mod guard_explain;
 mod guard_log;
 mod guard_props;
