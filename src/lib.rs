@@ -15,7 +15,8 @@ pub mod liveness; // pid + start time: is that process still the one we saw?
 pub mod messaging; // send-message: addresses, authorization, limits, ledgers, delivery, wake, bus
 pub mod paths; // payload path → repo-relative POSIX path, or outside
 pub mod plan_cache; // plans as a claim reads them: parsed once, cached while unchanged
-pub mod plans; // plans/*-ms-NN-*/plan.md frontmatter → streams
+pub mod plans;
+pub mod platform; // where things are on Linux, macOS and Windows: state, app data, the client's folders // plans/*-ms-NN-*/plan.md frontmatter → streams
 pub use state::round_index; // the round index: the live-lock set one guard call reads at a flat cost (in state)
 pub mod rules; // the destructive-command rules: data with stable ids, pure functions over words
 pub mod sessions; // who is running: the client's registry, the suite's, an external file
