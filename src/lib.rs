@@ -20,6 +20,7 @@ pub mod messaging; // send-message: addresses, authorization, limits, ledgers, d
 pub mod paths; // payload path → repo-relative POSIX path, or outside
 pub mod plan_cache; // plans as a claim reads them: parsed once, cached while unchanged
 pub mod plans; // plans/*-ms-NN-*/plan.md frontmatter → streams
+pub mod platform; // where things are on Linux, macOS and Windows: state, app data, the client's folders
 pub mod private; // what is the user's alone: folders 0700, files 0600, a secret's folder checked
 pub use state::round_index; // the round index: the live-lock set one guard call reads at a flat cost (in state)
 pub mod rules; // the destructive-command rules: data with stable ids, pure functions over words

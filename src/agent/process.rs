@@ -454,7 +454,7 @@ fn end_leftovers(cli: u32, run: &str, spared: &[(u32, String)], keep_background:
     loop {
         let others = active().clone();
         let table = liveness::process_table();
-        let run_of = |pid: u32| liveness::env_value(pid, RUN_VAR);
+        let run_of = |pid: u32| liveness::env_var(pid, RUN_VAR);
         let mut left = turn_leftovers(
             &table,
             me,

@@ -215,15 +215,9 @@ fn answer(base: &Ctx, token: &str, peer: Option<u32>, seen: &Tokens, op: Op) -> 
 /// Which session each token came from (in memory, for the server's life).
 type Tokens = Arc<Mutex<std::collections::HashMap<String, String>>>;
 
-/// The connecting process, from the kernel.
-fn peer_pid(conn: &UnixStream) -> Option<u32> {
-    let cred = rustix::net::sockopt::socket_peercred(conn).ok()?;
-    Some(cred.pid.as_raw_nonzero().get() as u32)
-}
-
 fn handle(ctx: &Ctx, mut conn: UnixStream, opts: &BusOptions, seen: &Tokens) {
     let _ = conn.set_nonblocking(false);
-    let peer = peer_pid(&conn);
+    let peer = super::peer::peer_pid(&conn);
     let reply = match read_request(&mut conn, opts).and_then(|(b, auth)| parse_request(&b, auth)) {
         Err(v) => v,
         Ok((token, op)) => {

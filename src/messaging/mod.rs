@@ -21,6 +21,7 @@
 //! hook       the suite's hook route: queued messages and held notices at the next tool call
 //! wake       resuming a session that is not running (one wake per target)
 //! bus        `serve`: the local bus for programs in any language
+//! peer       the process at the other end of a Unix socket, as the kernel names it
 //! request    the JSON fields of a list or send request (bus and MCP tools), checked once
 //! mcp        `mcp`: the two tools as a stdio MCP server the session's client starts
 //! create     start a new session with a message as its first prompt
@@ -42,6 +43,8 @@ pub mod ledger;
 pub mod limits;
 pub mod list;
 pub mod mcp;
+#[cfg(unix)]
+pub mod peer; // the process at the other end of a Unix socket, from the kernel
 pub mod progress;
 pub mod recover;
 pub mod request;

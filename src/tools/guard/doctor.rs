@@ -136,23 +136,14 @@ impl Ctx {
 /// The settings files a session started in `root` reads (user, project, local, managed), as
 /// the client's documentation lists them.
 pub fn settings_files(root: &Path) -> Vec<PathBuf> {
+    let host = crate::platform::this();
     let mut files = Vec::new();
-    let user_dir = std::env::var_os("CLAUDE_CONFIG_DIR")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".claude")));
-    if let Some(dir) = user_dir {
+    if let Some(dir) = host.claude_config_dir() {
         files.push(dir.join("settings.json"));
     }
     files.push(root.join(".claude").join("settings.json"));
     files.push(root.join(".claude").join("settings.local.json"));
-    files.push(PathBuf::from(if cfg!(windows) {
-        r"C:\ProgramData\ClaudeCode\managed-settings.json"
-    } else if cfg!(target_os = "macos") {
-        "/Library/Application Support/ClaudeCode/managed-settings.json"
-    } else {
-        "/etc/claude-code/managed-settings.json"
-    }));
+    files.push(host.claude_managed_settings());
     files
 }
 
