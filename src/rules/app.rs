@@ -10,37 +10,6 @@ use crate::shell::Word;
 use crate::shell::pm::PmCall;
 use crate::shell::word::{base_lower, win_switch};
 
-const HTTP_CLIENTS: &[&str] = &[
-    "curl",
-    "wget",
-    "http",
-    "https",
-    "xh",
-    "xhs",
-    "httpie",
-    "invoke-webrequest",
-    "iwr",
-    "invoke-restmethod",
-    "irm",
-    "aria2c",
-];
-
-/// Programs whose first operand is a script file they run.
-const INTERPRETERS: &[&str] = &[
-    "node", "nodejs", "bun", "deno", "python", "python3", "py", "tsx", "ts-node", "cscript",
-    "wscript", "perl", "ruby",
-];
-
-const KILLERS: &[&str] = &[
-    "kill",
-    "pkill",
-    "killall",
-    "skill",
-    "tskill",
-    "stop-process",
-    "spps",
-];
-
 fn stem(base: &str) -> &str {
     match base.bytes().rposition(|b| b == b'.') {
         Some(dot) if dot > 0 => &base[..dot],
@@ -95,7 +64,7 @@ pub(super) fn restart(r: &Rules, v: &View, _env: &Env) -> Option<String> {
     if r.is_restart_script(&v.base) {
         return Some(format!("runs the app launcher `{}`", v.base));
     }
-    if INTERPRETERS.contains(&&*v.name)
+    if v.prog.is_some_and(|p| p.runs_file)
         && let Some(s) = script_operand(v.args)
     {
         let b = base_lower(&s.text);
@@ -123,7 +92,7 @@ pub(super) fn restart(r: &Rules, v: &View, _env: &Env) -> Option<String> {
     {
         return Some(format!("kills the app process `{app}`"));
     }
-    if KILLERS.contains(&&*v.name) || (v.ps && v.name == "kill") {
+    if v.prog.is_some_and(|p| p.kills) {
         if let Some(app) = r.app_named_in(v.args) {
             return Some(format!("kills the app process `{app}`"));
         }
@@ -412,7 +381,7 @@ const MAX_URL_GLOB: usize = 32;
 
 /// The HTTP path in `paths` that an HTTP client segment calls.
 fn calls_path<'r>(v: &View, paths: &'r [String]) -> Option<&'r str> {
-    if !HTTP_CLIENTS.contains(&&*v.name) {
+    if !v.prog.is_some_and(|p| p.http) {
         return None;
     }
     let urls = url_args(v);

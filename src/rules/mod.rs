@@ -58,6 +58,7 @@ use std::cell::OnceCell;
 
 use crate::paths::lexical::{Anchor, Root, Rooted, anchor, is_absolute, join_as, normalize, parse};
 use crate::shell::pm::{PmCall, pm_call};
+use crate::shell::programs::{self, Program};
 use crate::shell::word::{base_lowered, command_name};
 use crate::shell::{Analysis, Dialect, DirStep, Segment, Word, analyze};
 
@@ -346,6 +347,8 @@ pub(crate) struct View<'a> {
     pub pm: Option<PmCall>,
     /// A git head's subcommand and its arguments.
     pub git: Option<(String, &'a [Word])>,
+    /// The head's row of the program table.
+    pub prog: Option<&'static Program>,
 }
 
 type Matcher = fn(&Rules, &View, &Env) -> Option<Found>;
@@ -445,6 +448,7 @@ impl Rules {
                 } else {
                     None
                 },
+                prog: programs::get(&name),
                 name,
             };
             for (id, matcher) in MATCHERS {

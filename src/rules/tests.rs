@@ -563,3 +563,27 @@ fn each_message_names_the_right_alternative() {
         mcp[0].reason
     );
 }
+
+#[test]
+fn every_interpreter_of_the_program_table_runs_its_launcher() {
+    // The rules knew fewer interpreters than the heredoc classifier (no `pypy3`, `php`,
+    // `python2`) and one it did not (`cscript`): both read one table now.
+    for cmd in [
+        "pypy3 dev-rebuild.py",
+        "python2 dev-rebuild.py",
+        "php dev-rebuild.php",
+        "cscript dev-rebuild.vbs",
+        "python3.12 dev-rebuild.py",
+    ] {
+        assert_eq!(ids(cmd), ["app.restart"], "{cmd}");
+    }
+    assert!(ids("php artisan migrate").is_empty());
+}
+
+#[test]
+fn rimraf_and_friends_delete_the_output_through_the_table() {
+    for cmd in ["rimraf dist", "del-cli dist-electron", "trash dist"] {
+        assert_eq!(ids(cmd), ["rm.app-output"], "{cmd}");
+    }
+    assert!(ids("rimraf coverage").is_empty());
+}
