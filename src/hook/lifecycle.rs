@@ -127,10 +127,8 @@ impl Ctx {
 
 fn describe(held: &Held, now: u64) -> String {
     if held.record.session_id.is_empty() {
-        return format!(
-            "its lock file is corrupt, so the guard keeps protecting what its plan owns; fix or delete session-lock/{}.lock",
-            held.record.stream
-        );
+        // A stand-in for a holder that cannot be known: it says why.
+        return held.record.cwd.clone();
     }
     let mut s = format!(
         "session {}, heartbeat {} ago",
@@ -335,6 +333,7 @@ pub fn corrupt_stand_ins(ctx: &Ctx, bad: &[crate::state::BadLock]) -> Vec<Held> 
                 &plan.plan,
                 plan.milestone,
                 ctx.now,
+                b.why(),
             ))
         })
         .collect()

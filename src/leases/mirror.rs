@@ -34,8 +34,12 @@ pub struct Mirror {
     /// The clone that wrote it (its own leases are its local locks).
     #[serde(default)]
     pub clone_id: String,
-    /// When the remote last answered (ms since the epoch); 0: never.
+    /// When the remote last answered (ms since the epoch, by this machine's clock); 0: never.
     pub fetched_at_ms: u64,
+    /// The ticket of the fetch it holds: fetches are numbered as they start, so a fetch that
+    /// started later wins whatever the clock says ([`crate::leases::ops::refresh`]).
+    #[serde(default)]
+    pub fetch_seq: u64,
     /// When a refresh was last tried, and why it failed if it did.
     pub tried_at_ms: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -52,8 +56,25 @@ pub fn path(layout: &Layout) -> PathBuf {
 impl Mirror {
     /// The mirror as last written; `None` when there is none (or it cannot be read).
     pub fn read(layout: &Layout) -> Option<Mirror> {
-        let text = std::fs::read(path(layout)).ok()?;
-        serde_json::from_slice(&text).ok()
+        Mirror::load(layout).ok().flatten()
+    }
+
+    /// The mirror as last written: `Ok(None)` when there is none, an error naming the file when
+    /// it is there but cannot be read (empty, cut short, not a mirror).
+    pub fn load(layout: &Layout) -> Result<Option<Mirror>, String> {
+        let file = path(layout);
+        let text = match std::fs::read(&file) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(format!("{}: {e}", file.display())),
+        };
+        serde_json::from_slice(&text).map(Some).map_err(|e| {
+            if text.iter().all(u8::is_ascii_whitespace) {
+                format!("{} is empty", file.display())
+            } else {
+                format!("{} is not a lease mirror ({e})", file.display())
+            }
+        })
     }
 
     /// Replaces the file (a cache of the remote: atomic, not synced).
@@ -67,9 +88,11 @@ impl Mirror {
         self.leases.iter().find(|m| m.lease.stream == stream)
     }
 
-    /// How old the mirror's answer is.
+    /// How old the mirror's answer is; `None` when the remote never answered, or when it
+    /// answered "after now" (this machine's clock stepped back since): its age is unknown then,
+    /// and it is refreshed as an old one would be.
     pub fn age_ms(&self, now: u64) -> Option<u64> {
-        (self.fetched_at_ms > 0).then(|| now.saturating_sub(self.fetched_at_ms))
+        (self.fetched_at_ms > 0 && self.fetched_at_ms <= now).then(|| now - self.fetched_at_ms)
     }
 
     /// Other clones' leases that are not done, as locks the guard applies like its own.

@@ -61,6 +61,13 @@ pub fn claim(
                         cfg.remote
                     ),
                 ),
+                ClaimError::Remote(e @ GitError::NoSuchRemote(..)) => (
+                    Code::Usage,
+                    format!(
+                        "cannot claim '{stream}': leases.remote in session-lock/config.json: {e}; set it to one of them or to a URL"
+                    ),
+                ),
+                ClaimError::Io(e) => (Code::Failure, format!("cannot claim '{stream}': {e}")),
                 ClaimError::Remote(GitError::Refused(why)) => (
                     Code::Refused,
                     format!(
@@ -103,12 +110,29 @@ fn take_back(layout: &Layout, held: &Held) {
     }
 }
 
-/// `release`'s step after the done marker: the lease marked done on the remote. The release
-/// stands whatever happens here; the message says what the remote knows.
-pub fn release(root: &Path, layout: &Layout, cfg: &LeasesConfig, stream: &str) -> String {
-    match ops::release(root, layout, cfg, stream) {
+/// `release`'s step after the done marker: the lease of `session_id` marked done on the
+/// remote. The release stands whatever happens here; the message says what the remote knows.
+/// An error: the lease may still be live on the remote and nothing will end it by itself (the
+/// record of it cannot be read and the remote could not be asked).
+pub fn release(
+    root: &Path,
+    layout: &Layout,
+    cfg: &LeasesConfig,
+    stream: &str,
+    session_id: &str,
+) -> anyhow::Result<String> {
+    Ok(match ops::release(root, layout, cfg, stream, session_id) {
         Ok(true) => format!("lease on remote '{}' marked done\n", cfg.remote),
         Ok(false) => String::new(),
+        Err(ClaimError::Unrecorded(why)) => {
+            return Err(fail(
+                Code::Failure,
+                format!(
+                    "released '{stream}' here, but its lease on remote '{}' may still be live: {why}. Run release {stream} again once the remote answers",
+                    cfg.remote
+                ),
+            ));
+        }
         Err(ClaimError::Remote(GitError::Unreachable(why))) => format!(
             "warning: remote '{}' is unreachable ({why}); the lease is marked done there when it is back\n",
             cfg.remote
@@ -118,7 +142,7 @@ pub fn release(root: &Path, layout: &Layout, cfg: &LeasesConfig, stream: &str) -
             l.describe(time::now_ms())
         ),
         Err(e) => format!("warning: the lease on remote '{}': {e}\n", cfg.remote),
-    }
+    })
 }
 
 /// Where status's answer about other machines came from.
