@@ -1,5 +1,9 @@
 //! The only place the suite takes OS file locks (std `File::lock`, released by the OS when the
 //! holder dies). clippy.toml routes every other use here.
+//!
+//! The lock is `flock(2)` on Linux and macOS and `LockFileEx` on Windows: it belongs to the open
+//! file, not to the process, so two opens of one file exclude each other even in one process
+//! (POSIX `fcntl` locks would not; the test below holds every platform to that).
 #![allow(clippy::disallowed_methods)]
 
 use std::fs::{File, OpenOptions};
@@ -15,16 +19,14 @@ pub struct FileLock {
 }
 
 /// Lock files live in the state folders: opened as state writes are (no symbolic link
-/// followed, `crate::atomic::open_for_write`).
+/// followed, `crate::atomic::open_for_write`), and created private to their owner whatever the
+/// umask.
 fn open(path: &Path) -> io::Result<File> {
-    crate::atomic::open_for_write(
-        path,
-        OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false),
-    )
+    let mut options = OpenOptions::new();
+    options.read(true).write(true).create(true).truncate(false);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, crate::private::FILE_MODE);
+    crate::atomic::open_for_write(path, &mut options)
 }
 
 impl FileLock {
