@@ -138,14 +138,25 @@ fn unreachable(stderr: &str) -> bool {
 
 /// What git said went wrong: its first `fatal:` or `error:` line (git follows it with advice
 /// such as "Please make sure you have the correct access rights and the repository exists.",
-/// which says nothing of the cause), else its last line.
+/// which says nothing of the cause), else its last line. A line that ends in a colon is
+/// continued on the next (`fatal: unable to connect to 127.0.0.1:` is followed by the errno).
 fn reason(text: &str) -> String {
-    let lines = || text.lines().map(str::trim).filter(|l| !l.is_empty());
-    lines()
-        .find(|l| l.starts_with("fatal:") || l.starts_with("error:"))
-        .or_else(|| lines().last())
-        .unwrap_or("")
-        .to_string()
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    let Some(at) = lines
+        .iter()
+        .position(|l| l.starts_with("fatal:") || l.starts_with("error:"))
+        .or_else(|| lines.len().checked_sub(1))
+    else {
+        return String::new();
+    };
+    match lines.get(at + 1) {
+        Some(next) if lines[at].ends_with(':') => format!("{} {next}", lines[at]),
+        _ => lines[at].to_string(),
+    }
 }
 
 fn classify(out: &Out) -> GitError {
@@ -364,4 +375,25 @@ pub fn set_mirror_ref(root: &Path, stream: &str, sha: &str) -> Result<(), GitErr
     let name = format!("{MIRROR_PREFIX}{stream}");
     let out = git(root, &["update-ref", &name, sha], None, REMOTE_LIMIT)?;
     if out.ok { Ok(()) } else { Err(classify(&out)) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::reason;
+
+    #[test]
+    fn a_reason_is_git_s_first_fatal_line_continued_past_a_colon() {
+        let refused = "fatal: unable to connect to 127.0.0.1:\n127.0.0.1[0: 127.0.0.1]: errno=Connection refused\n";
+        assert_eq!(
+            reason(refused),
+            "fatal: unable to connect to 127.0.0.1: 127.0.0.1[0: 127.0.0.1]: errno=Connection refused"
+        );
+        let advice = "fatal: 'orgin' does not appear to be a git repository\nfatal: Could not read from remote repository.\n\nPlease make sure you have the correct access rights\nand the repository exists.\n";
+        assert_eq!(
+            reason(advice),
+            "fatal: 'orgin' does not appear to be a git repository"
+        );
+        assert_eq!(reason("one\n two \n"), "two");
+        assert_eq!(reason(""), "");
+    }
 }

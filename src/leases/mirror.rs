@@ -14,16 +14,32 @@ pub struct Mirrored {
     pub lease: Lease,
 }
 
-/// A lease this clone held and lost to another holder (the refresher found it out).
+/// A stream a session here lost to another machine's lease (the refresher found it out).
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "camelCase")]
 pub struct Lost {
     pub stream: String,
     /// The session here that held it.
     pub session_id: String,
+    /// The generation this clone held; for a claim that never reached the remote, the
+    /// winner's.
     pub generation: u64,
     /// Who holds it now ("session … on host …").
     pub by: String,
+    #[serde(default)]
+    pub cause: LostCause,
+}
+
+/// How a stream held here came to be another machine's.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub enum LostCause {
+    /// This clone's lease went stale and another machine took it over.
+    #[default]
+    TakenOver,
+    /// The local claim never reached the remote (killed before its push, or claimed offline)
+    /// while another machine's lease did: the remote's order decides, that lease stands.
+    NeverPushed,
 }
 
 /// `session-lock/.leases/mirror.json`.
@@ -113,8 +129,16 @@ impl Mirror {
     }
 }
 
+/// What [`as_held`] puts where a local lock keeps its working folder (always absolute there).
+const HOST_MARK: &str = "host ";
+
+/// The host of another machine's lease as [`as_held`] made it a lock; `None` for a local lock.
+pub fn host_of(held: &Held) -> Option<&str> {
+    held.record.cwd.strip_prefix(HOST_MARK)
+}
+
 /// A lease as a lock record: what ownership checks read. The host goes where a local lock keeps
-/// its working folder, so messages can name it.
+/// its working folder, so messages can name it ([`host_of`]).
 pub fn as_held(lease: &Lease) -> Held {
     Held {
         record: LockRecord {
@@ -126,7 +150,7 @@ pub fn as_held(lease: &Lease) -> Held {
             claimed_at: lease.claimed_at.clone(),
             heartbeat_at: lease.heartbeat_at.clone(),
             round: 0,
-            cwd: format!("host {}", lease.host),
+            cwd: format!("{HOST_MARK}{}", lease.host),
             client_pid: None,
             client_start: None,
             taken_from: None,

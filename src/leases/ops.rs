@@ -2,7 +2,7 @@
 //! a fresh fetch, decides, and writes by compare-and-swap; the local files follow what landed.
 
 use super::git::{self, GitError};
-use super::mirror::{Lost, Mirror, Mirrored};
+use super::mirror::{Lost, LostCause, Mirror, Mirrored};
 use super::{Lease, LeasesConfig, remote_ref};
 use crate::config::Config;
 use crate::state::{Held, Layout};
@@ -237,6 +237,7 @@ pub fn claim(
         },
     )
     .map_err(ClaimError::Io)?;
+    forget_lost(layout, stream);
     Ok(Claimed::Lease {
         generation: lease.generation,
         took_over,
@@ -411,7 +412,7 @@ pub fn sync(
                 .as_ref()
                 .map(|r| r.lease.describe(now))
                 .unwrap_or_default();
-            record_lost(&mut mirror, &pushed, by);
+            record_lost(&mut mirror, lost_of(&pushed, by, LostCause::TakenOver));
             out.lost.push(stream.clone());
             let _ = std::fs::remove_file(held_path(layout, &stream));
             continue;
@@ -451,7 +452,8 @@ pub fn sync(
             && r.lease.is_live(now, config.heartbeat_stale_ms())
         {
             // Claimed offline while another machine took it: the remote's holder wins.
-            record_lost(&mut mirror, &pushed, r.lease.describe(now));
+            let by = r.lease.describe(now);
+            record_lost(&mut mirror, lost_of(&pushed, by, LostCause::NeverPushed));
             out.lost.push(stream.clone());
             let _ = std::fs::remove_file(held_path(layout, &stream));
             continue;
@@ -473,7 +475,12 @@ pub fn sync(
             }
             Err(ClaimError::Held(winner)) => {
                 // The CAS rejected the late push: the lease moved on without us.
-                record_lost(&mut mirror, &pushed, winner.describe(now));
+                let cause = if was_offline {
+                    LostCause::NeverPushed
+                } else {
+                    LostCause::TakenOver
+                };
+                record_lost(&mut mirror, lost_of(&pushed, winner.describe(now), cause));
                 out.lost.push(stream.clone());
                 let _ = std::fs::remove_file(held_path(layout, &stream));
             }
@@ -486,18 +493,77 @@ pub fn sync(
         mirror = fresh;
         mirror.lost = lost;
     }
+    unpushed_lost(layout, config, &mut mirror, &out.lost);
     let _ = mirror.write(layout);
     Ok(out)
 }
 
-fn record_lost(mirror: &mut Mirror, pushed: &Pushed, by: String) {
-    mirror.lost.retain(|l| l.stream != pushed.lease.stream);
-    mirror.lost.push(Lost {
+fn lost_of(pushed: &Pushed, by: String, cause: LostCause) -> Lost {
+    Lost {
         stream: pushed.lease.stream.clone(),
         session_id: pushed.lease.session_id.clone(),
         generation: pushed.lease.generation,
         by,
-    });
+        cause,
+    }
+}
+
+fn record_lost(mirror: &mut Mirror, lost: Lost) {
+    mirror.lost.retain(|l| l.stream != lost.stream);
+    mirror.lost.push(lost);
+}
+
+/// Local locks whose claim never reached the remote (killed before its push, or a record of
+/// it that cannot be read) on streams another machine's live lease holds: the remote's order
+/// decides, so each is recorded lost and its session told. `skip`: streams decided in this
+/// pass; a session already recorded as having lost the stream keeps its first record.
+fn unpushed_lost(layout: &Layout, config: &Config, mirror: &mut Mirror, skip: &[String]) {
+    let now = time::now_ms();
+    let stale = config.heartbeat_stale_ms();
+    let theirs: Vec<Lease> = mirror
+        .leases
+        .iter()
+        .filter(|m| m.lease.clone_id != mirror.clone_id && m.lease.is_live(now, stale))
+        .filter(|m| !skip.contains(&m.lease.stream))
+        .map(|m| m.lease.clone())
+        .collect();
+    for lease in theirs {
+        let Ok(Some(local)) = layout.read_lock(&lease.stream) else {
+            continue;
+        };
+        let session = &local.record.session_id;
+        // A record of this session's live lease: the pass above decided it.
+        let recorded = read_pushed(layout, &lease.stream)
+            .is_some_and(|p| p.lease.session_id == *session && !p.lease.done);
+        let told = mirror
+            .lost
+            .iter()
+            .any(|l| l.stream == lease.stream && l.session_id == *session);
+        if !local.is_live(now, stale) || recorded || told {
+            continue;
+        }
+        record_lost(
+            mirror,
+            Lost {
+                stream: lease.stream.clone(),
+                session_id: local.record.session_id.clone(),
+                generation: lease.generation,
+                by: lease.describe(now),
+                cause: LostCause::NeverPushed,
+            },
+        );
+    }
+}
+
+/// Forgets what was lost of `stream` here: this clone holds its lease now (a claim landed).
+fn forget_lost(layout: &Layout, stream: &str) {
+    let _lock = super::lock(layout, "mirror.lock", std::time::Duration::from_secs(2));
+    if let Some(mut m) = Mirror::read(layout)
+        && m.lost.iter().any(|l| l.stream == stream)
+    {
+        m.lost.retain(|l| l.stream != stream);
+        let _ = m.write(layout);
+    }
 }
 
 /// Can leases live on this remote? Pushes a probe ref and deletes it again. `guard doctor`

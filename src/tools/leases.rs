@@ -171,18 +171,51 @@ pub fn status_mirror(root: &Path, layout: &Layout, cfg: &LeasesConfig) -> (Mirro
 /// How long a refresher waits for the one running before it.
 const REFRESHER_WAIT: Duration = Duration::from_secs(30);
 
-/// The detached refresher's whole run (`status --refresh-leases`): one sync pass, quiet.
-pub fn refresher(root: &Path, layout: &Layout, config: &Config) -> anyhow::Result<Code> {
+/// Who started a refresher pass.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RefreshRun {
+    /// A person or script (`status --refresh-leases`): it waits for a pass already running.
+    Asked,
+    /// The guard, detached (`--background`): it waits only if no other one is waiting, and
+    /// leaves at once otherwise, so a remote that never answers holds two refreshers at most.
+    Background,
+}
+
+/// The refresher's whole run (`status --refresh-leases`): one sync pass, quiet.
+pub fn refresher(
+    root: &Path,
+    layout: &Layout,
+    config: &Config,
+    run: RefreshRun,
+) -> anyhow::Result<Code> {
     let Some(cfg) = &config.leases else {
         return Ok(Code::Success);
     };
-    // One refresher at a time per clone. A second one waits and then runs its own pass: the one
-    // before it may have fetched before a claim's push that this one was started to see.
-    match crate::leases::lock(layout, "refresh.lock", REFRESHER_WAIT) {
-        Some(_held) => match ops::sync(root, layout, config, cfg) {
+    // One pass at a time per clone. A second one waits and then runs its own pass: the one
+    // before it may have fetched before a claim's push that this one was started to see. A
+    // third detached one has nothing to add to the one waiting and leaves.
+    let held = match run {
+        RefreshRun::Asked => crate::leases::lock(layout, "refresh.lock", REFRESHER_WAIT),
+        RefreshRun::Background => crate::leases::lock(layout, "refresh.lock", Duration::ZERO)
+            .or_else(|| {
+                let _waiting = crate::leases::lock(layout, "refresh.queue", Duration::ZERO)?;
+                crate::leases::lock(layout, "refresh.lock", REFRESHER_WAIT)
+            }),
+    };
+    match (held, run) {
+        (Some(_held), _) => match ops::sync(root, layout, config, cfg) {
             Ok(_) => Ok(Code::Success),
             Err(e) => Err(fail(Code::Failure, format!("lease refresh: {e}"))),
         },
-        None => Ok(Code::Success),
+        (None, RefreshRun::Background) => Ok(Code::Success),
+        (None, RefreshRun::Asked) => Err(fail(
+            Code::Failure,
+            format!(
+                "lease refresh: another refresh of remote '{}' held {} for {}s and did not finish; run status --refresh-leases again later",
+                cfg.remote,
+                crate::leases::dir(layout).join("refresh.lock").display(),
+                REFRESHER_WAIT.as_secs()
+            ),
+        )),
     }
 }
