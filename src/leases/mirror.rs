@@ -53,7 +53,7 @@ pub struct Mirror {
     /// When the remote last answered (ms since the epoch, by this machine's clock); 0: never.
     pub fetched_at_ms: u64,
     /// The ticket of the fetch it holds: fetches are numbered as they start, so a fetch that
-    /// started later wins whatever the clock says ([`crate::leases::ops::refresh`]).
+    /// started later wins whatever the clock says (the fetch of `ops::refresh`).
     #[serde(default)]
     pub fetch_seq: u64,
     /// When a refresh was last tried, and why it failed if it did.
