@@ -841,7 +841,7 @@ fn refreshers(root: &Path) -> Vec<u32> {
                     .split(|&b| b == 0)
                     .map(|a| String::from_utf8_lossy(a).to_string())
                     .collect();
-                args.iter().any(|a| a == "--refresh-leases") && args.iter().any(|a| *a == needle)
+                args.iter().any(|a| a == "--refresh-leases") && args.contains(&needle)
             })
         })
         .filter(|pid| {
