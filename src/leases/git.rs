@@ -5,7 +5,7 @@
 use super::{MIRROR_PREFIX, REMOTE_PREFIX};
 use std::io::{Read, Write};
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 /// How long one remote operation may take.
@@ -57,12 +57,9 @@ struct Out {
 }
 
 fn git(root: &Path, args: &[&str], input: Option<&[u8]>, limit: Duration) -> Result<Out, GitError> {
-    let mut child = Command::new("git")
+    // Never a prompt: a claim runs inside a session with no terminal to answer (`git::command`).
+    let mut child = crate::git::command(root)
         .args(args)
-        .current_dir(root)
-        // Never prompt: a claim runs inside a session with no terminal to answer.
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .env("GIT_SSH_COMMAND", ssh_batch())
         .stdin(if input.is_some() {
             Stdio::piped()
         } else {
@@ -113,9 +110,6 @@ fn git(root: &Path, args: &[&str], input: Option<&[u8]>, limit: Duration) -> Res
     })
 }
 
-fn ssh_batch() -> String {
-    std::env::var("GIT_SSH_COMMAND").unwrap_or_else(|_| "ssh -o BatchMode=yes".into())
-}
 
 /// Git's words for "could not talk to the remote", across transports.
 fn unreachable(stderr: &str) -> bool {
