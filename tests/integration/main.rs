@@ -7,6 +7,8 @@
 //! `support::claude` and skip when it is missing, unless `CI` is set, where they
 //! fail and name `scripts/install-claude-cli`.
 //!
+//! - `e2e_clients`: the bed for Codex CLI and Gemini CLI proves itself: the fake model's
+//!   Responses and Gemini wires, and each real CLI's tool calls and refusing hooks.
 //! - `e2e_testbed`: proves the bed itself: the fake model's protocol, and the
 //!   real CLI's round trips through it (text, tools, hooks, parallel sessions,
 //!   API errors, timeouts).
@@ -55,6 +57,7 @@ mod agent_harness;
 mod agent_run;
 mod architecture;
 mod build_lock;
+mod e2e_clients;
 mod e2e_hook_contract;
 mod e2e_lifecycle;
 mod e2e_testbed;
