@@ -66,13 +66,16 @@ enum Command {
         #[arg(long = "allow-tool", value_name = "NAME")]
         allow_tools: Vec<String>,
     },
-    /// Wire the guard into a repo: hook entries in .claude/settings.json (others kept), the
-    /// .gitignore lines, session-lock/PROTOCOL.md and the hook launcher session-lock/guard-hook.
-    /// Running it twice changes nothing. Commit what it wrote: the launcher finds the guard on
-    /// every machine that has the suite, and blocks (saying so) on one that has not.
+    /// Wire the guard into a repo: hook entries in each client's project config (Claude Code's
+    /// .claude/settings.json, Codex CLI's .codex/hooks.json, Gemini CLI's .gemini/settings.json;
+    /// others' entries kept), the .gitignore lines, session-lock/PROTOCOL.md and the hook
+    /// launcher session-lock/guard-hook. Running it twice changes nothing. Commit what it wrote:
+    /// the launcher finds the guard on every machine that has the suite, and blocks (saying so)
+    /// on one that has not. Codex and Gemini run a project's hooks only once it is trusted:
+    /// `guard doctor` checks that and says how.
     #[command(after_help = concat!(
-        "Examples:\n  guard install                 the git top level of the current folder\n  guard install ~/proj\n  guard install --timeout 20 --json\n\n",
-        "Exit codes: 0 wired (or already wired); 1 a file could not be read or written; 2 REPO is not a git top level, or .claude/settings.json is not a JSON object with a hooks object (nothing changed)"
+        "Examples:\n  guard install                 the git top level of the current folder: Claude Code, and Codex / Gemini when on PATH\n  guard install ~/proj\n  guard install --agent codex --agent gemini\n  guard install --timeout 20 --json\n\n",
+        "Exit codes: 0 wired (or already wired); 1 a file could not be read or written; 2 REPO is not a git top level, an --agent is unknown, or a client's config is not a JSON object with a hooks object (nothing changed)"
     ))]
     Install {
         /// The repo to wire: a git top level (default: the one of the current folder).
@@ -84,6 +87,10 @@ enum Command {
         /// Hook timeout in seconds (the client's default is 600).
         #[arg(long, default_value_t = 10)]
         timeout: u64,
+        /// Wire this client: claude, codex or gemini (repeatable). Default: Claude Code and
+        /// every other supported client whose program is on PATH.
+        #[arg(long = "agent", value_name = "CLIENT", value_parser = parse_agent)]
+        agents: Vec<session_lock::clients::Client>,
         /// Print what changed as JSON.
         #[arg(long)]
         json: bool,
@@ -104,7 +111,9 @@ enum Command {
     },
     /// Check that the repo is guarded on this machine: hook entries present and running a guard
     /// that answers, no disableAllHooks in any settings file a session reads, matching versions,
-    /// a writable session-lock/, plans that parse, the pinned Claude Code CLI.
+    /// a writable session-lock/, plans that parse, the pinned Claude Code CLI; for Codex CLI and
+    /// Gemini CLI, their entries, the guard answering their payloads, and the trust each needs
+    /// before it runs a project's hooks (with exactly what to add where it is missing).
     #[command(after_help = concat!(
         "Examples:\n  guard doctor\n  guard doctor ~/proj --json\n\n",
         "Exit codes: 0 no check failed (warnings allowed); 1 a check failed; 2 REPO is not a git top level"
@@ -132,6 +141,11 @@ enum Command {
         #[command(flatten)]
         common: cli::Common,
     },
+}
+
+fn parse_agent(s: &str) -> Result<session_lock::clients::Client, String> {
+    session_lock::clients::Client::from_name(s)
+        .ok_or_else(|| format!("'{s}' is not a supported client (claude, codex, gemini)"))
 }
 
 fn main() -> std::process::ExitCode {
@@ -174,11 +188,12 @@ fn main() -> std::process::ExitCode {
             repo,
             guard,
             timeout,
+            agents,
             json,
         }) => cli::finish_json(
             "guard install",
             json,
-            install::run_install(repo.as_deref(), guard.as_deref(), timeout, json),
+            install::run_install(repo.as_deref(), guard.as_deref(), timeout, &agents, json),
         ),
         Some(Command::Uninstall { repo, json }) => cli::finish_json(
             "guard uninstall",

@@ -26,7 +26,7 @@
 //! - `selftest`: the `selftest/` case corpus through the real `guard`.
 //! - `lifecycle_*`: the claim race and a whole round through the real binaries.
 //! - `tools_*`: claim, release, status, wait-milestone and `guard install` / `uninstall` /
-//!   `doctor` one by one; `tools_errors` the failures people read, `tools_progress` and
+//!   `doctor` one by one (`tools_agents` for Codex CLI and Gemini CLI); `tools_errors` the failures people read, `tools_progress` and
 //!   `tools_watch` the terminal views, read under tmux (`support::tmux`).
 //! - `guard_log`: the block log through the real guard.
 //! - `tools_*`: claim, release, status, wait-milestone and `guard install` one by one.
@@ -81,6 +81,7 @@ mod rules_corpus;
 mod run_script;
 mod selftest;
 mod selftest_commands;
+mod tools_agents;
 mod tools_claim;
 mod tools_corrupt;
 mod tools_errors;

@@ -43,7 +43,12 @@ pub struct Check {
     pub fix: Option<String>,
 }
 
-fn check(name: &'static str, level: Level, detail: String, fix: Option<String>) -> Check {
+pub(super) fn check(
+    name: &'static str,
+    level: Level,
+    detail: String,
+    fix: Option<String>,
+) -> Check {
     Check {
         name,
         level,
@@ -79,11 +84,22 @@ pub fn settings_files(root: &Path) -> Vec<PathBuf> {
 pub fn checks(root: &Path) -> Vec<Check> {
     let w = Wiring::new(root);
     let mut out = Vec::new();
-    let commands = hook_commands(&w, &mut out);
+    let commands = if super::agents::claude_skipped(root) {
+        out.push(check(
+            "hooks",
+            Level::Warn,
+            format!("not wired for Claude Code ({} holds no guard entry); its sessions here run unguarded", w.settings.display()),
+            Some(format!("guard install --agent claude {}", super::install::shell_quote(&w.root.to_string_lossy()))),
+        ));
+        None
+    } else {
+        hook_commands(&w, &mut out)
+    };
     if let Some(command) = commands {
         out.push(guard_answers(root, &command));
         out.push(versions(root, &command));
     }
+    out.extend(super::agents::checks(root));
     out.push(hooks_enabled(root));
     out.push(writable(&w));
     out.push(plans(root));

@@ -24,6 +24,9 @@ pub struct Report {
     /// The hook command the entries run.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub hook_command: String,
+    /// The clients wired (install only), by short name.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub agents: Vec<crate::clients::Client>,
 }
 
 /// Quotes a path for the `sh -c` the client runs hooks with.
@@ -231,11 +234,19 @@ fn read_backup(w: &Wiring) -> Backup {
         .unwrap_or_default()
 }
 
-/// Wires `repo` (a git top level). `guard`: run that program directly instead of the committed
-/// launcher (a path valid on this machine only).
-pub fn install(repo: &Path, guard: Option<&Path>, timeout_s: u64) -> anyhow::Result<Report> {
+/// Wires `repo` (a git top level) for `agents` (as [`super::agents::chosen`] picks them).
+/// `guard`: run that program directly instead of the committed launcher (a path valid on this
+/// machine only).
+pub fn install(
+    repo: &Path,
+    guard: Option<&Path>,
+    timeout_s: u64,
+    agents: &[crate::clients::Client],
+) -> anyhow::Result<Report> {
     let w = Wiring::new(repo);
-    let old_settings = read(&w.settings)?;
+    let claude = agents.contains(&crate::clients::Client::Claude);
+    // Claude Code's settings are read only when it is wired (a client not wired is left alone).
+    let old_settings = if claude { read(&w.settings)? } else { None };
     let doc = parse_settings(&w.settings, old_settings.as_deref())?;
     let command = match guard {
         Some(g) => shell_quote(&g.to_string_lossy()),
@@ -248,7 +259,9 @@ pub fn install(repo: &Path, guard: Option<&Path>, timeout_s: u64) -> anyhow::Res
         )
     })?;
     let old_ignore = read(&w.gitignore)?;
-    let plan = [
+    let others = super::agents::install_plan(repo, agents, guard, timeout_s)
+        .map_err(|e| fail(Code::Usage, e))?;
+    let mut plan = vec![
         Planned {
             path: &w.settings,
             text: Some(pretty(&merged)),
@@ -266,6 +279,13 @@ pub fn install(repo: &Path, guard: Option<&Path>, timeout_s: u64) -> anyhow::Res
             text: Some(LAUNCHER.to_string()),
         },
     ];
+    if !claude {
+        plan.remove(0);
+    }
+    plan.extend(others.iter().map(|(path, text)| Planned {
+        path,
+        text: text.clone(),
+    }));
     let mut olds = Vec::new();
     for p in &plan {
         olds.push((relative(&w, p.path), read(p.path)?));
@@ -278,18 +298,21 @@ pub fn install(repo: &Path, guard: Option<&Path>, timeout_s: u64) -> anyhow::Res
     }
     let mut report = Report {
         hook_command: command,
+        agents: agents.to_vec(),
         ..Report::default()
     };
     // The messaging tools over MCP: the `send-message` beside the guard given, else beside this
     // guard (the client starts an MCP server by its path; PATH is not searched the same way on
     // every platform).
     let this = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("guard"));
-    crate::messaging::mcp::wire::install_for(
-        repo,
-        guard.unwrap_or(&this),
-        &mut report.changed,
-        &mut report.unchanged,
-    )?;
+    if claude {
+        crate::messaging::mcp::wire::install_for(
+            repo,
+            guard.unwrap_or(&this),
+            &mut report.changed,
+            &mut report.unchanged,
+        )?;
+    }
     apply(&plan, &mut report)?;
     Ok(report)
 }
@@ -349,6 +372,12 @@ pub fn uninstall(repo: &Path) -> anyhow::Result<Report> {
             text: ignore,
         },
     ];
+    let others =
+        super::agents::uninstall_plan(repo, |p| before(p)).map_err(|e| fail(Code::Usage, e))?;
+    plan.extend(others.iter().map(|(path, text)| Planned {
+        path,
+        text: text.clone(),
+    }));
     for (path, ours) in [(&w.protocol, PROTOCOL), (&w.launcher, LAUNCHER)] {
         match read(path)? {
             Some(text) if text != ours => report.kept.push(path.display().to_string()),
@@ -377,26 +406,36 @@ pub fn uninstall(repo: &Path) -> anyhow::Result<Report> {
     for dir in [w.settings.parent(), w.protocol.parent()]
         .into_iter()
         .flatten()
+        .map(Path::to_path_buf)
+        .chain(super::agents::config_dirs(repo))
     {
         let _ = std::fs::remove_dir(dir);
     }
     Ok(report)
 }
 
-/// `guard install [REPO]`: wires the repo and says what changed.
+/// `guard install [REPO]`: wires the repo for `agents` (none named: Claude Code and every other
+/// client on PATH) and says what changed.
 pub fn run_install(
     repo: Option<&Path>,
     guard: Option<&Path>,
     timeout_s: u64,
+    agents: &[crate::clients::Client],
     json: bool,
 ) -> anyhow::Result<Code> {
     let root = super::target_repo(repo, "install")?;
-    let report = install(&root, guard, timeout_s)?;
+    let agents = super::agents::chosen(agents);
+    let report = install(&root, guard, timeout_s, &agents)?;
     if json {
         crate::cli::print_json(&report)?;
-    } else if report.changed.is_empty() {
+        return Ok(Code::Success);
+    }
+    if report.changed.is_empty() {
         println!("{}: already wired, nothing changed", root.display());
     } else {
+        for client in &agents {
+            println!("wired {}", super::agents::wired_note(*client));
+        }
         for f in &report.changed {
             println!("wrote {f}");
         }

@@ -5,6 +5,8 @@
 //!
 //! ```text
 //! .claude/settings.json        one guard entry per hook event (others' hooks kept)
+//! .codex/hooks.json            the same for Codex CLI, .gemini/settings.json for Gemini CLI,
+//!                              when install wires them (`--agent`, or found on PATH)
 //! .gitignore                   the session-lock lines (after a comment line naming them)
 //! session-lock/PROTOCOL.md     the protocol every session is shown
 //! session-lock/guard-hook      the launcher the hook entries run (committed): it finds the
@@ -15,6 +17,7 @@
 //!                              for byte
 //! ```
 
+pub mod agents; // Codex CLI's and Gemini CLI's hook config: what install writes, what doctor checks
 pub mod deadline;
 pub mod doctor;
 pub mod explain;

@@ -23,7 +23,9 @@
 //! model provider given on the command line (`-c model_providers.fake.…`, the
 //! key read from `FAKE_OPENAI_KEY`), so sessions sharing a HOME may talk to
 //! different servers; `request_max_retries` and `stream_max_retries` are the
-//! builder's `max_retries` (0). [`SessionBuilder::config`] appends TOML to
+//! builder's `max_retries` (0). `allow_login_shell=false`: the model's commands run in
+//! `bash -c`, not a login shell, which would take PATH from the system's profile and lose
+//! the suite's tools the test put on it. [`SessionBuilder::config`] appends TOML to
 //! `$CODEX_HOME/config.toml`.
 
 use std::path::{Path, PathBuf};
@@ -113,6 +115,8 @@ pub(crate) fn command(cmd: &mut Command, home: &Path, parts: &Parts<'_>) {
             parts.max_retries
         ),
         "check_for_update_on_startup=false".to_string(),
+        // A login shell would take PATH from the system's profile, not the test's.
+        "allow_login_shell=false".to_string(),
     ];
     cmd.arg("exec");
     for setting in provider {

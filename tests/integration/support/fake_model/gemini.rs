@@ -24,7 +24,7 @@ pub(super) fn route(request: &Request, body: &Value) -> Route {
     match (request.method.as_str(), method) {
         ("POST", Some("streamGenerateContent")) => Route::Model { stream: true },
         ("POST", Some("generateContent")) => Route::Side { stream: false },
-        ("POST", Some("countTokens")) => Route::Plain(Plan::Json(
+        ("POST", Some("countTokens")) => Route::plain(Plan::Json(
             200,
             json!({"totalTokens": rough_tokens(&body["contents"])}),
         )),

@@ -21,7 +21,7 @@ pub(super) fn route(request: &Request, body: &Value) -> Route {
         ("POST", "/v1/responses") if body.is_object() => Route::Model {
             stream: body["stream"].as_bool().unwrap_or(false),
         },
-        ("POST", "/v1/responses") => Route::Plain(Plan::Json(
+        ("POST", "/v1/responses") => Route::plain(Plan::Json(
             400,
             json!({"error": {"type": "invalid_request_error",
                              "message": "fake model: body is not a JSON object"}}),

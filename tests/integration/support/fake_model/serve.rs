@@ -82,11 +82,17 @@ pub(super) enum Plan {
 /// How a request is answered, as the wire's routing says.
 pub(super) enum Route {
     /// Without the script.
-    Plain(Plan),
+    Plain(Box<Plan>),
     /// From the script: the next turn.
     Model { stream: bool },
     /// With [`SIDE_TEXT`], taking no turn.
     Side { stream: bool },
+}
+
+impl Route {
+    pub(super) fn plain(plan: Plan) -> Route {
+        Route::Plain(Box::new(plan))
+    }
 }
 
 fn answer(request: &Request, out: &mut TcpStream, shared: &Shared) -> io::Result<()> {
@@ -251,9 +257,9 @@ fn anthropic_route(request: &Request, body: &Value, state: &State) -> Route {
     match (request.method.as_str(), request.path()) {
         ("POST", "/v1/messages/count_tokens") => {
             let tokens = rough_tokens(&body["messages"]);
-            Route::Plain(Plan::Json(200, json!({"input_tokens": tokens})))
+            Route::plain(Plan::Json(200, json!({"input_tokens": tokens})))
         }
-        ("POST", "/v1/messages") if !body.is_object() => Route::Plain(Plan::Json(
+        ("POST", "/v1/messages") if !body.is_object() => Route::plain(Plan::Json(
             400,
             api_error(
                 "invalid_request_error",
@@ -274,7 +280,7 @@ fn anthropic_route(request: &Request, body: &Value, state: &State) -> Route {
 }
 
 pub(super) fn not_found(path: &str) -> Route {
-    Route::Plain(Plan::Json(
+    Route::plain(Plan::Json(
         404,
         api_error(
             "not_found_error",
@@ -298,14 +304,14 @@ fn plan_reply(request: &Request, body: &Value, shared: &Shared) -> (Wire, Plan) 
     let mut state = shared.lock();
     let wire = state.wire;
     let route = match (request.method.as_str(), wire) {
-        ("HEAD", _) => Route::Plain(Plan::Empty),
-        ("GET", _) => Route::Plain(Plan::Json(200, json!({}))),
+        ("HEAD", _) => Route::plain(Plan::Empty),
+        ("GET", _) => Route::plain(Plan::Json(200, json!({}))),
         (_, Wire::Anthropic) => anthropic_route(request, body, &state),
         (_, Wire::Responses) => responses::route(request, body),
         (_, Wire::Gemini) => gemini::route(request, body),
     };
     let (kind, turn_index, plan) = match route {
-        Route::Plain(plan) => (RequestKind::Other, None, plan),
+        Route::Plain(plan) => (RequestKind::Other, None, *plan),
         Route::Side { stream } => {
             let blocks = json!([{"type": "text", "text": SIDE_TEXT}]);
             let plan = Plan::Message {

@@ -1,0 +1,213 @@
+//! `guard doctor` for Codex CLI and Gemini CLI: for each client wired in the repo, its entries,
+//! the hook command answering a harmless call in the client's own payload form (run the way the
+//! client runs it), and the trust the client needs before it runs a project's hooks.
+
+use super::{Client, EVENTS, config_file, read};
+use crate::tools::guard::doctor::{Check, Level, check};
+use crate::tools::guard::install::shell_quote;
+use serde_json::{Value, json};
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+/// The doctor's checks for Codex and Gemini: for each client wired in the repo, its entries, the
+/// hook command answering a harmless call in the client's own payload form, and the trust the
+/// client needs before it runs them. A client on PATH but not wired gets a warning.
+pub fn checks(root: &Path) -> Vec<Check> {
+    let mut out = Vec::new();
+    for client in [Client::Codex, Client::Gemini] {
+        let path = root.join(config_file(client));
+        let doc = read(&path)
+            .ok()
+            .flatten()
+            .and_then(|t| serde_json::from_str::<Value>(&t).ok());
+        let commands = doc
+            .as_ref()
+            .map(|d| guard_commands(client, d))
+            .unwrap_or_default();
+        let on_path = crate::agent::locate::on_path(client.program());
+        if commands.is_empty() {
+            if on_path.is_some() || path.exists() {
+                out.push(check(
+                    name(client, "hooks"),
+                    Level::Warn,
+                    format!(
+                        "{} is on this machine but {} holds no guard entry: its sessions run unguarded",
+                        client.label(),
+                        path.display()
+                    ),
+                    Some(format!(
+                        "guard install --agent {} {}",
+                        client.name(),
+                        shell_quote(&root.to_string_lossy())
+                    )),
+                ));
+            }
+            continue;
+        }
+        out.push(entries_check(client, &path, &commands));
+        out.push(answers(root, client, &commands[0]));
+        out.push(match client {
+            Client::Codex => super::codex_trust::check_trust(root, on_path.as_deref()),
+            _ => super::gemini_trust::check_trust(root),
+        });
+    }
+    out
+}
+
+pub(super) fn name(client: Client, what: &str) -> &'static str {
+    match (client, what) {
+        (Client::Codex, "hooks") => "codex hooks",
+        (Client::Codex, "runs") => "codex guard runs",
+        (Client::Codex, _) => "codex trust",
+        (_, "hooks") => "gemini hooks",
+        (_, "runs") => "gemini guard runs",
+        _ => "gemini trust",
+    }
+}
+
+/// The guard commands of `doc`, one per wired event in order (`""` for an event without one).
+pub(super) fn guard_commands(client: Client, doc: &Value) -> Vec<String> {
+    let mut found = Vec::new();
+    for event in EVENTS {
+        let command = doc
+            .get("hooks")
+            .and_then(|h| h.get(event.name_for(client)))
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|g| g.get("hooks").and_then(Value::as_array))
+            .flatten()
+            .filter_map(|h| h.get("command").and_then(Value::as_str))
+            .find(|c| crate::tools::guard::is_guard_command(c));
+        found.push(command.unwrap_or("").to_string());
+    }
+    if found.iter().all(String::is_empty) {
+        return Vec::new();
+    }
+    found
+}
+
+fn entries_check(client: Client, path: &Path, commands: &[String]) -> Check {
+    let missing: Vec<&str> = EVENTS
+        .iter()
+        .zip(commands)
+        .filter(|(_, c)| c.is_empty())
+        .map(|(e, _)| e.name_for(client))
+        .collect();
+    let pre_missing = commands[0].is_empty();
+    let level = if pre_missing {
+        Level::Fail
+    } else if missing.is_empty() {
+        Level::Ok
+    } else {
+        Level::Warn
+    };
+    let detail = if missing.is_empty() {
+        format!("{} runs the guard on every event", path.display())
+    } else {
+        format!(
+            "{} has no guard entry for {}",
+            path.display(),
+            missing.join(", ")
+        )
+    };
+    check(
+        name(client, "hooks"),
+        level,
+        detail,
+        (level != Level::Ok).then(|| format!("guard install --agent {}", client.name())),
+    )
+}
+
+/// Runs the hook command as the client does (Codex `sh -c`, Gemini `bash -c`, in the repo) on
+/// a harmless call in the client's payload form, and expects an allow.
+fn answers(root: &Path, client: Client, command: &str) -> Check {
+    let session = format!("guard-doctor-{}", std::process::id());
+    let payload = match client {
+        Client::Codex => json!({"session_id": session, "turn_id": "doctor",
+            "transcript_path": null, "cwd": root, "hook_event_name": "PreToolUse",
+            "model": "doctor", "permission_mode": "default", "tool_name": "Bash",
+            "tool_input": {"command": "git status"}, "tool_use_id": "doctor"}),
+        _ => json!({"session_id": session, "transcript_path": "", "cwd": root,
+            "hook_event_name": "BeforeTool", "timestamp": crate::time::iso(crate::time::now_ms()),
+            "tool_name": "read_file", "tool_input": {"file_path": "README.md"}}),
+    };
+    let shell = if client == Client::Gemini {
+        "bash"
+    } else {
+        "sh"
+    };
+    let fix = "install the suite on this machine (scripts/setup) or put its folder on PATH; \
+               SESSION_LOCK_GUARD names the guard program explicitly"
+        .to_string();
+    match run(root, shell, command, payload.to_string().as_bytes()) {
+        Err(e) => check(name(client, "runs"), Level::Fail, e, Some(fix)),
+        Ok((Some(0), stdout, _)) if stdout.trim().is_empty() => check(
+            name(client, "runs"),
+            Level::Ok,
+            format!(
+                "the hook command answered a {} test call with allow",
+                client.label()
+            ),
+            None,
+        ),
+        Ok((code, stdout, stderr)) => check(
+            name(client, "runs"),
+            Level::Fail,
+            format!(
+                "the hook command answered a harmless {} call with exit {}{}{}",
+                client.label(),
+                code.map_or("by signal".into(), |c| c.to_string()),
+                if stdout.trim().is_empty() {
+                    String::new()
+                } else {
+                    format!(", stdout {}", stdout.trim())
+                },
+                if stderr.trim().is_empty() {
+                    String::new()
+                } else {
+                    format!(": {}", stderr.trim())
+                },
+            ),
+            Some(fix),
+        ),
+    }
+}
+
+/// `<shell> -c <command>` in `root` with `stdin`: the exit code, stdout and stderr (15 s at most).
+pub(super) fn run(
+    root: &Path,
+    shell: &str,
+    command: &str,
+    stdin: &[u8],
+) -> Result<(Option<i32>, String, String), String> {
+    let mut child = Command::new(shell)
+        .arg("-c")
+        .arg(command)
+        .current_dir(root)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot run the hook command with {shell}: {e}"))?;
+    if let Some(mut sin) = child.stdin.take() {
+        let _ = sin.write_all(stdin);
+    }
+    let deadline = std::time::Instant::now() + Duration::from_secs(15);
+    while child.try_wait().ok().flatten().is_none() {
+        if std::time::Instant::now() >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err("the hook command did not answer within 15s".into());
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let o = child.wait_with_output().map_err(|e| e.to_string())?;
+    Ok((
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    ))
+}
