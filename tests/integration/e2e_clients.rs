@@ -6,32 +6,12 @@
 
 use serde_json::{Value, json};
 
-use crate::support::claude::write_executable;
+use crate::support::claude::{Finished, write_executable};
 use crate::support::codex::require_codex;
 use crate::support::fake_model::{FakeModel, RequestKind, SIDE_TEXT, Turn, Wire};
 use crate::support::gemini::require_gemini;
-use crate::support::http::{Client, Framing};
+use crate::support::http::{Client, Framing, sse_events};
 use crate::support::repo::GitRepo;
-
-/// `(event name, data)` pairs of an SSE body (the name empty when unnamed).
-fn sse_events(body: &str) -> Vec<(String, Value)> {
-    body.split("\n\n")
-        .filter(|block| !block.trim().is_empty())
-        .map(|block| {
-            let mut name = String::new();
-            let mut data = Value::Null;
-            for line in block.lines() {
-                if let Some(n) = line.strip_prefix("event: ") {
-                    name = n.to_string();
-                } else if let Some(d) = line.strip_prefix("data: ") {
-                    data = serde_json::from_str(d)
-                        .unwrap_or_else(|e| panic!("bad SSE data ({e}): {d}"));
-                }
-            }
-            (name, data)
-        })
-        .collect()
-}
 
 // ---------------------------------------------------------------------------
 // The wires alone
@@ -179,6 +159,69 @@ fn gemini_wire_streams_a_function_call_answers_side_calls_and_reads_function_res
     assert!(results[0].is_error);
 }
 
+/// A pre-tool hook that logs each payload it gets and refuses with exit 2 and
+/// `BED-REFUSES: not here` on stderr.
+struct RefusingHook {
+    _dir: tempfile::TempDir,
+    path: std::path::PathBuf,
+    log: std::path::PathBuf,
+}
+
+impl RefusingHook {
+    fn new() -> RefusingHook {
+        let dir = tempfile::tempdir().expect("hook dir");
+        let log = dir.path().join("payloads.jsonl");
+        let path = dir.path().join("refuse.sh");
+        write_executable(
+            &path,
+            &format!(
+                "#!/bin/sh\ncat >> '{}'\necho >> '{}'\necho 'BED-REFUSES: not here' >&2\nexit 2\n",
+                log.display(),
+                log.display()
+            ),
+        );
+        RefusingHook {
+            _dir: dir,
+            path,
+            log,
+        }
+    }
+
+    /// The payloads it received, in order.
+    fn payloads(&self) -> Vec<Value> {
+        std::fs::read_to_string(&self.log)
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| serde_json::from_str(l).expect("a JSON payload"))
+            .collect()
+    }
+}
+
+/// The run ended well, `target.txt` kept its text, and each of the `calls` tool
+/// calls' results carried the hook's reason to the model.
+#[track_caller]
+fn assert_refused(repo: &GitRepo, model: &FakeModel, run: &Finished, calls: usize) {
+    run.assert_success();
+    let kept = repo.read("target.txt");
+    assert_eq!(
+        kept.as_deref(),
+        Some("original\n"),
+        "{}",
+        run.describe("written")
+    );
+    let results = model.tool_results();
+    assert_eq!(
+        results.len(),
+        calls,
+        "{results:?}\n{}",
+        run.describe("results")
+    );
+    for r in &results {
+        assert!(r.content.contains("BED-REFUSES: not here"), "{results:?}");
+    }
+}
+
 // ---------------------------------------------------------------------------
 // Codex CLI
 // ---------------------------------------------------------------------------
@@ -236,21 +279,11 @@ fn codex_shell_and_apply_patch_run_and_their_results_reach_the_model() {
 fn codex_pretooluse_hook_that_exits_2_keeps_the_file_and_its_reason_reaches_the_model() {
     let codex = require_codex!();
     let repo = GitRepo::with_files(&[("target.txt", "original\n")]);
-    let hooks = tempfile::tempdir().expect("hook dir");
-    let log = hooks.path().join("payloads.jsonl");
-    let hook = hooks.path().join("refuse.sh");
-    write_executable(
-        &hook,
-        &format!(
-            "#!/bin/sh\ncat >> '{}'\necho >> '{}'\necho 'BED-REFUSES: not here' >&2\nexit 2\n",
-            log.display(),
-            log.display()
-        ),
-    );
+    let hook = RefusingHook::new();
     repo.write(
         ".codex/hooks.json",
         &json!({"hooks": {"PreToolUse": [{"hooks": [
-            {"type": "command", "command": hook, "timeout": 10}]}]}})
+            {"type": "command", "command": hook.path, "timeout": 10}]}]}})
         .to_string(),
     );
     let model = FakeModel::start_as(
@@ -271,24 +304,8 @@ fn codex_pretooluse_hook_that_exits_2_keeps_the_file_and_its_reason_reaches_the_
         .session(repo.path(), &model, "overwrite the target")
         .run();
 
-    run.assert_success();
-    assert_eq!(
-        repo.read("target.txt").as_deref(),
-        Some("original\n"),
-        "{}",
-        run.describe("written")
-    );
-    let results = model.tool_results();
-    assert_eq!(results.len(), 2, "{results:?}\n{}", run.describe("results"));
-    for r in &results {
-        assert!(r.content.contains("BED-REFUSES: not here"), "{results:?}");
-    }
-    let payloads: Vec<Value> = std::fs::read_to_string(&log)
-        .unwrap_or_default()
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).expect("a JSON payload"))
-        .collect();
+    assert_refused(&repo, &model, &run, 2);
+    let payloads = hook.payloads();
     let tools: Vec<&str> = payloads
         .iter()
         .filter_map(|p| p["tool_name"].as_str())
@@ -372,21 +389,11 @@ fn gemini_shell_write_file_and_replace_run_and_their_results_reach_the_model() {
 fn gemini_beforetool_hook_that_exits_2_keeps_the_file_and_its_reason_reaches_the_model() {
     let gemini = require_gemini!();
     let repo = GitRepo::with_files(&[("target.txt", "original\n")]);
-    let hooks = tempfile::tempdir().expect("hook dir");
-    let log = hooks.path().join("payloads.jsonl");
-    let hook = hooks.path().join("refuse.sh");
-    write_executable(
-        &hook,
-        &format!(
-            "#!/bin/sh\ncat >> '{}'\necho >> '{}'\necho 'BED-REFUSES: not here' >&2\nexit 2\n",
-            log.display(),
-            log.display()
-        ),
-    );
+    let hook = RefusingHook::new();
     repo.write(
         ".gemini/settings.json",
         &json!({"hooks": {"BeforeTool": [{"matcher": "*", "hooks": [
-            {"name": "bed", "type": "command", "command": hook, "timeout": 10000}]}]}})
+            {"name": "bed", "type": "command", "command": hook.path, "timeout": 10000}]}]}})
         .to_string(),
     );
     let model = FakeModel::start_as(
@@ -413,24 +420,8 @@ fn gemini_beforetool_hook_that_exits_2_keeps_the_file_and_its_reason_reaches_the
         .session(repo.path(), &model, "overwrite the target")
         .run();
 
-    run.assert_success();
-    assert_eq!(
-        repo.read("target.txt").as_deref(),
-        Some("original\n"),
-        "{}",
-        run.describe("written")
-    );
-    let results = model.tool_results();
-    assert_eq!(results.len(), 3, "{results:?}\n{}", run.describe("results"));
-    for r in &results {
-        assert!(r.content.contains("BED-REFUSES: not here"), "{results:?}");
-    }
-    let payloads: Vec<Value> = std::fs::read_to_string(&log)
-        .unwrap_or_default()
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).expect("a JSON payload"))
-        .collect();
+    assert_refused(&repo, &model, &run, 3);
+    let payloads = hook.payloads();
     let tools: Vec<&str> = payloads
         .iter()
         .filter_map(|p| p["tool_name"].as_str())

@@ -13,14 +13,8 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-const CODEX_EVENTS: [&str; 6] = [
-    "PreToolUse",
-    "PostToolUse",
-    "SessionStart",
-    "SessionEnd",
-    "UserPromptSubmit",
-    "Stop",
-];
+/// Codex names its events as Claude Code does.
+const CODEX_EVENTS: [&str; 6] = crate::tools_install::EVENTS;
 const GEMINI_EVENTS: [&str; 6] = [
     "BeforeTool",
     "AfterTool",
@@ -44,12 +38,28 @@ fn path_of(dirs: &[&Path]) -> String {
 
 /// `guard <args>` in the repo with this PATH (and HOME the repo's).
 fn guard(repo: &Repo, path: &str, args: &[&str]) -> (i32, String, String) {
+    guard_with(repo, path, args, &[])
+}
+
+/// [`guard`] with these variables set too (after HOME, so it can be one of them), and
+/// no trust given to Gemini by the environment.
+fn guard_with(
+    repo: &Repo,
+    path: &str,
+    args: &[&str],
+    env: &[(&str, &Path)],
+) -> (i32, String, String) {
     let mut c = repo.tool("guard");
     c.args(args)
         .current_dir(&repo.root)
         .env("PATH", path)
         .env("HOME", &repo.home)
-        .env_remove("SESSION_LOCK_GUARD");
+        .env_remove("SESSION_LOCK_GUARD")
+        .env_remove("GEMINI_CLI_TRUST_WORKSPACE")
+        .env_remove("GEMINI_CLI_TRUSTED_FOLDERS_PATH");
+    for (key, value) in env {
+        c.env(key, value);
+    }
     repo.run(c)
 }
 
@@ -220,6 +230,18 @@ fn doctor_check(report: &str, name: &str) -> Value {
         .unwrap_or_else(|| panic!("no check {name}: {report}"))
 }
 
+/// Each named check of the doctor's JSON report has this level.
+#[track_caller]
+fn assert_levels(report: &str, levels: &[(&str, &str)]) {
+    for (name, level) in levels {
+        assert_eq!(
+            doctor_check(report, name)["level"],
+            *level,
+            "{name}: {report}"
+        );
+    }
+}
+
 /// The TOML lines a doctor fix says to add: what follows its first `:\n`, up to an indented
 /// line of prose.
 fn lines_to_add(fix: &str) -> String {
@@ -244,15 +266,8 @@ fn doctor_says_exactly_how_to_trust_the_codex_hooks_and_then_codex_runs_them() {
     let config = codex_home.join("config.toml");
     let bin_dir = codex.bin().parent().unwrap().to_path_buf();
     let path = path_of(&[&bin_dir]);
-    let doctor = |repo: &Repo| {
-        let mut c = repo.tool("guard");
-        c.args(["doctor", "--json"])
-            .current_dir(&repo.root)
-            .env("PATH", &path)
-            .env("HOME", home.path())
-            .env("CODEX_HOME", &codex_home);
-        repo.run(c)
-    };
+    let env = [("HOME", home.path()), ("CODEX_HOME", codex_home.as_path())];
+    let doctor = |repo: &Repo| guard_with(repo, &path, &["doctor", "--json"], &env);
     assert_eq!(
         guard(&repo, &path, &["install", root, "--agent", "codex"]).0,
         0
@@ -261,14 +276,15 @@ fn doctor_says_exactly_how_to_trust_the_codex_hooks_and_then_codex_runs_them() {
     // An untrusted project: Codex would load none of its hooks, and say nothing.
     let (code, out, _) = doctor(&repo);
     assert_eq!(code, 1, "{out}");
-    assert_eq!(doctor_check(&out, "codex hooks")["level"], "ok", "{out}");
-    assert_eq!(
-        doctor_check(&out, "codex guard runs")["level"],
-        "ok",
-        "{out}"
+    assert_levels(
+        &out,
+        &[
+            ("codex hooks", "ok"),
+            ("codex guard runs", "ok"),
+            ("codex trust", "fail"),
+        ],
     );
     let trust = doctor_check(&out, "codex trust");
-    assert_eq!(trust["level"], "fail", "{trust}");
     assert!(
         trust["detail"]
             .as_str()
@@ -344,17 +360,8 @@ fn doctor_says_how_to_trust_the_gemini_folder_and_sees_hooks_switched_off() {
     let root = repo.root.to_str().unwrap();
     let gemini_home = tempfile::tempdir().unwrap();
     let path = path_of(&[]);
-    let doctor = |repo: &Repo| {
-        let mut c = repo.tool("guard");
-        c.args(["doctor", "--json"])
-            .current_dir(&repo.root)
-            .env("PATH", &path)
-            .env("HOME", &repo.home)
-            .env("GEMINI_CLI_HOME", gemini_home.path())
-            .env_remove("GEMINI_CLI_TRUST_WORKSPACE")
-            .env_remove("GEMINI_CLI_TRUSTED_FOLDERS_PATH");
-        repo.run(c)
-    };
+    let env = [("GEMINI_CLI_HOME", gemini_home.path())];
+    let doctor = |repo: &Repo| guard_with(repo, &path, &["doctor", "--json"], &env);
     assert_eq!(
         guard(&repo, &path, &["install", root, "--agent", "gemini"]).0,
         0
@@ -362,14 +369,15 @@ fn doctor_says_how_to_trust_the_gemini_folder_and_sees_hooks_switched_off() {
 
     let (code, out, _) = doctor(&repo);
     assert_eq!(code, 1, "{out}");
-    assert_eq!(doctor_check(&out, "gemini hooks")["level"], "ok", "{out}");
-    assert_eq!(
-        doctor_check(&out, "gemini guard runs")["level"],
-        "ok",
-        "{out}"
+    assert_levels(
+        &out,
+        &[
+            ("gemini hooks", "ok"),
+            ("gemini guard runs", "ok"),
+            ("gemini trust", "fail"),
+        ],
     );
     let trust = doctor_check(&out, "gemini trust");
-    assert_eq!(trust["level"], "fail", "{trust}");
     assert!(
         trust["detail"]
             .as_str()

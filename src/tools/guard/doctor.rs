@@ -1,7 +1,7 @@
 //! `guard doctor [REPO]`: is this repo guarded, on this machine? Each check is one line with
 //! ok / warn / fail and, when not ok, the fix. Exits 1 when any check fails.
 
-use super::{EVENTS, Wiring, is_guard_command};
+use super::{EVENTS, Wiring};
 use crate::agent::locate;
 use crate::exit::Code;
 use serde::Serialize;
@@ -199,15 +199,8 @@ fn hook_commands(w: &Wiring, out: &mut Vec<Check>) -> Option<String> {
     let mut missing = Vec::new();
     let mut commands: Vec<String> = Vec::new();
     for (event, _) in EVENTS {
-        let found: Vec<String> = doc
-            .pointer(&format!("/hooks/{event}"))
-            .and_then(Value::as_array)
+        let found: Vec<String> = super::guard_commands_of(&doc, event)
             .into_iter()
-            .flatten()
-            .filter_map(|g| g.get("hooks").and_then(Value::as_array))
-            .flatten()
-            .filter_map(|h| h.get("command").and_then(Value::as_str))
-            .filter(|c| is_guard_command(c))
             .map(str::to_string)
             .collect();
         match found.first() {
@@ -259,7 +252,19 @@ fn hook_commands(w: &Wiring, out: &mut Vec<Check>) -> Option<String> {
 
 /// Runs `command` the way the client does (`sh -c`, in the repo, with `CLAUDE_PROJECT_DIR`).
 fn run_hook(root: &Path, command: &str, args: &str, stdin: &[u8]) -> Result<Output, String> {
-    let mut c = hook_shell(&format!("{command}{args}"));
+    run_hook_with("sh", root, command, args, stdin)
+}
+
+/// [`run_hook`] with another shell (Gemini CLI runs hooks with `bash -c`).
+pub(super) fn run_hook_with(
+    shell: &str,
+    root: &Path,
+    command: &str,
+    args: &str,
+    stdin: &[u8],
+) -> Result<Output, String> {
+    let mut c = Command::new(shell);
+    c.arg("-c").arg(format!("{command}{args}"));
     c.current_dir(root)
         .env("CLAUDE_PROJECT_DIR", root)
         .stdin(Stdio::piped())
@@ -291,18 +296,34 @@ fn run_hook(root: &Path, command: &str, args: &str, stdin: &[u8]) -> Result<Outp
     })
 }
 
-struct Output {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
+pub(super) struct Output {
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
 }
 
-/// The shell the client runs hook commands with.
-fn hook_shell(command: &str) -> Command {
-    let mut c = Command::new("sh");
-    c.arg("-c").arg(command);
-    c
+impl Output {
+    /// `exit 2, stdout {…}: the reason`, for a check's detail.
+    pub(super) fn describe(&self) -> String {
+        format!(
+            "exit {}{}{}",
+            self.code.map_or("by signal".into(), |c| c.to_string()),
+            if self.stdout.is_empty() {
+                String::new()
+            } else {
+                format!(", stdout {}", self.stdout)
+            },
+            if self.stderr.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", self.stderr)
+            },
+        )
+    }
 }
+
+/// The fix when the hook command cannot run the guard.
+pub(super) const GUARD_MISSING_FIX: &str = "install the suite on this machine (scripts/setup) or put its folder on PATH; SESSION_LOCK_GUARD names the guard program explicitly";
 
 /// Feeds the hook command a harmless payload (a Read of README.md by a session that holds
 /// nothing) and expects an allow: exit 0, nothing on stdout.
@@ -315,9 +336,7 @@ fn guard_answers(root: &Path, command: &str) -> Check {
         "tool_input": {"file_path": root.join("README.md")},
     })
     .to_string();
-    let fix = "install the suite on this machine (scripts/setup) or put its folder on PATH; \
-               SESSION_LOCK_GUARD names the guard program explicitly"
-        .to_string();
+    let fix = GUARD_MISSING_FIX.to_string();
     match run_hook(root, command, "", payload.as_bytes()) {
         Err(e) => check("guard runs", Level::Fail, e, Some(fix)),
         Ok(o) if o.code == Some(0) && o.stdout.is_empty() => check(
@@ -330,18 +349,8 @@ fn guard_answers(root: &Path, command: &str) -> Check {
             "guard runs",
             Level::Fail,
             format!(
-                "the hook command answered a harmless call with exit {}{}{}",
-                o.code.map_or("by signal".into(), |c| c.to_string()),
-                if o.stdout.is_empty() {
-                    String::new()
-                } else {
-                    format!(", stdout {}", o.stdout)
-                },
-                if o.stderr.is_empty() {
-                    String::new()
-                } else {
-                    format!(": {}", o.stderr)
-                },
+                "the hook command answered a harmless call with {}",
+                o.describe()
             ),
             Some(fix),
         ),

@@ -142,6 +142,22 @@ fn same_file(a: &Path, b: &Path) -> bool {
     }
 }
 
+/// The guard's commands among the entries of `event` in a hooks config (`hooks.<event>: [{hooks:
+/// [{command}]}]`, the shape Claude Code, Codex and Gemini share).
+pub fn guard_commands_of<'a>(doc: &'a serde_json::Value, event: &str) -> Vec<&'a str> {
+    use serde_json::Value;
+    doc.get("hooks")
+        .and_then(|h| h.get(event))
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|g| g.get("hooks").and_then(Value::as_array))
+        .flatten()
+        .filter_map(|h| h.get("command").and_then(Value::as_str))
+        .filter(|c| is_guard_command(c))
+        .collect()
+}
+
 /// True when a hook command runs the guard: the launcher, or a guard program by path.
 pub fn is_guard_command(cmd: &str) -> bool {
     let cmd = cmd.trim();

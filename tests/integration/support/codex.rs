@@ -31,8 +31,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use super::claude::{CliKind, Parts, Pinned, SessionBuilder};
-use super::fake_model::FakeModel;
+use super::claude::{Parts, Pinned};
 
 /// The model the sessions ask for: a slug of the bundled catalog.
 pub const MODEL: &str = "gpt-5.5";
@@ -47,49 +46,16 @@ pub const CODEX_CLI: Pinned = Pinned {
 };
 
 /// Skips (or under CI fails) the calling test when Codex CLI is missing;
-/// otherwise evaluates to a [`Codex`].
+/// otherwise evaluates to its [`Cli`](super::claude::Cli).
 macro_rules! require_codex {
-    () => {{
-        let name = $crate::support::claude::test_name!();
-        match $crate::support::codex::CODEX_CLI.require(name) {
-            Some(bin) => $crate::support::codex::Codex::from_bin(bin),
-            None => return,
-        }
-    }};
+    () => {
+        $crate::support::claude::require_cli!(
+            $crate::support::codex::CODEX_CLI,
+            $crate::support::claude::CliKind::Codex
+        )
+    };
 }
 pub(crate) use require_codex;
-
-/// A located Codex CLI.
-#[derive(Debug, Clone)]
-pub struct Codex {
-    bin: PathBuf,
-}
-
-impl Codex {
-    pub fn from_bin(bin: impl Into<PathBuf>) -> Codex {
-        Codex { bin: bin.into() }
-    }
-
-    pub fn bin(&self) -> &Path {
-        &self.bin
-    }
-
-    /// A headless session in `project` talking to `model` (a [`Wire::Responses`](super::fake_model::Wire) server).
-    pub fn session(
-        &self,
-        project: impl AsRef<Path>,
-        model: &FakeModel,
-        prompt: impl Into<String>,
-    ) -> SessionBuilder {
-        SessionBuilder::new(
-            CliKind::Codex,
-            self.bin.clone(),
-            project.as_ref().to_path_buf(),
-            model.base_url(),
-            prompt.into(),
-        )
-    }
-}
 
 /// `$CODEX_HOME` for a session whose HOME is `home`.
 pub fn codex_home(home: &Path) -> PathBuf {

@@ -25,8 +25,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::claude::{CliKind, Parts, Pinned, SessionBuilder};
-use super::fake_model::FakeModel;
+use super::claude::{Parts, Pinned};
 
 /// The model the sessions ask for.
 pub const MODEL: &str = "gemini-2.5-pro";
@@ -45,50 +44,16 @@ pub const GEMINI_CLI: Pinned = Pinned {
 };
 
 /// Skips (or under CI fails) the calling test when Gemini CLI is missing;
-/// otherwise evaluates to a [`Gemini`].
+/// otherwise evaluates to its [`Cli`](super::claude::Cli).
 macro_rules! require_gemini {
-    () => {{
-        let name = $crate::support::claude::test_name!();
-        match $crate::support::gemini::GEMINI_CLI.require(name) {
-            Some(bin) => $crate::support::gemini::Gemini::from_bin(bin),
-            None => return,
-        }
-    }};
+    () => {
+        $crate::support::claude::require_cli!(
+            $crate::support::gemini::GEMINI_CLI,
+            $crate::support::claude::CliKind::Gemini
+        )
+    };
 }
 pub(crate) use require_gemini;
-
-/// A located Gemini CLI.
-#[derive(Debug, Clone)]
-pub struct Gemini {
-    bin: PathBuf,
-}
-
-impl Gemini {
-    pub fn from_bin(bin: impl Into<PathBuf>) -> Gemini {
-        Gemini { bin: bin.into() }
-    }
-
-    pub fn bin(&self) -> &Path {
-        &self.bin
-    }
-
-    /// A headless session in `project` talking to `model` (a Gemini-wire server).
-    pub fn session(
-        &self,
-        project: impl AsRef<Path>,
-        model: &FakeModel,
-        prompt: impl Into<String>,
-    ) -> SessionBuilder {
-        SessionBuilder::new(
-            CliKind::Gemini,
-            self.bin.clone(),
-            project.as_ref().to_path_buf(),
-            model.base_url(),
-            prompt.into(),
-        )
-        .timeout(TIMEOUT)
-    }
-}
 
 /// `<HOME>/.gemini`, the CLI's user folder for a session whose HOME is `home`.
 pub fn gemini_dir(home: &Path) -> PathBuf {

@@ -3,13 +3,10 @@
 //! client runs it), and the trust the client needs before it runs a project's hooks.
 
 use super::{Client, EVENTS, config_file, read};
-use crate::tools::guard::doctor::{Check, Level, check};
+use crate::tools::guard::doctor::{Check, GUARD_MISSING_FIX, Level, check, run_hook_with};
 use crate::tools::guard::install::shell_quote;
 use serde_json::{Value, json};
-use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::Duration;
 
 /// The doctor's checks for Codex and Gemini: for each client wired in the repo, its entries, the
 /// hook command answering a harmless call in the client's own payload form, and the trust the
@@ -71,17 +68,8 @@ pub(super) fn name(client: Client, what: &str) -> &'static str {
 pub(super) fn guard_commands(client: Client, doc: &Value) -> Vec<String> {
     let mut found = Vec::new();
     for event in EVENTS {
-        let command = doc
-            .get("hooks")
-            .and_then(|h| h.get(event.name_for(client)))
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(|g| g.get("hooks").and_then(Value::as_array))
-            .flatten()
-            .filter_map(|h| h.get("command").and_then(Value::as_str))
-            .find(|c| crate::tools::guard::is_guard_command(c));
-        found.push(command.unwrap_or("").to_string());
+        let command = crate::tools::guard::guard_commands_of(doc, event.name_for(client));
+        found.push(command.first().copied().unwrap_or("").to_string());
     }
     if found.iter().all(String::is_empty) {
         return Vec::new();
@@ -139,12 +127,10 @@ fn answers(root: &Path, client: Client, command: &str) -> Check {
     } else {
         "sh"
     };
-    let fix = "install the suite on this machine (scripts/setup) or put its folder on PATH; \
-               SESSION_LOCK_GUARD names the guard program explicitly"
-        .to_string();
-    match run(root, shell, command, payload.to_string().as_bytes()) {
-        Err(e) => check(name(client, "runs"), Level::Fail, e, Some(fix)),
-        Ok((Some(0), stdout, _)) if stdout.trim().is_empty() => check(
+    let fix = Some(GUARD_MISSING_FIX.to_string());
+    match run_hook_with(shell, root, command, "", payload.to_string().as_bytes()) {
+        Err(e) => check(name(client, "runs"), Level::Fail, e, fix),
+        Ok(o) if o.code == Some(0) && o.stdout.is_empty() => check(
             name(client, "runs"),
             Level::Ok,
             format!(
@@ -153,61 +139,15 @@ fn answers(root: &Path, client: Client, command: &str) -> Check {
             ),
             None,
         ),
-        Ok((code, stdout, stderr)) => check(
+        Ok(o) => check(
             name(client, "runs"),
             Level::Fail,
             format!(
-                "the hook command answered a harmless {} call with exit {}{}{}",
+                "the hook command answered a harmless {} call with {}",
                 client.label(),
-                code.map_or("by signal".into(), |c| c.to_string()),
-                if stdout.trim().is_empty() {
-                    String::new()
-                } else {
-                    format!(", stdout {}", stdout.trim())
-                },
-                if stderr.trim().is_empty() {
-                    String::new()
-                } else {
-                    format!(": {}", stderr.trim())
-                },
+                o.describe()
             ),
-            Some(fix),
+            fix,
         ),
     }
-}
-
-/// `<shell> -c <command>` in `root` with `stdin`: the exit code, stdout and stderr (15 s at most).
-pub(super) fn run(
-    root: &Path,
-    shell: &str,
-    command: &str,
-    stdin: &[u8],
-) -> Result<(Option<i32>, String, String), String> {
-    let mut child = Command::new(shell)
-        .arg("-c")
-        .arg(command)
-        .current_dir(root)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("cannot run the hook command with {shell}: {e}"))?;
-    if let Some(mut sin) = child.stdin.take() {
-        let _ = sin.write_all(stdin);
-    }
-    let deadline = std::time::Instant::now() + Duration::from_secs(15);
-    while child.try_wait().ok().flatten().is_none() {
-        if std::time::Instant::now() >= deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Err("the hook command did not answer within 15s".into());
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    let o = child.wait_with_output().map_err(|e| e.to_string())?;
-    Ok((
-        o.status.code(),
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    ))
 }

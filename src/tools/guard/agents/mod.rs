@@ -275,6 +275,7 @@ pub fn wired_note(client: Client) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tools::guard::doctor::run_hook_with;
 
     #[test]
     fn each_clients_entries_come_and_go_keeping_the_rest() {
@@ -340,18 +341,22 @@ mod tests {
         )
         .unwrap();
         for cwd in [root.clone(), root.join("a/b")] {
-            let (code, out, _) = checks::run(&cwd, "sh", HOOK_COMMAND, b"").unwrap();
+            let o = run_hook_with("sh", &cwd, HOOK_COMMAND, "", b"").unwrap();
+            let from = cwd.display();
             assert_eq!(
-                (code, out.trim()),
+                (o.code, o.stdout.as_str()),
                 (Some(0), "found"),
-                "from {}",
-                cwd.display()
+                "from {from}"
             );
         }
         let bare = tempfile::tempdir().unwrap();
-        let (code, _, err) = checks::run(bare.path(), "sh", HOOK_COMMAND, b"").unwrap();
-        assert_eq!(code, Some(2));
-        assert!(err.contains("no session-lock/guard-hook"), "{err}");
+        let o = run_hook_with("sh", bare.path(), HOOK_COMMAND, "", b"").unwrap();
+        assert_eq!(o.code, Some(2));
+        assert!(
+            o.stderr.contains("no session-lock/guard-hook"),
+            "{}",
+            o.stderr
+        );
         assert!(super::super::is_guard_command(HOOK_COMMAND));
     }
 }

@@ -78,6 +78,16 @@ pub enum CliKind {
     Gemini,
 }
 
+impl CliKind {
+    /// How long a session may run before it is killed, unless set.
+    pub fn timeout(self) -> Duration {
+        match self {
+            CliKind::Gemini => crate::support::gemini::TIMEOUT,
+            _ => DEFAULT_TIMEOUT,
+        }
+    }
+}
+
 /// The calling test's name, for skip and failure messages (`module::test`).
 macro_rules! test_name {
     () => {{
@@ -234,11 +244,55 @@ impl Claude {
     ) -> SessionBuilder {
         SessionBuilder::new(
             CliKind::Claude,
-            self.bin.clone(),
-            project.as_ref().to_path_buf(),
-            model.base_url(),
+            &self.bin,
+            project.as_ref(),
+            model,
             prompt.into(),
         )
+    }
+}
+
+/// Skips (or under CI fails) the calling test when the `Pinned` CLI is missing;
+/// otherwise evaluates to a [`Cli`] of that kind.
+macro_rules! require_cli {
+    ($pinned:expr, $kind:expr) => {{
+        let name = $crate::support::claude::test_name!();
+        match $pinned.require(name) {
+            Some(bin) => $crate::support::claude::Cli::new($kind, bin),
+            None => return,
+        }
+    }};
+}
+pub(crate) use require_cli;
+
+/// A located Codex or Gemini CLI (Claude Code's is a [`Claude`]).
+#[derive(Debug, Clone)]
+pub struct Cli {
+    kind: CliKind,
+    bin: PathBuf,
+}
+
+impl Cli {
+    pub fn new(kind: CliKind, bin: impl Into<PathBuf>) -> Cli {
+        Cli {
+            kind,
+            bin: bin.into(),
+        }
+    }
+
+    pub fn bin(&self) -> &Path {
+        &self.bin
+    }
+
+    /// A headless session in `project` talking to `model` (a server on this
+    /// CLI's wire).
+    pub fn session(
+        &self,
+        project: impl AsRef<Path>,
+        model: &FakeModel,
+        prompt: impl Into<String>,
+    ) -> SessionBuilder {
+        SessionBuilder::new(self.kind, &self.bin, project.as_ref(), model, prompt.into())
     }
 }
 

@@ -12,7 +12,8 @@ use std::time::{Duration, Instant};
 use rustix::process::{Pid, Signal, kill_process, kill_process_group};
 use serde_json::Value;
 
-use super::{CliKind, DEFAULT_TIMEOUT, Finished, Home, HomeDir, clean_env};
+use super::{CliKind, Finished, Home, HomeDir, clean_env};
+use crate::support::fake_model::FakeModel;
 
 /// After SIGTERM, how long a process group gets before SIGKILL.
 const TERM_GRACE: Duration = Duration::from_secs(3);
@@ -42,25 +43,25 @@ pub struct SessionBuilder {
 }
 
 impl SessionBuilder {
-    pub(crate) fn new(
+    pub(super) fn new(
         kind: CliKind,
-        bin: PathBuf,
-        cwd: PathBuf,
-        base_url: String,
+        bin: &Path,
+        cwd: &Path,
+        model: &FakeModel,
         prompt: String,
     ) -> SessionBuilder {
         SessionBuilder {
             kind,
-            bin,
-            cwd,
-            base_url,
+            bin: bin.to_path_buf(),
+            cwd: cwd.to_path_buf(),
+            base_url: model.base_url(),
             prompt,
             home: None,
             args: Vec::new(),
             env: Vec::new(),
             permission_mode: Some("bypassPermissions".into()),
             max_retries: 0,
-            timeout: DEFAULT_TIMEOUT,
+            timeout: kind.timeout(),
             label: None,
             config: Vec::new(),
             bypass_trust: true,
