@@ -7,6 +7,9 @@
 //! `support::claude` and skip when it is missing, unless `CI` is set, where they
 //! fail and name `scripts/install-claude-cli`.
 //!
+//! - `e2e_three_clients`: one guard, three clients: real Codex and Gemini sessions beside a
+//!   real Claude Code session, kept off its stream's files (shell, file tools, `apply_patch`)
+//!   and from `git checkout`, registered while they run.
 //! - `e2e_clients`: the bed for Codex CLI and Gemini CLI proves itself: the fake model's
 //!   Responses and Gemini wires, and each real CLI's tool calls and refusing hooks.
 //! - `e2e_testbed`: proves the bed itself: the fake model's protocol, and the
@@ -61,6 +64,7 @@ mod e2e_clients;
 mod e2e_hook_contract;
 mod e2e_lifecycle;
 mod e2e_testbed;
+mod e2e_three_clients;
 mod e2e_trust;
 mod exit_codes;
 mod guard_explain;
