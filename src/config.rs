@@ -68,6 +68,19 @@ pub struct Config {
     pub rules: crate::rules::RulesConfig,
     /// Streams across machines: claims as leases on this git remote (see src/leases/).
     pub leases: Option<LeasesConfig>,
+    /// What the values above compile to, made at first use (a guard call that needs no rule
+    /// compiles none). Set the values before asking for it. Public only so that
+    /// `Config { …, ..Config::default() }` can be written anywhere.
+    #[serde(skip)]
+    pub compiled: Compiled,
+}
+
+/// The rules and patterns of a [`Config`], each compiled once, when first asked for.
+#[derive(Clone, Debug, Default)]
+pub struct Compiled {
+    rules: std::cell::OnceCell<Result<crate::rules::Rules, crate::rules::RulesError>>,
+    protected: std::cell::OnceCell<Option<crate::globs::Owns>>,
+    plans: std::cell::OnceCell<Option<globset::GlobMatcher>>,
 }
 
 /// The `build` section: what `build-renderer` runs under `session-lock/build.lock`.
@@ -205,6 +218,7 @@ impl Default for Config {
             reload_plugin: ReloadPluginConfig::default(),
             rules: crate::rules::RulesConfig::default(),
             leases: None,
+            compiled: Compiled::default(),
         }
     }
 }
@@ -370,6 +384,51 @@ impl Config {
     pub fn case_insensitive(&self) -> bool {
         self.case_insensitive_paths
             .unwrap_or_else(crate::paths::default_case_insensitive)
+    }
+
+    /// The command rules, compiled (once).
+    pub fn compiled_rules(&self) -> Result<&crate::rules::Rules, &crate::rules::RulesError> {
+        self.compiled
+            .rules
+            .get_or_init(|| crate::rules::compile(&self.rules))
+            .as_ref()
+    }
+
+    /// True when the repo path `rel` is under `protectedPaths` (compiled once; a pattern that
+    /// does not compile protects nothing, as before).
+    pub fn is_protected(&self, rel: &str) -> bool {
+        let ci = self.case_insensitive();
+        if crate::globs::cannot_match(&self.protected_paths, rel, ci) {
+            return false;
+        }
+        self.compiled
+            .protected
+            .get_or_init(|| crate::globs::Owns::new(&self.protected_paths, ci).ok())
+            .as_ref()
+            .is_some_and(|o| o.is_match(rel))
+    }
+
+    /// True when the repo path `rel` is a plan file under `planGlob` (compiled once).
+    pub fn is_plan(&self, rel: &str) -> bool {
+        let glob = self.plan_glob.as_str();
+        // Cheap first: the glob's last segment, when literal, must be the file name.
+        let last = glob.rsplit('/').next().unwrap_or(glob);
+        let name = rel.rsplit('/').next().unwrap_or(rel);
+        if !last.contains(['*', '?', '[', '{']) && !last.eq_ignore_ascii_case(name) {
+            return false;
+        }
+        self.compiled
+            .plans
+            .get_or_init(|| {
+                globset::GlobBuilder::new(glob)
+                    .literal_separator(true)
+                    .case_insensitive(self.case_insensitive())
+                    .build()
+                    .ok()
+                    .map(|g| g.compile_matcher())
+            })
+            .as_ref()
+            .is_some_and(|m| m.is_match(rel))
     }
 
     pub fn heartbeat_stale_ms(&self) -> u64 {

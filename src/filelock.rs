@@ -14,13 +14,17 @@ pub struct FileLock {
     path: PathBuf,
 }
 
+/// Lock files live in the state folders: opened as state writes are (no symbolic link
+/// followed, `crate::atomic::open_for_write`).
 fn open(path: &Path) -> io::Result<File> {
-    OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(path)
+    crate::atomic::open_for_write(
+        path,
+        OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false),
+    )
 }
 
 impl FileLock {

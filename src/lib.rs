@@ -1,6 +1,8 @@
 //! session-lock: let several AI coding sessions share one git working tree without destroying
 //! each other's work. The map of the crate:
 
+#[macro_use]
+pub mod words; // the client's words as types: hook events, tools, permission modes; `string_enum!` (first: its macro is used below)
 pub mod agent; // run-agent: one headless Claude Code turn, its contracts and MCP proxy
 pub mod atomic; // atomic replace, create-if-absent, JSON-lines ledgers with torn-tail repair
 pub mod cli; // the one exit path every binary returns through; shared flags
@@ -10,7 +12,7 @@ pub mod exit; // the exit-code table
 pub mod filelock; // the only place OS file locks are taken
 pub mod git; // git run as a program: the porcelain status of a tree, parsed once
 pub mod globs; // `owns` patterns with `!` exclusions → one matcher
-pub mod hook; // guard's pipeline: payload → decision → output
+pub mod hook; // guard's pipeline: payload → context → checks → one decision → rendered at the door
 pub mod leases; // streams across machines: claims as compare-and-swap leases on the git remote
 pub mod liveness; // pid + start time: is that process still the one we saw?
 pub mod messaging; // send-message: addresses, authorization, limits, ledgers, delivery, wake, bus

@@ -146,6 +146,12 @@ mod platform {
         std::path::Path::new(&format!("/proc/{pid}")).exists()
     }
 
+    /// The value of `key` in `/proc/<pid>/environ`.
+    pub fn env_value(pid: u32, key: &str) -> Option<String> {
+        let env = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
+        super::value_in(env.split(|&b| b == 0), key)
+    }
+
     /// Pids whose `/proc/<pid>/environ` (NUL-separated) holds `entry`.
     pub fn with_env_entry(entry: &[u8]) -> Vec<u32> {
         pids()
@@ -191,6 +197,19 @@ mod platform {
 
     pub fn exists(pid: u32) -> bool {
         stat(pid).is_some()
+    }
+
+    /// The value of `key` in the environment of `pid`, as sysinfo reads it.
+    pub fn env_value(pid: u32, key: &str) -> Option<String> {
+        let mut sys = System::new();
+        let pid = Pid::from_u32(pid);
+        sys.refresh_processes_specifics(
+            ProcessesToUpdate::Some(&[pid]),
+            true,
+            ProcessRefreshKind::nothing().with_environ(sysinfo::UpdateKind::Always),
+        );
+        let p = sys.process(pid)?;
+        super::value_in(p.environ().iter().map(|e| e.as_encoded_bytes()), key)
     }
 
     /// Pids whose environment, as sysinfo reads it, holds `entry`.
@@ -362,6 +381,20 @@ pub fn find_by_env(key: &str, value: &str) -> Option<u32> {
         .min()
 }
 
+/// The value of `key` in the environment `pid` started with; `None` when it has none, or its
+/// environment cannot be read (another user's process, one that is gone).
+pub fn env_value(pid: u32, key: &str) -> Option<String> {
+    platform::env_value(pid, key)
+}
+
+/// The value of `key` among `KEY=value` entries.
+fn value_in<'a>(mut entries: impl Iterator<Item = &'a [u8]>, key: &str) -> Option<String> {
+    entries.find_map(|e| {
+        let rest = e.strip_prefix(key.as_bytes())?.strip_prefix(b"=")?;
+        Some(String::from_utf8_lossy(rest).into_owned())
+    })
+}
+
 /// True while any trace of `pid` is left, a zombie not yet reaped included.
 pub fn exists(pid: u32) -> bool {
     pid != 0 && platform::exists(pid)
@@ -412,6 +445,8 @@ mod tree_tests {
             None,
             "so must the key"
         );
+        assert_eq!(env_value(child.id(), key), Some(tag.clone()));
+        assert_eq!(env_value(child.id(), "SESSION_LOCK_TEST"), None);
         let _ = child.kill();
         let _ = child.wait();
         assert_eq!(find_by_env(key, &tag), None, "a reaped child is not found");

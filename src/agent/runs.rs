@@ -117,7 +117,7 @@ impl Drop for Registration {
 }
 
 fn private_dir(dir: &Path) -> Result<(), RunsError> {
-    std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
+    crate::atomic::create_dirs(dir).map_err(|e| io(dir, e))?;
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;

@@ -2,8 +2,8 @@
 
 use clap::{CommandFactory, Parser, Subcommand};
 use session_lock::cli;
-use session_lock::hook;
-use session_lock::tools::guard::{deadline, doctor, explain, hook_mode, install, log};
+use session_lock::hook::{self, deadline, door};
+use session_lock::tools::guard::{doctor, explain, install, log};
 use std::path::PathBuf;
 
 #[derive(Parser)]
@@ -36,11 +36,13 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Show how the guard reads a command: segments (argv), peeled wrappers, heredocs, and the
-    /// rule it hits or "allow". Rules come from the repo's session-lock/config.json.
+    /// Show how the guard reads a command: segments (argv), peeled wrappers, heredocs, the
+    /// write targets and the lock each hits, the rules it hits, and the verdict: the guard's own
+    /// decision on the command, for a session holding no stream (nothing is written). Rules and
+    /// locks come from the repo.
     #[command(after_help = concat!(
-        "Examples:\n  guard explain 'git checkout -b x && git reset --hard'\n  guard explain --powershell 'Stop-Process -Name electron'\n  guard explain --cwd web 'rm -rf ../dist'\n  guard explain 'git add -A' >/dev/null || echo blocked\n\n",
-        "Exit codes: 0 the verdict is allow; 1 the verdict is block (also a block only while another session works in the tree); 2 bad arguments or a bad session-lock/config.json"
+        "Examples:\n  guard explain 'git checkout -b x && git reset --hard'\n  guard explain --powershell 'Stop-Process -Name electron'\n  guard explain --cwd web 'rm -rf ../dist'\n  guard explain 'git add -A' >/dev/null || echo blocked\n  guard explain --json 'echo hi > src/api/x.ts'\n\n",
+        "Exit codes: 0 the verdict is allow; 1 the verdict is block (the guard's own decision, as the hook would answer a session holding no stream; a shared-tree rule blocks unless the guard can tell no other session works in the tree); 2 bad arguments or a bad session-lock/config.json"
     ))]
     Explain {
         /// The command, as the Bash (or PowerShell) tool would receive it.
@@ -54,6 +56,10 @@ enum Command {
         /// The repo (default: the git top level of the current folder).
         #[arg(long, value_name = "DIR")]
         repo: Option<PathBuf>,
+        /// Print the decision as JSON: {event, verdict: allow|rewrite|deny, rule, stream, path,
+        /// segment, reason, notices}.
+        #[arg(long)]
+        json: bool,
     },
     /// Path-boundary hook of run-agent's restricted runs (read-only review, workspace
     /// single-tool). Allows only Read, Grep and Glob (plus --allow-tool names) on targets that
@@ -153,7 +159,7 @@ fn main() -> std::process::ExitCode {
     std::panic::set_hook(Box::new(|_| {}));
     // The hook itself (no arguments) runs before every tool call: it builds no clap command.
     if std::env::args_os().len() <= 1 {
-        return hook_mode::run(|| Cli::command().render_help().to_string());
+        return door::run(|| Cli::command().render_help().to_string());
     }
     // A run past its deadline re-executes the guard to allow and log it (not a user command).
     if std::env::args_os().len() == 2
@@ -161,27 +167,30 @@ fn main() -> std::process::ExitCode {
             .nth(1)
             .is_some_and(|a| a == deadline::AFTER_DEADLINE)
     {
-        return hook_mode::after_deadline();
+        return door::after_deadline();
     }
     let cli: Cli = cli::parse("guard");
     match cli.command {
-        None => hook_mode::run(|| Cli::command().render_help().to_string()),
+        None => door::run(|| Cli::command().render_help().to_string()),
         Some(Command::Scope { roots, allow_tools }) => {
             let out = hook::scope::hook_mode(hook::scope::Scope { roots, allow_tools });
-            std::process::ExitCode::from(hook_mode::emit(&out) as u8)
+            std::process::ExitCode::from(door::emit(&out) as u8)
         }
         Some(Command::Explain {
             command,
             cwd,
             powershell,
             repo,
-        }) => cli::finish(
+            json,
+        }) => cli::finish_json(
             "guard explain",
+            json,
             explain::run(explain::Args {
                 command: &command,
                 cwd: cwd.as_deref(),
                 powershell,
                 repo: repo.as_deref(),
+                json,
             }),
         ),
         Some(Command::Install {

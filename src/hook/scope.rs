@@ -18,15 +18,16 @@
 //!   every root (or do not resolve); more than [`SCAN_BUDGET`] entries denies (`too-large`).
 
 use crate::config::DecisionForm;
-use crate::hook::{Outcome, Payload};
+use crate::hook::{Client, Decision, Outcome, Payload, Refusal, Rule};
 use crate::paths::lexical::{self, is_drive};
+use crate::words::{HookEvent, Tool};
 use std::collections::HashSet;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// The built-in tools a restricted run may use.
-pub const READ_TOOLS: [&str; 3] = ["Read", "Grep", "Glob"];
+pub const READ_TOOLS: [Tool; 3] = [Tool::Read, Tool::Grep, Tool::Glob];
 /// How many directory entries a symlink scan may visit before it gives up and denies.
 pub const SCAN_BUDGET: usize = 5000;
 /// How long one hook run may take before it denies.
@@ -211,7 +212,7 @@ pub fn scan_for_escaping_symlinks(dir: &Path, roots: &[PathBuf]) -> Result<(), D
 
 fn bad_input(p: &Payload, key: &str) -> Denial {
     Denial::Input {
-        tool: p.tool_name.clone(),
+        tool: p.tool_name.to_string(),
         key: key.to_string(),
     }
 }
@@ -236,20 +237,20 @@ fn optional(p: &Payload, key: &str) -> Result<Option<String>, Denial> {
 
 /// Decides one PreToolUse call.
 pub fn check(p: &Payload, scope: &Scope) -> Result<(), Denial> {
-    if scope.allow_tools.contains(&p.tool_name) {
+    if scope.allow_tools.iter().any(|t| t == p.tool_name.as_str()) {
         return Ok(());
     }
-    if !READ_TOOLS.contains(&p.tool_name.as_str()) {
-        return Err(Denial::Tool(p.tool_name.clone()));
+    if !READ_TOOLS.contains(&p.tool_name) {
+        return Err(Denial::Tool(p.tool_name.to_string()));
     }
     let roots = resolve_roots(&scope.roots)?;
-    let target = match p.tool_name.as_str() {
-        "Read" => required(p, "file_path")?,
+    let target = match p.tool_name {
+        Tool::Read => required(p, "file_path")?,
         _ => optional(p, "path")?.unwrap_or_else(|| p.cwd.clone()),
     };
-    let pattern_key = match p.tool_name.as_str() {
-        "Glob" => Some(("pattern", required(p, "pattern")?)),
-        "Grep" => optional(p, "glob")?.map(|g| ("glob", g)),
+    let pattern_key = match p.tool_name {
+        Tool::Glob => Some(("pattern", required(p, "pattern")?)),
+        Tool::Grep => optional(p, "glob")?.map(|g| ("glob", g)),
         _ => None,
     };
     if let Some((key, pattern)) = pattern_key
@@ -273,8 +274,8 @@ pub fn check(p: &Payload, scope: &Scope) -> Result<(), Denial> {
     Ok(())
 }
 
-/// One hook run on `bytes`: a JSON deny for anything not proven inside the scope.
-pub fn decide(bytes: &[u8], scope: &Scope) -> Outcome {
+/// One hook run on `bytes`: a deny for anything not proven inside the scope.
+pub fn decide(bytes: &[u8], scope: &Scope) -> Decision {
     if bytes.len() > crate::hook::MAX_PAYLOAD {
         return deny(&Denial::Internal("payload too large".into()));
     }
@@ -282,17 +283,20 @@ pub fn decide(bytes: &[u8], scope: &Scope) -> Outcome {
         Ok(p) => p,
         Err(e) => return deny(&Denial::Internal(e)),
     };
-    if !p.event.is_empty() && p.event != "PreToolUse" {
-        return Outcome::allow();
+    if !p.event.is_empty() && p.event != HookEvent::PreToolUse {
+        return Decision::allow(p.event);
     }
     match check(&p, scope) {
-        Ok(()) => Outcome::allow(),
+        Ok(()) => Decision::allow(HookEvent::PreToolUse),
         Err(d) => deny(&d),
     }
 }
 
-fn deny(d: &Denial) -> Outcome {
-    Outcome::deny(&d.to_string(), DecisionForm::Json)
+fn deny(d: &Denial) -> Decision {
+    Decision::deny(
+        HookEvent::PreToolUse,
+        Refusal::new(Rule::Boundary, d.to_string()),
+    )
 }
 
 /// `guard scope`: reads the payload on stdin and decides, denying on its own failure, panic or
@@ -311,12 +315,13 @@ pub fn hook_mode(scope: Scope) -> Outcome {
         .unwrap_or_else(|_| deny(&Denial::Internal("internal error".into())));
         let _ = tx.send(out);
     });
-    rx.recv_timeout(DEADLINE).unwrap_or_else(|_| {
+    let decision = rx.recv_timeout(DEADLINE).unwrap_or_else(|_| {
         deny(&Denial::Internal(format!(
             "no decision within {}s",
             DEADLINE.as_secs()
         )))
-    })
+    });
+    crate::hook::output::render(&decision, Client::ClaudeCode, DecisionForm::Json)
 }
 
 #[cfg(test)]
@@ -671,8 +676,9 @@ mod tests {
             allow_tools: vec![],
         };
         for bad in [&b"not json"[..], b"[1]", b""] {
-            let out = decide(bad, &s);
-            assert!(out.is_block(), "{:?}", String::from_utf8_lossy(bad));
+            let d = decide(bad, &s);
+            assert!(d.is_block(), "{:?}", String::from_utf8_lossy(bad));
+            let out = crate::hook::output::render(&d, Client::ClaudeCode, DecisionForm::Json);
             assert_eq!(out.code, 0);
             let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
             assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny");
@@ -680,6 +686,9 @@ mod tests {
         let bash = json!({"hook_event_name":"PreToolUse","tool_name":"Bash","cwd":"/","tool_input":{"command":"ls"}});
         assert!(decide(bash.to_string().as_bytes(), &s).is_block());
         let other = json!({"hook_event_name":"SessionStart","cwd":"/"});
-        assert_eq!(decide(other.to_string().as_bytes(), &s), Outcome::allow());
+        assert_eq!(
+            decide(other.to_string().as_bytes(), &s),
+            Decision::allow(HookEvent::SessionStart)
+        );
     }
 }

@@ -98,7 +98,7 @@ pub fn lock(
     name: &str,
     wait: std::time::Duration,
 ) -> Option<crate::filelock::FileLock> {
-    std::fs::create_dir_all(dir(layout))
+    crate::atomic::create_dirs(dir(layout))
         .and_then(|()| crate::filelock::FileLock::exclusive_within(&dir(layout).join(name), wait))
         .ok()
         .flatten()
@@ -134,7 +134,7 @@ pub fn clone_id(layout: &crate::state::Layout) -> std::io::Result<String> {
     {
         return Ok(id);
     }
-    std::fs::create_dir_all(dir(layout))?;
+    crate::atomic::create_dirs(dir(layout))?;
     let id = crate::messaging::frame::new_id();
     if !crate::atomic::create_new(&file, id.as_bytes())? {
         // Another process made it first: theirs stands.

@@ -25,61 +25,6 @@
 //! create     start a new session with a message as its first prompt
 //! ```
 
-/// Declares a string-valued enum with an `Other(String)` variant for values this build does not
-/// know: serde reads and writes the exact strings, so a line keeps its bytes.
-macro_rules! string_enum {
-    ($(#[$m:meta])* $name:ident { $($(#[$vm:meta])* $v:ident = $s:literal,)* }) => {
-        $(#[$m])*
-        #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-        pub enum $name {
-            $($(#[$vm])* $v,)*
-            /// A value of another build, kept as it is.
-            Other(String),
-        }
-
-        impl Default for $name {
-            fn default() -> $name {
-                $name::Other(String::new())
-            }
-        }
-
-        impl $name {
-            pub fn as_str(&self) -> &str {
-                match self {
-                    $($name::$v => $s,)*
-                    $name::Other(s) => s,
-                }
-            }
-
-            pub fn parse(s: &str) -> $name {
-                match s {
-                    $($s => $name::$v,)*
-                    other => $name::Other(other.to_string()),
-                }
-            }
-        }
-
-        impl serde::Serialize for $name {
-            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-                s.serialize_str(self.as_str())
-            }
-        }
-
-        impl<'de> serde::Deserialize<'de> for $name {
-            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<$name, D::Error> {
-                let s = <std::borrow::Cow<'de, str> as serde::Deserialize>::deserialize(d)?;
-                Ok($name::parse(&s))
-            }
-        }
-
-        impl std::fmt::Display for $name {
-            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str(self.as_str())
-            }
-        }
-    };
-}
-
 pub mod address;
 pub mod auth;
 #[cfg(unix)]

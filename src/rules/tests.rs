@@ -296,7 +296,7 @@ fn explain_shows_segments_wrappers_heredocs_and_verdict() {
     );
     assert!(
         text.contains(
-            "verdict: block only while another session works in this tree (git.head-change)"
+            "rules: block only while another session works in this tree (git.head-change)"
         ),
         "{text}"
     );
@@ -310,11 +310,11 @@ fn explain_shows_segments_wrappers_heredocs_and_verdict() {
         "{text}"
     );
     assert!(
-        text.contains("verdict: block (build.outside-build-renderer)"),
+        text.contains("rules: block (build.outside-build-renderer)"),
         "{text}"
     );
     let text = explain(&r, "git status", &ctx);
-    assert!(text.ends_with("verdict: allow\n"), "{text}");
+    assert!(text.ends_with("rules: allow\n"), "{text}");
     let text = explain(&r, "", &ctx);
     assert!(text.contains("no commands"), "{text}");
 }

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 /// (`$XDG_STATE_HOME/session-lock`, `~/.local/state/session-lock`, `%LOCALAPPDATA%\session-lock`,
 /// `~/Library/Application Support/session-lock`).
 pub fn state_home() -> Option<PathBuf> {
-    if let Some(v) = std::env::var_os("SESSION_LOCK_HOME").filter(|v| !v.is_empty()) {
+    if let Some(v) = std::env::var_os(crate::atomic::STATE_HOME_VAR).filter(|v| !v.is_empty()) {
         return Some(PathBuf::from(v));
     }
     if cfg!(windows) {

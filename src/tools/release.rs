@@ -111,7 +111,7 @@ fn mark_milestone(
     if all_done {
         let path = layout.milestone_done(milestone);
         let text = json!({"milestone": milestone, "doneAt": time::iso(now)}).to_string();
-        std::fs::create_dir_all(layout.milestones())
+        crate::atomic::create_dirs(layout.milestones())
             .and_then(|()| crate::atomic::write_atomic(&path, text.as_bytes()))
             .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     }

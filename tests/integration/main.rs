@@ -32,6 +32,7 @@
 //!   `doctor` one by one (`tools_agents` for Codex CLI and Gemini CLI); `tools_errors` the failures people read, `tools_progress` and
 //!   `tools_watch` the terminal views, read under tmux (`support::tmux`).
 //! - `guard_log`: the block log through the real guard.
+//! - `state_links`: symbolic links planted in the state folders are never written through.
 //! - `tools_*`: claim, release, status, wait-milestone and `guard install` one by one.
 //! - `exit_codes`: PROTOCOL.md's table against `exit::Code`, each `--help` against its tool's codes.
 //! - `windows`: the Windows build under wine (`scripts/test-windows`): path forms, a stream's
@@ -85,6 +86,7 @@ mod rules_corpus;
 mod run_script;
 mod selftest;
 mod selftest_commands;
+mod state_links;
 mod tools_agents;
 mod tools_claim;
 mod tools_corrupt;

@@ -18,10 +18,8 @@
 //! ```
 
 pub mod agents; // Codex CLI's and Gemini CLI's hook config: what install writes, what doctor checks
-pub mod deadline;
 pub mod doctor;
 pub mod explain;
-pub mod hook_mode;
 pub mod install;
 pub mod log;
 
