@@ -16,13 +16,14 @@
 //!
 //! A notice (something the user must hear once: a corrupt lock, a failed heartbeat) rides along
 //! with any answer: `systemMessage` for the user and, where the client hands it on,
-//! `additionalContext` for the model; in the exit-2 form it joins the reason on stderr.
+//! `additionalContext` for the model (after the event's own context); in the exit-2 form it
+//! joins the reason on stderr.
 
 use super::{Client, Event};
 use crate::config::DecisionForm;
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
-/// What the guard decided, before it is written for a client.
+/// What the guard decided about the call, before it is written for a client.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Answer<'a> {
     /// Let the tool run.
@@ -32,8 +33,6 @@ pub enum Answer<'a> {
     /// Run the tool with this input instead: the whole input for Claude Code and Codex, the keys
     /// to replace for Gemini.
     Rewrite(&'a Value),
-    /// Text for the model (after a tool, at a prompt, at session start).
-    Context(&'a str),
 }
 
 /// An answer as the hook process gives it.
@@ -46,16 +45,17 @@ pub struct Rendered {
     pub code: i32,
 }
 
-/// `answer` to `event` written for `client`, with `notice` (possibly empty) riding along.
-/// `form` is the repo's choice for refusals (`decision` in `session-lock/config.json`).
+/// `answer` to `event` written for `client`, with `context` for the model and `notice`
+/// (possibly empty) riding along. `form` is the repo's choice for refusals (`decision` in
+/// `session-lock/config.json`); a rewrite is always JSON, the exit-2 form cannot carry it.
 pub fn render(
     client: Client,
     event: Event,
     answer: Answer<'_>,
+    context: Option<&str>,
     notice: &str,
     form: DecisionForm,
 ) -> Rendered {
-    let name = event.name_for(client);
     if let (Answer::Deny(reason), DecisionForm::Exit2) = (answer, form) {
         let mut stderr = format!("{reason}\n");
         if !notice.is_empty() {
@@ -68,49 +68,61 @@ pub fn render(
             code: 2,
         };
     }
-    let mut doc = match (client, answer) {
-        (_, Answer::Allow) => json!({}),
-        (Client::Gemini, Answer::Deny(reason)) => json!({"decision": "deny", "reason": reason}),
-        (_, Answer::Deny(reason)) => json!({"hookSpecificOutput": {
-            "hookEventName": name,
-            "permissionDecision": "deny",
-            "permissionDecisionReason": reason,
-        }}),
-        (Client::Gemini, Answer::Rewrite(input)) => json!({"hookSpecificOutput": {
-            "hookEventName": name,
-            "tool_input": input,
-        }}),
-        (_, Answer::Rewrite(input)) => json!({"hookSpecificOutput": {
-            "hookEventName": name,
-            "permissionDecision": "allow",
-            "updatedInput": input,
-        }}),
-        (_, Answer::Context(text)) => json!({"hookSpecificOutput": {
-            "hookEventName": name,
-            "additionalContext": text,
-        }}),
-    };
-    if !notice.is_empty() {
-        doc["systemMessage"] = json!(notice);
-        // Gemini hands no context to its model before a tool; a context answer keeps its own.
-        let gemini_pre_tool = client == Client::Gemini && event == Event::PreTool;
-        let to_model = !gemini_pre_tool && !matches!(answer, Answer::Context(_));
-        if to_model {
-            let specific = doc
-                .as_object_mut()
-                .expect("a JSON object")
-                .entry("hookSpecificOutput")
-                .or_insert_with(|| json!({"hookEventName": name}));
-            specific["additionalContext"] = json!(notice);
+    let name = event.name_for(client);
+    let pre_tool = Event::PreTool.name_for(client);
+    let mut doc = Map::new();
+    let mut specific = Map::new();
+    match (client, answer) {
+        (_, Answer::Allow) => {}
+        (Client::Gemini, Answer::Deny(reason)) => {
+            doc.insert("decision".into(), json!("deny"));
+            doc.insert("reason".into(), json!(reason));
+        }
+        (_, Answer::Deny(reason)) => {
+            specific.insert("hookEventName".into(), json!(pre_tool));
+            specific.insert("permissionDecision".into(), json!("deny"));
+            specific.insert("permissionDecisionReason".into(), json!(reason));
+        }
+        (Client::Gemini, Answer::Rewrite(input)) => {
+            specific.insert("hookEventName".into(), json!(pre_tool));
+            specific.insert("tool_input".into(), input.clone());
+        }
+        (client, Answer::Rewrite(input)) => {
+            specific.insert("hookEventName".into(), json!(pre_tool));
+            // Claude Code without a decision: its own permission rules still apply to the new
+            // input. Codex takes a rewrite only with `allow`.
+            if client == Client::Codex {
+                specific.insert("permissionDecision".into(), json!("allow"));
+            }
+            specific.insert("updatedInput".into(), input.clone());
         }
     }
-    let stdout = if doc == json!({}) {
-        String::new()
-    } else {
-        doc.to_string()
+    if !notice.is_empty() {
+        doc.insert("systemMessage".into(), json!(notice));
+    }
+    let context = match (context, notice.is_empty()) {
+        (Some(c), true) => Some(c.to_string()),
+        (Some(c), false) => Some(format!("{c}\n{notice}")),
+        (None, false) => Some(notice.to_string()),
+        (None, true) => None,
     };
+    // Gemini hands no context to its model before a tool (the notice still reaches the user).
+    let to_model = !(client == Client::Gemini && event == Event::PreTool);
+    if let Some(text) = context.filter(|_| to_model) {
+        specific
+            .entry("hookEventName")
+            .or_insert_with(|| json!(name));
+        specific.insert("additionalContext".into(), json!(text));
+    }
+    if !specific.is_empty() {
+        doc.insert("hookSpecificOutput".into(), Value::Object(specific));
+    }
     Rendered {
-        stdout,
+        stdout: if doc.is_empty() {
+            String::new()
+        } else {
+            Value::Object(doc).to_string()
+        },
         stderr: String::new(),
         code: 0,
     }
@@ -138,17 +150,15 @@ mod tests {
         serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{e}: {:?}", r.stdout))
     }
 
+    fn pre(client: Client, answer: Answer<'_>, notice: &str, form: DecisionForm) -> Rendered {
+        render(client, Event::PreTool, answer, None, notice, form)
+    }
+
     #[test]
     fn a_deny_each_client_honours() {
         let reason = "session-lock: target.txt is owned by stream 'alpha'";
         for client in [Client::Claude, Client::Codex] {
-            let r = render(
-                client,
-                Event::PreTool,
-                Answer::Deny(reason),
-                "",
-                DecisionForm::Json,
-            );
+            let r = pre(client, Answer::Deny(reason), "", DecisionForm::Json);
             assert_eq!((r.code, r.stderr.as_str()), (0, ""));
             assert_eq!(
                 doc(&r),
@@ -159,27 +169,13 @@ mod tests {
             assert!(is_refusal(client, &r));
             assert!(!is_refusal(Client::Gemini, &r), "Gemini ignores this form");
         }
-        let r = render(
-            Client::Gemini,
-            Event::PreTool,
-            Answer::Deny(reason),
-            "",
-            DecisionForm::Json,
-        );
+        let r = pre(Client::Gemini, Answer::Deny(reason), "", DecisionForm::Json);
         assert_eq!(doc(&r), json!({"decision": "deny", "reason": reason}));
         assert!(is_refusal(Client::Gemini, &r));
         for client in super::super::ALL {
-            let r = render(
-                client,
-                Event::PreTool,
-                Answer::Deny(reason),
-                "",
-                DecisionForm::Exit2,
-            );
-            assert_eq!(
-                (r.code, r.stdout.as_str(), r.stderr.as_str()),
-                (2, "", &*format!("{reason}\n"))
-            );
+            let r = pre(client, Answer::Deny(reason), "", DecisionForm::Exit2);
+            let expected = format!("{reason}\n");
+            assert_eq!((r.code, r.stdout.as_str(), r.stderr.as_str()), (2, "", &*expected));
             assert!(is_refusal(client, &r));
         }
     }
@@ -187,35 +183,23 @@ mod tests {
     #[test]
     fn allow_is_silent_and_a_rewrite_is_the_clients_own_form() {
         for client in super::super::ALL {
-            let r = render(
-                client,
-                Event::PreTool,
-                Answer::Allow,
-                "",
-                DecisionForm::Json,
-            );
+            let r = pre(client, Answer::Allow, "", DecisionForm::Json);
             assert_eq!(r, Rendered::default());
             assert!(!is_refusal(client, &r));
         }
         let input = json!({"command": "bwrap … -- sh -c 'make'"});
-        let r = render(
-            Client::Codex,
-            Event::PreTool,
-            Answer::Rewrite(&input),
-            "",
-            DecisionForm::Json,
-        );
+        let r = pre(Client::Codex, Answer::Rewrite(&input), "", DecisionForm::Exit2);
         assert_eq!(
             doc(&r)["hookSpecificOutput"],
             json!({"hookEventName": "PreToolUse", "permissionDecision": "allow", "updatedInput": input})
         );
-        let r = render(
-            Client::Gemini,
-            Event::PreTool,
-            Answer::Rewrite(&input),
-            "",
-            DecisionForm::Json,
+        let r = pre(Client::Claude, Answer::Rewrite(&input), "", DecisionForm::Json);
+        assert_eq!(
+            doc(&r)["hookSpecificOutput"],
+            json!({"hookEventName": "PreToolUse", "updatedInput": input}),
+            "Claude Code's own permission rules still apply"
         );
+        let r = pre(Client::Gemini, Answer::Rewrite(&input), "", DecisionForm::Json);
         assert_eq!(
             doc(&r),
             json!({"hookSpecificOutput": {"hookEventName": "BeforeTool", "tool_input": input}})
@@ -228,7 +212,8 @@ mod tests {
         let r = render(
             Client::Gemini,
             Event::PostTool,
-            Answer::Context("2 messages"),
+            Answer::Allow,
+            Some("2 messages"),
             "",
             DecisionForm::Json,
         );
@@ -239,46 +224,30 @@ mod tests {
         let r = render(
             Client::Claude,
             Event::Prompt,
-            Answer::Context("m"),
+            Answer::Allow,
+            Some("m"),
             "lock corrupt",
             DecisionForm::Json,
         );
         assert_eq!(
             doc(&r),
             json!({"systemMessage": "lock corrupt",
-                   "hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": "m"}})
+                   "hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": "m\nlock corrupt"}})
         );
-        let r = render(
-            Client::Codex,
-            Event::PreTool,
-            Answer::Allow,
-            "lock corrupt",
-            DecisionForm::Json,
-        );
+        let r = pre(Client::Codex, Answer::Allow, "lock corrupt", DecisionForm::Json);
         assert_eq!(
             doc(&r),
             json!({"systemMessage": "lock corrupt",
                    "hookSpecificOutput": {"hookEventName": "PreToolUse", "additionalContext": "lock corrupt"}})
         );
         assert!(!is_refusal(Client::Codex, &r));
-        let r = render(
-            Client::Gemini,
-            Event::PreTool,
-            Answer::Deny("no"),
-            "lock corrupt",
-            DecisionForm::Json,
-        );
+        let r = pre(Client::Gemini, Answer::Deny("no"), "lock corrupt", DecisionForm::Json);
         assert_eq!(
             doc(&r),
-            json!({"decision": "deny", "reason": "no", "systemMessage": "lock corrupt"})
+            json!({"decision": "deny", "reason": "no", "systemMessage": "lock corrupt"}),
+            "no context before a tool: Gemini would not hand it on"
         );
-        let r = render(
-            Client::Claude,
-            Event::PreTool,
-            Answer::Deny("no"),
-            "n",
-            DecisionForm::Exit2,
-        );
+        let r = pre(Client::Claude, Answer::Deny("no"), "n", DecisionForm::Exit2);
         assert_eq!((r.code, r.stderr.as_str()), (2, "no\nn\n"));
     }
 }

@@ -5,7 +5,8 @@
 
 use super::context::Env;
 use super::deadline::{self, PAYLOAD};
-use super::output::{Client, Outcome, render};
+use super::output::{Outcome, render};
+use crate::clients::Client;
 use super::{Decision, decide};
 use crate::config::DecisionForm;
 use std::io::{IsTerminal, Read, Write};
@@ -71,7 +72,7 @@ pub fn after_deadline() -> std::process::ExitCode {
 
 /// Renders `decision` for the client, writes it, logs it; the process's exit code.
 fn answer(decision: &Decision, form: DecisionForm) -> i32 {
-    let code = emit(&render(decision, Client::ClaudeCode, form));
+    let code = emit(&render(decision, Client::Claude, form));
     record(decision);
     code
 }

@@ -23,7 +23,8 @@ pub mod session; // the session's registry entry, heartbeats and what it must he
 pub mod targets; // the files a call writes, and the facts the write checks decide from
 
 pub use decision::{Checked, Decision, Refusal, Rule, Verdict};
-pub use output::{Client, Outcome};
+pub use crate::clients::Client;
+pub use output::Outcome;
 pub use payload::Payload;
 
 /// The largest payload the guard reads and checks whole; the binary drains the rest of a larger
@@ -41,7 +42,7 @@ pub const CRASH_SWITCH: &str = "SESSION_LOCK_GUARD_CRASH";
 /// Runs the hook on one payload and renders its answer for Claude Code.
 pub fn run(bytes: &[u8], env: &Env) -> Outcome {
     let (decision, form) = decide(bytes, env);
-    output::render(&decision, Client::ClaudeCode, form)
+    output::render(&decision, Client::Claude, form)
 }
 
 /// The answer to one payload, and the decision form the repo's config asks for. Never panics
