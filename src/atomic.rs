@@ -61,7 +61,7 @@ fn through_link(path: &Path, link: &Path) -> io::Error {
 /// Refuses a write to `path` (a file, or with `dir` a folder to create) when a folder of its
 /// state path is a symbolic link. Folders not made yet end the check: nothing below them can
 /// be a link.
-fn check_state_path(path: &Path, dir: bool) -> io::Result<()> {
+pub(crate) fn check_state_path(path: &Path, dir: bool) -> io::Result<()> {
     let last = if dir { path } else { parent_of(path) };
     let Some((root, inclusive)) = state_root(last) else {
         return Ok(());
@@ -233,9 +233,13 @@ pub fn create_new(path: &Path, bytes: &[u8]) -> io::Result<bool> {
 }
 
 /// Appends one line (a `\n` is added) to an append-only ledger; with `sync`, the data is on disk
-/// when this returns. Callers serialize appends with a file lock when several writers exist.
+/// when this returns. A new ledger is private to its owner, whatever the umask. Callers serialize appends with a file lock when several writers exist.
 pub fn append_line(path: &Path, line: &str, sync: bool) -> io::Result<()> {
-    let mut file = open_for_write(path, OpenOptions::new().create(true).append(true))?;
+    let mut options = OpenOptions::new();
+    options.create(true).append(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, crate::private::FILE_MODE);
+    let mut file = open_for_write(path, &mut options)?;
     let mut buf = Vec::with_capacity(line.len() + 1);
     buf.extend_from_slice(line.as_bytes());
     buf.push(b'\n');

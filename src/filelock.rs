@@ -15,16 +15,14 @@ pub struct FileLock {
 }
 
 /// Lock files live in the state folders: opened as state writes are (no symbolic link
-/// followed, `crate::atomic::open_for_write`).
+/// followed, `crate::atomic::open_for_write`), and created private to their owner whatever the
+/// umask.
 fn open(path: &Path) -> io::Result<File> {
-    crate::atomic::open_for_write(
-        path,
-        OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false),
-    )
+    let mut options = OpenOptions::new();
+    options.read(true).write(true).create(true).truncate(false);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, crate::private::FILE_MODE);
+    crate::atomic::open_for_write(path, &mut options)
 }
 
 impl FileLock {

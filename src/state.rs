@@ -151,6 +151,15 @@ impl Held {
         !self.done && self.age_ms(now) < stale_ms
     }
 
+    /// Where this lock stands in the earlier-claim rule: of the live locks owning one path, the
+    /// smallest key keeps it (claimed first; ties by stream name; an unreadable time is latest).
+    pub fn claim_order(&self) -> (u64, &str) {
+        (
+            crate::time::parse_iso(&self.record.claimed_at).unwrap_or(u64::MAX),
+            &self.record.stream,
+        )
+    }
+
     pub fn state(&self, now: u64, stale_ms: u64) -> StreamState {
         if self.done {
             StreamState::Done

@@ -454,7 +454,7 @@ fn end_leftovers(cli: u32, run: &str, spared: &[(u32, String)], keep_background:
     loop {
         let others = active().clone();
         let table = liveness::process_table();
-        let run_of = |pid: u32| liveness::env_value(pid, RUN_VAR);
+        let run_of = |pid: u32| liveness::env_var(pid, RUN_VAR);
         let mut left = turn_leftovers(
             &table,
             me,
@@ -632,29 +632,25 @@ mod tests {
         ];
         let spared = vec![(600, "s100".to_string())];
         let no_tags = |_: u32| None;
-        let left: Vec<u32> = turn_leftovers(
-            &table,
-            100,
-            (200, "100.1"),
-            Some(100),
-            (&spared, &[200, 500]),
-            &no_tags,
-        )
-        .iter()
-        .map(|d| d.0)
-        .collect();
-        assert_eq!(left, vec![300, 301, 302]);
+        let left_of =
+            |spared: &[(u32, String)], tags: &dyn Fn(u32) -> Option<String>| -> Vec<u32> {
+                turn_leftovers(
+                    &table,
+                    100,
+                    (200, "100.1"),
+                    Some(100),
+                    (spared, &[200, 500]),
+                    tags,
+                )
+                .iter()
+                .map(|d| d.0)
+                .collect()
+            };
+        assert_eq!(left_of(&spared, &no_tags), vec![300, 301, 302]);
         // A spared pid whose start time changed is a new process (pid reuse): not spared.
         let reused = vec![(600, "other".to_string())];
-        let left = turn_leftovers(
-            &table,
-            100,
-            (200, "100.1"),
-            Some(100),
-            (&reused, &[200, 500]),
-            &no_tags,
-        );
-        assert!(left.iter().any(|d| d.0 == 600) && left.iter().any(|d| d.0 == 601));
+        let left = left_of(&reused, &no_tags);
+        assert!(left.contains(&600) && left.contains(&601));
         // What names another run is that run's (kept, or its own to end); what names this run
         // or a run nested in it is this turn's.
         let tags = |pid: u32| match pid {
@@ -663,17 +659,7 @@ mod tests {
             300 => Some("100.10".to_string()),
             _ => None,
         };
-        let left: Vec<u32> = turn_leftovers(
-            &table,
-            100,
-            (200, "100.1"),
-            Some(100),
-            (&spared, &[200, 500]),
-            &tags,
-        )
-        .iter()
-        .map(|d| d.0)
-        .collect();
+        let left = left_of(&spared, &tags);
         assert_eq!(left, vec![302]);
     }
 

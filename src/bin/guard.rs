@@ -74,14 +74,18 @@ enum Command {
     },
     /// Wire the guard into a repo: hook entries in each client's project config (Claude Code's
     /// .claude/settings.json, Codex CLI's .codex/hooks.json, Gemini CLI's .gemini/settings.json;
-    /// others' entries kept), the .gitignore lines, session-lock/PROTOCOL.md and the hook
-    /// launcher session-lock/guard-hook. Running it twice changes nothing. Commit what it wrote:
-    /// the launcher finds the guard on every machine that has the suite, and blocks (saying so)
-    /// on one that has not. Codex and Gemini run a project's hooks only once it is trusted:
-    /// `guard doctor` checks that and says how.
+    /// others' entries kept), the messaging server in .mcp.json, its approval and the status line
+    /// in .claude/settings.local.json (the status line only when no settings file has one), the
+    /// .gitignore lines, session-lock/PROTOCOL.md and the launcher session-lock/guard-hook. JSON
+    /// files are edited in place: a diff shows only the added block, modes are kept. Running it
+    /// twice changes nothing. It says which release checks `release` will run. Commit what it
+    /// wrote (not settings.local.json, which is yours and git-ignored): the launcher finds the
+    /// suite on every machine that has it, and blocks (saying so) on one that has not. Codex and
+    /// Gemini run a project's hooks only once it is trusted: `guard doctor` checks that and says
+    /// how.
     #[command(after_help = concat!(
-        "Examples:\n  guard install                 the git top level of the current folder: Claude Code, and Codex / Gemini when on PATH\n  guard install ~/proj\n  guard install --agent codex --agent gemini\n  guard install --timeout 20 --json\n\n",
-        "Exit codes: 0 wired (or already wired); 1 a file could not be read or written; 2 REPO is not a git top level, an --agent is unknown, or a client's config is not a JSON object with a hooks object (nothing changed)"
+        "Examples:\n  guard install                 the git top level of the current folder: Claude Code, and Codex / Gemini when on PATH\n  guard install ~/proj\n  guard install --agent codex --agent gemini\n  guard install --no-statusline\n  guard install --timeout 20 --json\n\n",
+        "Exit codes: 0 wired (or already wired); 1 a file could not be read or written; 2 REPO is not a git top level, an --agent is unknown, or a settings file is not valid JSON of the expected shape (nothing changed)"
     ))]
     Install {
         /// The repo to wire: a git top level (default: the one of the current folder).
@@ -97,13 +101,17 @@ enum Command {
         /// every other supported client whose program is on PATH.
         #[arg(long = "agent", value_name = "CLIENT", value_parser = parse_agent)]
         agents: Vec<session_lock::clients::Client>,
+        /// Do not add the status line (and take ours out if an earlier install added it).
+        #[arg(long)]
+        no_statusline: bool,
         /// Print what changed as JSON.
         #[arg(long)]
         json: bool,
     },
-    /// Remove exactly what install added: the guard's hook entries, the .gitignore lines, and
-    /// PROTOCOL.md and the launcher unless they were edited. On the machine that installed,
-    /// the files come back byte for byte.
+    /// Remove exactly what install added: the guard's hook entries, the MCP server, its
+    /// approval and our status line, the .gitignore lines, and PROTOCOL.md and the launcher
+    /// unless they were edited. On the machine that installed, the files come back byte for
+    /// byte; on a repo that was never wired nothing changes.
     #[command(after_help = concat!(
         "Examples:\n  guard uninstall\n  guard uninstall ~/proj --json\n\n",
         "Exit codes: 0 removed (or nothing to remove); 1 a file could not be read or written; 2 REPO is not a git top level, or .claude/settings.json is not valid (nothing changed)"
@@ -169,6 +177,14 @@ fn main() -> std::process::ExitCode {
     {
         return door::after_deadline();
     }
+    // The floor runs before every floored shell command: no clap command is built either.
+    if std::env::args_os().nth(1).is_some_and(|a| a == "floor") {
+        let words: Vec<String> = std::env::args_os()
+            .skip(2)
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        return std::process::ExitCode::from(session_lock::floor::run::main(&words));
+    }
     let cli: Cli = cli::parse("guard");
     match cli.command {
         None => door::run(|| Cli::command().render_help().to_string()),
@@ -198,11 +214,21 @@ fn main() -> std::process::ExitCode {
             guard,
             timeout,
             agents,
+            no_statusline,
             json,
         }) => cli::finish_json(
             "guard install",
             json,
-            install::run_install(repo.as_deref(), guard.as_deref(), timeout, &agents, json),
+            install::run_install(
+                repo.as_deref(),
+                &install::Options {
+                    guard: guard.as_deref(),
+                    timeout_s: timeout,
+                    statusline: !no_statusline,
+                    agents: &agents,
+                },
+                json,
+            ),
         ),
         Some(Command::Uninstall { repo, json }) => cli::finish_json(
             "guard uninstall",

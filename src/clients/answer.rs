@@ -175,7 +175,10 @@ mod tests {
         for client in super::super::ALL {
             let r = pre(client, Answer::Deny(reason), "", DecisionForm::Exit2);
             let expected = format!("{reason}\n");
-            assert_eq!((r.code, r.stdout.as_str(), r.stderr.as_str()), (2, "", &*expected));
+            assert_eq!(
+                (r.code, r.stdout.as_str(), r.stderr.as_str()),
+                (2, "", &*expected)
+            );
             assert!(is_refusal(client, &r));
         }
     }
@@ -188,18 +191,33 @@ mod tests {
             assert!(!is_refusal(client, &r));
         }
         let input = json!({"command": "bwrap … -- sh -c 'make'"});
-        let r = pre(Client::Codex, Answer::Rewrite(&input), "", DecisionForm::Exit2);
+        let r = pre(
+            Client::Codex,
+            Answer::Rewrite(&input),
+            "",
+            DecisionForm::Exit2,
+        );
         assert_eq!(
             doc(&r)["hookSpecificOutput"],
             json!({"hookEventName": "PreToolUse", "permissionDecision": "allow", "updatedInput": input})
         );
-        let r = pre(Client::Claude, Answer::Rewrite(&input), "", DecisionForm::Json);
+        let r = pre(
+            Client::Claude,
+            Answer::Rewrite(&input),
+            "",
+            DecisionForm::Json,
+        );
         assert_eq!(
             doc(&r)["hookSpecificOutput"],
             json!({"hookEventName": "PreToolUse", "updatedInput": input}),
             "Claude Code's own permission rules still apply"
         );
-        let r = pre(Client::Gemini, Answer::Rewrite(&input), "", DecisionForm::Json);
+        let r = pre(
+            Client::Gemini,
+            Answer::Rewrite(&input),
+            "",
+            DecisionForm::Json,
+        );
         assert_eq!(
             doc(&r),
             json!({"hookSpecificOutput": {"hookEventName": "BeforeTool", "tool_input": input}})
@@ -234,14 +252,24 @@ mod tests {
             json!({"systemMessage": "lock corrupt",
                    "hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": "m\nlock corrupt"}})
         );
-        let r = pre(Client::Codex, Answer::Allow, "lock corrupt", DecisionForm::Json);
+        let r = pre(
+            Client::Codex,
+            Answer::Allow,
+            "lock corrupt",
+            DecisionForm::Json,
+        );
         assert_eq!(
             doc(&r),
             json!({"systemMessage": "lock corrupt",
                    "hookSpecificOutput": {"hookEventName": "PreToolUse", "additionalContext": "lock corrupt"}})
         );
         assert!(!is_refusal(Client::Codex, &r));
-        let r = pre(Client::Gemini, Answer::Deny("no"), "lock corrupt", DecisionForm::Json);
+        let r = pre(
+            Client::Gemini,
+            Answer::Deny("no"),
+            "lock corrupt",
+            DecisionForm::Json,
+        );
         assert_eq!(
             doc(&r),
             json!({"decision": "deny", "reason": "no", "systemMessage": "lock corrupt"}),

@@ -100,7 +100,25 @@ pub fn record(payload: &[u8], decision: &Decision) -> std::io::Result<()> {
         None => stream_of(&layout, &session),
     };
     let entry = entry_for(kind, decision, &p, &session, stream);
-    append(&layout, &entry)
+    if let Err(e) = append(&layout, &entry) {
+        // The decision is out already; said on stderr once per session (the notices file lives
+        // in the state home, off the full disk), so lost lines are not lost silently.
+        let home = crate::sessions::state_home();
+        let notice = super::notices::Notice::new(
+            "block-log-unwritable",
+            format!(
+                "the block log {} cannot be written ({e}); denies are not logged (guard log, status) until it can be (guard doctor checks the folder)",
+                layout.dir.join(FILE).display()
+            ),
+        );
+        for fresh in super::notices::unseen(home.as_deref(), &session, vec![notice]) {
+            let _ = std::io::Write::write_fmt(
+                &mut std::io::stderr(),
+                format_args!("session-lock: {}\n", fresh.text),
+            );
+        }
+    }
+    Ok(())
 }
 
 fn kind_of(decision: &Decision) -> Option<Kind> {

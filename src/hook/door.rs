@@ -6,8 +6,8 @@
 use super::context::Env;
 use super::deadline::{self, PAYLOAD};
 use super::output::{Outcome, render};
-use crate::clients::Client;
 use super::{Decision, decide};
+use crate::clients::Client;
 use crate::config::DecisionForm;
 use std::io::{IsTerminal, Read, Write};
 

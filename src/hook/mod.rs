@@ -22,8 +22,8 @@ pub mod script_files; // the text of scripts a command runs, for the analysis
 pub mod session; // the session's registry entry, heartbeats and what it must hear about them
 pub mod targets; // the files a call writes, and the facts the write checks decide from
 
-pub use decision::{Checked, Decision, Refusal, Rule, Verdict};
 pub use crate::clients::Client;
+pub use decision::{Checked, Decision, Refusal, Rule, Verdict};
 pub use output::Outcome;
 pub use payload::Payload;
 

@@ -63,15 +63,6 @@ pub fn unseen(home: Option<&Path>, session_id: &str, notices: Vec<Notice>) -> Ve
     fresh
 }
 
-/// The notices as one message.
-pub fn text(notices: &[Notice]) -> String {
-    notices
-        .iter()
-        .map(|n| format!("session-lock: {}", n.text))
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

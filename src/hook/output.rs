@@ -58,6 +58,8 @@ pub fn render(decision: &Decision, client: Client, form: DecisionForm) -> Outcom
 mod tests {
     use super::*;
     use crate::hook::decision::{Refusal, Rule};
+    use crate::words::HookEvent;
+    use serde_json::{Value, json};
 
     fn deny(reason: &str) -> Decision {
         Decision::deny(HookEvent::PreToolUse, Refusal::new(Rule::Ownership, reason))

@@ -88,11 +88,7 @@ impl Facts {
         if live.is_empty() {
             return None;
         }
-        let owner = rel.as_deref().and_then(|r| {
-            let refs: Vec<&Held> = live.iter().collect();
-            let h = owner_of(r, &refs, ci)?;
-            live.iter().position(|l| std::ptr::eq(l, h))
-        });
+        let owner = rel.as_deref().and_then(|r| owner_of(r, &live, ci));
         let mine = owner.is_some_and(|i| live[i].record.session_id == p.session_id);
         Some(Facts {
             rel,
@@ -388,12 +384,16 @@ fn claimed_ms(h: &Held) -> u64 {
 /// Who keeps `rel` among `live` locks: of the locks whose `owns` match, the earliest claim (ties
 /// by stream name). A later claim cannot take a path an earlier live one owns, so a stream cannot
 /// widen itself over another's files. A pure function over lock records, whatever their source.
-pub fn owner_of<'a>(rel: &str, live: &[&'a Held], case_insensitive: bool) -> Option<&'a Held> {
+/// Returns its index in `live`.
+pub fn owner_of(rel: &str, live: &[Held], case_insensitive: bool) -> Option<usize> {
     live.iter()
-        .filter(|h| !crate::globs::cannot_match(&h.record.owns, rel, case_insensitive))
-        .filter(|h| Owns::new(&h.record.owns, case_insensitive).is_ok_and(|o| o.is_match(rel)))
-        .min_by(|a, b| (claimed_ms(a), &a.record.stream).cmp(&(claimed_ms(b), &b.record.stream)))
-        .copied()
+        .enumerate()
+        .filter(|(_, h)| !crate::globs::cannot_match(&h.record.owns, rel, case_insensitive))
+        .filter(|(_, h)| Owns::new(&h.record.owns, case_insensitive).is_ok_and(|o| o.is_match(rel)))
+        .min_by(|(_, a), (_, b)| {
+            (claimed_ms(a), &a.record.stream).cmp(&(claimed_ms(b), &b.record.stream))
+        })
+        .map(|(i, _)| i)
 }
 
 /// A repo-relative path that both the target (a pattern, and everything below it for a

@@ -104,26 +104,15 @@ pub fn lock(
         .flatten()
 }
 
-/// This machine's name as leases show it: `SESSION_LOCK_HOST`, else the OS host name.
+/// This machine's name as leases show it: `SESSION_LOCK_HOST`, else
+/// [`crate::platform::host_name`].
 pub fn host() -> String {
     if let Ok(h) = std::env::var("SESSION_LOCK_HOST")
         && !h.trim().is_empty()
     {
         return h.trim().to_string();
     }
-    for var in ["HOSTNAME", "COMPUTERNAME"] {
-        if let Ok(h) = std::env::var(var)
-            && !h.trim().is_empty()
-        {
-            return h.trim().to_string();
-        }
-    }
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .or_else(|_| std::fs::read_to_string("/etc/hostname"))
-        .map(|h| h.trim().to_string())
-        .ok()
-        .filter(|h| !h.is_empty())
-        .unwrap_or_else(|| "unknown".into())
+    crate::platform::host_name()
 }
 
 /// This clone's id: random, made once, kept in `.leases/clone-id`.

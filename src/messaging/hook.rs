@@ -10,11 +10,11 @@
 //! next call, or by any later command), like every other route. One accepted by a process of
 //! the session that stopped before that is handed over again by the next process.
 
+use super::delivery::{content_of, needs_write, start_of};
 use super::directory;
 use super::frame::{self, Mode};
 use super::ledger::{self, Entry, Ledger, Op, Record, State, Via};
 use super::progress::{Seen, seen_all};
-use super::send::{content_of, needs_write, start_of};
 use crate::config::Config;
 use crate::time;
 use crate::words::{HookEvent, PermissionMode};
@@ -50,7 +50,7 @@ fn notice_due(home: &Path, session: &str, held: &[String]) -> bool {
         return false;
     }
     if let Some(dir) = path.parent() {
-        let _ = std::fs::create_dir_all(dir);
+        let _ = crate::private::create_dirs(dir);
     }
     let text = serde_json::to_string(held).unwrap_or_default();
     let _ = crate::atomic::write_atomic(&path, text.as_bytes());
@@ -84,6 +84,9 @@ pub fn hook_context(p: &HookInput, config: &Config) -> Option<String> {
     let home = p.home?;
     let inbound = Ledger::existing_inbound(home, p.session_id)?;
     let cfg = &config.messaging;
+    // The write lock first (the socket route decides and records under it too), then the
+    // ledger's: a message is handed over here or written to the socket, never both.
+    let _writing = inbound.write_lock_within(Duration::from_secs(2)).ok()??;
     let lock = inbound.lock_within(Duration::from_secs(2)).ok()??;
     let mut updates = super::hold::sweep_locked(&inbound, &lock, cfg, 0).unwrap_or_default();
     let entries = inbound.entries_since(u64::MAX).ok()?;

@@ -5,41 +5,10 @@ use super::args::{
     expand_braces, glob_match, has_url_path, json_unescaped, mentions_id, names_program,
     percent_decoded,
 };
-use super::{Env, Rules, View};
+use super::{Env, Found, Rules, View};
 use crate::shell::Word;
 use crate::shell::pm::PmCall;
 use crate::shell::word::{base_lower, win_switch};
-
-const HTTP_CLIENTS: &[&str] = &[
-    "curl",
-    "wget",
-    "http",
-    "https",
-    "xh",
-    "xhs",
-    "httpie",
-    "invoke-webrequest",
-    "iwr",
-    "invoke-restmethod",
-    "irm",
-    "aria2c",
-];
-
-/// Programs whose first operand is a script file they run.
-const INTERPRETERS: &[&str] = &[
-    "node", "nodejs", "bun", "deno", "python", "python3", "py", "tsx", "ts-node", "cscript",
-    "wscript", "perl", "ruby",
-];
-
-const KILLERS: &[&str] = &[
-    "kill",
-    "pkill",
-    "killall",
-    "skill",
-    "tskill",
-    "stop-process",
-    "spps",
-];
 
 fn stem(base: &str) -> &str {
     match base.bytes().rposition(|b| b == b'.') {
@@ -95,7 +64,7 @@ pub(super) fn restart(r: &Rules, v: &View, _env: &Env) -> Option<String> {
     if r.is_restart_script(&v.base) {
         return Some(format!("runs the app launcher `{}`", v.base));
     }
-    if INTERPRETERS.contains(&&*v.name)
+    if v.prog.is_some_and(|p| p.runs_file)
         && let Some(s) = script_operand(v.args)
     {
         let b = base_lower(&s.text);
@@ -123,7 +92,7 @@ pub(super) fn restart(r: &Rules, v: &View, _env: &Env) -> Option<String> {
     {
         return Some(format!("kills the app process `{app}`"));
     }
-    if KILLERS.contains(&&*v.name) || (v.ps && v.name == "kill") {
+    if v.prog.is_some_and(|p| p.kills) {
         if let Some(app) = r.app_named_in(v.args) {
             return Some(format!("kills the app process `{app}`"));
         }
@@ -256,7 +225,7 @@ fn piped_app<'r>(r: &'r Rules, v: &View) -> Option<&'r str> {
 }
 
 /// `app.emit-over-running`
-pub(super) fn emit(r: &Rules, v: &View, _env: &Env) -> Option<String> {
+pub(super) fn emit(r: &Rules, v: &View, _env: &Env) -> Option<Found> {
     let args: &[Word] = if v.name == "tsc" {
         v.args
     } else {
@@ -303,12 +272,52 @@ pub(super) fn emit(r: &Rules, v: &View, _env: &Env) -> Option<String> {
         .into_iter()
         .chain(built)
         .find(|p| r.emit_projects.contains(&base_lower(p)))?;
-    Some(format!("emits `{p}` without --noEmit"))
+    Some(
+        Found::from(format!("emits `{p}` without --noEmit")).instead(format!(
+            "typecheck with `tsc --noEmit -p {p}`; its output is rebuilt by the restart at the end of the round"
+        )),
+    )
+}
+
+/// Package scripts that start the app or a dev server rather than build it (the part before a
+/// `:`): they are caught by `buildScripts` too, but their harm and alternative are not a build's.
+const STARTS_APP: [&str; 5] = ["dev", "start", "serve", "preview", "headless"];
+
+/// Programs that package the app (from dist/ and dist-electron/) rather than build the renderer.
+fn packages_app(program: &str) -> bool {
+    ["builder", "packager", "forge"]
+        .iter()
+        .any(|w| program.ends_with(w))
+}
+
+/// What a build command found is, and what to run instead.
+fn build_found(detail: String, command: &str, program: &str) -> Found {
+    if packages_app(program) {
+        return Found::from(detail)
+            .because("it packages the app from the output folders other sessions build into")
+            .instead("leave packaging to the end of the round, after every stream is released and the app is rebuilt");
+    }
+    Found::from(detail).instead(format!(
+        "run it through the build lock: `build-renderer` runs the configured build, `build-renderer -- {command}` this one"
+    ))
+}
+
+/// A package script's hit: a start is not a build.
+fn script_found(detail: String, pm: &str, name: &str) -> Found {
+    let base = name.split(':').next().unwrap_or(name).to_ascii_lowercase();
+    if STARTS_APP.contains(&base.as_str()) {
+        return Found::from(detail)
+            .because("it starts a second copy of the app (or its dev server) beside the one every session works in, and they fight over its ports, its user data and the bridge")
+            .instead("the app is already running: check renderer changes with `build-renderer` and a window reload, plugin backends with `reload-plugin <id>`; starting or restarting the app waits for the end of the round");
+    }
+    Found::from(detail).instead(format!(
+        "`build-renderer -- {pm} run {name}`, which waits its turn for the build lock"
+    ))
 }
 
 /// `build.outside-build-renderer`
-pub(super) fn build(r: &Rules, v: &View, _env: &Env) -> Option<String> {
-    let runs = |head: &str, args: &[Word]| -> Option<String> {
+pub(super) fn build(r: &Rules, v: &View, _env: &Env) -> Option<Found> {
+    let runs = |head: &str, args: &[Word]| -> Option<Found> {
         r.build_commands
             .iter()
             .find(|cmd| {
@@ -317,7 +326,14 @@ pub(super) fn build(r: &Rules, v: &View, _env: &Env) -> Option<String> {
                         .iter()
                         .all(|sub| args.iter().any(|w| w.text.eq_ignore_ascii_case(sub)))
             })
-            .map(|cmd| format!("runs `{}` outside build-renderer", cmd.join(" ")))
+            .map(|cmd| {
+                let command = cmd.join(" ");
+                build_found(
+                    format!("runs `{command}` outside build-renderer"),
+                    &command,
+                    &cmd[0],
+                )
+            })
     };
     if let Some(d) = runs(&v.name, v.args) {
         return Some(d);
@@ -325,14 +341,18 @@ pub(super) fn build(r: &Rules, v: &View, _env: &Env) -> Option<String> {
     match v.pm.as_ref()? {
         PmCall::Script { pm, name, args } => {
             if r.is_build_script(name) {
-                return Some(format!("runs the `{name}` package script ({pm})"));
+                return Some(script_found(
+                    format!("runs the `{name}` package script ({pm})"),
+                    pm,
+                    name,
+                ));
             }
             runs(&name.to_ascii_lowercase(), &v.argv[*args..])
         }
         PmCall::Scripts(names) => names
             .iter()
             .find(|n| r.is_build_script(n))
-            .map(|n| format!("runs the `{n}` package script")),
+            .map(|n| script_found(format!("runs the `{n}` package script"), "npm", n)),
         PmCall::Exec { .. } => None,
     }
 }
@@ -361,7 +381,7 @@ const MAX_URL_GLOB: usize = 32;
 
 /// The HTTP path in `paths` that an HTTP client segment calls.
 fn calls_path<'r>(v: &View, paths: &'r [String]) -> Option<&'r str> {
-    if !HTTP_CLIENTS.contains(&&*v.name) {
+    if !v.prog.is_some_and(|p| p.http) {
         return None;
     }
     let urls = url_args(v);

@@ -14,6 +14,7 @@ use super::args::{Opts, expand_braces, glob_match};
 use super::{At, Base, Env, Rules, View};
 use crate::paths::lexical::{Anchor, Place, anchor, is_temp, place};
 use crate::shell::Word;
+use crate::shell::programs::Writes;
 use crate::shell::word::{command_name, win_switch};
 use crate::shell::writes::cmd_switch;
 
@@ -184,18 +185,9 @@ pub(super) fn rm_app_output(r: &Rules, v: &View, env: &Env) -> Option<String> {
     let name = &*v.name;
     let deleter = matches!(
         name,
-        "rm" | "rmdir"
-            | "rd"
-            | "del"
-            | "erase"
-            | "rimraf"
-            | "del-cli"
-            | "trash"
-            | "find"
-            | "rsync"
-            | "remove-item"
-            | "ri"
-    ) || v.git.as_ref().is_some_and(|(sub, _)| sub == "clean");
+        "rm" | "rmdir" | "rd" | "del" | "erase" | "find" | "rsync" | "remove-item" | "ri"
+    ) || v.prog.is_some_and(|p| p.writes == Some(Writes::DeleteTree))
+        || v.git.as_ref().is_some_and(|(sub, _)| sub == "clean");
     if !deleter {
         return None;
     }
@@ -228,7 +220,7 @@ pub(super) fn rm_app_output(r: &Rules, v: &View, env: &Env) -> Option<String> {
                 }
                 r.first_hit(env, at, v.args.iter().filter(|w| !switch(w)))
             }
-            "rimraf" | "del-cli" | "trash" => {
+            _ if v.prog.is_some_and(|p| p.writes == Some(Writes::DeleteTree)) => {
                 r.first_hit(env, at, v.args.iter().filter(|w| !w.text.starts_with('-')))
             }
             "find" => find_delete(r, v, env, at),

@@ -4,9 +4,10 @@
 
 use super::Dialect;
 use super::files::{MAX_FILES, Reader as FileReader, scripts as file_scripts};
-use super::heredoc::{BodyKind, Heredoc, Reader, classify, is_shell, reader_kind};
+use super::heredoc::{BodyKind, Heredoc, Reader, classify, reader_kind};
 use super::interp::{self, Lang};
 use super::lexer::{Arena, MAX_DEPTH, Op, Redirect, SubKind, Tok, lex};
+use super::programs::{self, Stdin, Wrap};
 use super::segment::{Analysis, DirStep, MAX_SEGMENTS, Origin, Segment, Source, XARGS_INPUT};
 use super::vars::Vars;
 use super::word::{Word, command_name, split_plain};
@@ -154,16 +155,10 @@ fn stdin_shell(p: &Peel) -> Option<Dialect> {
     if p.shell_c {
         return None;
     }
-    let name = command_name(&p.argv[0].text);
-    let source_stdin = matches!(&*name, "source" | ".") && reader_kind(&p.argv) == Reader::Shell;
-    if !is_shell(&name) && !source_stdin {
-        return None;
-    }
-    Some(match &*name {
-        "pwsh" | "powershell" => Dialect::PowerShell,
-        "cmd" => Dialect::Cmd,
-        _ => Dialect::Posix,
-    })
+    let prog = programs::get(&command_name(&p.argv[0].text))?;
+    let source_stdin =
+        matches!(prog.wrap, Some(Wrap::Source)) && reader_kind(&p.argv) == Reader::Shell;
+    (prog.stdin == Stdin::Shell || source_stdin).then(|| prog.stdin_dialect())
 }
 
 pub(crate) struct Builder<'r> {
@@ -753,11 +748,11 @@ impl Builder<'_> {
             h.why = why;
             match kind {
                 BodyKind::Script => {
-                    let d = match seg.argv.first().map(|w| command_name(&w.text)).as_deref() {
-                        Some("pwsh" | "powershell") => Dialect::PowerShell,
-                        Some("cmd") => Dialect::Cmd,
-                        _ => Dialect::Posix,
-                    };
+                    let d = seg
+                        .argv
+                        .first()
+                        .and_then(|w| programs::get(&command_name(&w.text)))
+                        .map_or(Dialect::Posix, |p| p.stdin_dialect());
                     scripts.push((h.body.clone(), d));
                 }
                 BodyKind::Arguments => xargs_input.extend(split_plain(&h.body, MAX_XARGS_WORDS)),

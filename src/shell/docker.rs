@@ -10,6 +10,7 @@
 //! (`--network host`, `--net=host`, `--pid host`) reaches the host's running app (its
 //! bridge on localhost, its processes), whatever it mounts: [`Container::host_app`].
 
+use super::programs::{self, COMPOSE_OPTS, Container as Kind, Grammar};
 use super::word::{Word, command_name};
 
 /// The container part of a docker command line.
@@ -52,26 +53,21 @@ const RUN_SHORT_VALUE: &str = "aechlmpuvw";
 /// Parse `argv` when its head is docker/podman/docker-compose; `None` otherwise or when
 /// the subcommand runs nothing in a container.
 pub fn container(argv: &[Word]) -> Option<Container> {
-    let head = command_name(&argv.first()?.text);
-    let mut i = 1;
-    let compose = match &*head {
-        "docker" | "podman" => {
-            i = skip_global(argv, i);
+    let prog = programs::get(&command_name(&argv.first()?.text))?;
+    let mut i = skip_options(argv, 1, prog.opts);
+    let compose = match prog.container? {
+        Kind::Engine => {
             if argv.get(i).is_some_and(|w| w.text == "container") {
                 i += 1;
             }
             if argv.get(i).is_some_and(|w| w.text == "compose") {
-                i = skip_compose(argv, i + 1);
+                i = skip_options(argv, i + 1, COMPOSE_OPTS);
                 true
             } else {
                 false
             }
         }
-        "docker-compose" | "podman-compose" => {
-            i = skip_compose(argv, i);
-            true
-        }
-        _ => return None,
+        Kind::Compose => true,
     };
     let verb = argv.get(i)?.text.as_str();
     let verb: &'static str = match (compose, verb) {
@@ -100,51 +96,17 @@ pub fn container(argv: &[Word]) -> Option<Container> {
     })
 }
 
-fn skip_global(argv: &[Word], i: usize) -> usize {
-    const VALUE: &[&str] = &[
-        "-H",
-        "--host",
-        "-c",
-        "--context",
-        "--config",
-        "-l",
-        "--log-level",
-        "--tlscacert",
-        "--tlscert",
-        "--tlskey",
-        "--url",
-        "--connection",
-    ];
-    skip_options(argv, i, VALUE)
-}
-
 /// Past the options from `i` on: each word starting with `-`, and the value after those
-/// in `value`.
-fn skip_options(argv: &[Word], mut i: usize, value: &[&str]) -> usize {
+/// that take one by `g`.
+fn skip_options(argv: &[Word], mut i: usize, g: Grammar) -> usize {
     while let Some(w) = argv.get(i) {
         let t = w.text.as_str();
         if !t.starts_with('-') {
             break;
         }
-        i += if value.contains(&t) { 2 } else { 1 };
+        i += if g.takes_value(t) { 2 } else { 1 };
     }
     i
-}
-
-fn skip_compose(argv: &[Word], i: usize) -> usize {
-    const VALUE: &[&str] = &[
-        "-f",
-        "--file",
-        "-p",
-        "--project-name",
-        "--env-file",
-        "--profile",
-        "--project-directory",
-        "--ansi",
-        "--progress",
-        "--parallel",
-    ];
-    skip_options(argv, i, VALUE)
 }
 
 struct Opts {

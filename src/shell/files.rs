@@ -9,6 +9,7 @@
 
 use super::DirStep;
 use super::pm::{PmCall, pm_call};
+use super::programs;
 use super::word::{Word, command_name};
 
 /// Most files one analysis reads.
@@ -73,12 +74,10 @@ pub(crate) fn scripts(
         }
         return out;
     }
-    let by_shell = wrappers.last().is_some_and(|w| {
-        matches!(
-            w.as_str(),
-            "bash" | "sh" | "zsh" | "dash" | "ksh" | "mksh" | "ash" | "source"
-        )
-    });
+    let by_shell = wrappers
+        .last()
+        .and_then(|w| programs::get(w))
+        .is_some_and(|p| p.shell_file);
     let path_like = head.text.contains('/');
     if !(by_shell || path_like) {
         return Vec::new();
@@ -105,9 +104,9 @@ fn shell_text(text: &str) -> bool {
     match text.strip_prefix("#!") {
         Some(rest) => {
             let line = rest.lines().next().unwrap_or_default();
-            ["sh", "bash", "zsh", "dash", "ksh"]
-                .iter()
-                .any(|s| line.split([' ', '/']).any(|w| w == *s))
+            line.split([' ', '/'])
+                .filter_map(programs::get)
+                .any(|p| p.shell == Some(super::Dialect::Posix))
         }
         None => true,
     }
@@ -177,6 +176,23 @@ mod tests {
                 .iter()
                 .any(|h| h.contains("rm"))
         );
+    }
+
+    #[test]
+    fn every_posix_shell_of_the_program_table_runs_script_files() {
+        // `fish` was a shell to the heredoc and wrapper lists but not to this one, and a
+        // `fish`, `mksh` or `ash` shebang did not make a file shell text.
+        let r = fake(vec![
+            ("clean", "rm -rf dist\n"),
+            ("x", "#!/usr/bin/env fish\nrm -rf dist\n"),
+            ("y", "#!/bin/mksh\ngit stash\n"),
+        ]);
+        assert!(heads("fish clean", &r).contains(&"rm -rf dist".into()));
+        assert!(heads("mksh clean", &r).contains(&"rm -rf dist".into()));
+        assert!(heads("./x", &r).contains(&"rm -rf dist".into()));
+        assert!(heads("./y", &r).contains(&"git stash".into()));
+        // A program that is not a shell does not run its operand as shell.
+        assert!(!heads("cat clean", &r).contains(&"rm -rf dist".into()));
     }
 
     #[test]

@@ -15,6 +15,7 @@
 //! and `xargs` turns the body into [`BodyKind::Arguments`] of its command.
 
 use super::lexer::{Lexer, Pending, Tok};
+use super::programs::{self, Stdin, Wrap};
 use super::word::{Word, command_name};
 
 /// What a heredoc body is to the analysis.
@@ -168,199 +169,35 @@ pub enum Reader {
     Unknown,
 }
 
-/// A shell that runs commands it reads on stdin.
-pub(crate) fn is_shell(name: &str) -> bool {
-    matches!(
-        name,
-        "bash"
-            | "sh"
-            | "zsh"
-            | "dash"
-            | "ksh"
-            | "mksh"
-            | "ash"
-            | "fish"
-            | "busybox"
-            | "pwsh"
-            | "powershell"
-            | "cmd"
-            | "ssh"
-            | "su"
-            | "wsl"
-    )
-}
-
-/// An interpreter of another language that may read its program from stdin.
-pub(crate) fn is_interpreter(name: &str) -> bool {
-    matches!(
-        name,
-        "python"
-            | "python2"
-            | "python3"
-            | "py"
-            | "node"
-            | "nodejs"
-            | "deno"
-            | "bun"
-            | "ruby"
-            | "perl"
-            | "php"
-            | "lua"
-            | "luajit"
-            | "rscript"
-            | "osascript"
-            | "tclsh"
-            | "julia"
-            | "tsx"
-            | "ts-node"
-    )
-}
-
-/// A program that treats stdin as data.
-pub(crate) fn is_inert(name: &str) -> bool {
-    matches!(
-        name,
-        ":" | "true"
-            | "false"
-            | "cat"
-            | "tac"
-            | "tee"
-            | "head"
-            | "tail"
-            | "wc"
-            | "sort"
-            | "uniq"
-            | "grep"
-            | "egrep"
-            | "fgrep"
-            | "rg"
-            | "ag"
-            | "ack"
-            | "sed"
-            | "awk"
-            | "gawk"
-            | "mawk"
-            | "nawk"
-            | "jq"
-            | "yq"
-            | "diff"
-            | "cmp"
-            | "comm"
-            | "patch"
-            | "git"
-            | "gh"
-            | "glab"
-            | "hub"
-            | "base64"
-            | "base32"
-            | "xxd"
-            | "od"
-            | "hexdump"
-            | "tr"
-            | "cut"
-            | "column"
-            | "fold"
-            | "fmt"
-            | "nl"
-            | "paste"
-            | "less"
-            | "more"
-            | "read"
-            | "readarray"
-            | "mapfile"
-            | "echo"
-            | "printf"
-            | "dd"
-            | "gzip"
-            | "gunzip"
-            | "zcat"
-            | "bzip2"
-            | "xz"
-            | "zstd"
-            | "tar"
-            | "gpg"
-            | "openssl"
-            | "sha256sum"
-            | "sha1sum"
-            | "sha512sum"
-            | "md5sum"
-            | "cksum"
-            | "b2sum"
-            | "curl"
-            | "wget"
-            | "http"
-            | "https"
-            | "xh"
-            | "iconv"
-            | "dos2unix"
-            | "unix2dos"
-            | "strings"
-            | "file"
-            | "envsubst"
-            | "wl-copy"
-            | "xclip"
-            | "xsel"
-            | "pbcopy"
-            | "clip"
-            | "mail"
-            | "mailx"
-            | "sendmail"
-            | "sqlite3"
-            | "psql"
-            | "mysql"
-            | "mariadb"
-            | "sponge"
-            | "expand"
-            | "unexpand"
-            | "rev"
-            | "shuf"
-            | "split"
-            | "csplit"
-            | "pr"
-            | "join"
-            | "pandoc"
-            | "tsort"
-            | "xmllint"
-            | "ts"
-            | "pv"
-            | "shellcheck"
-            | "shfmt"
-            | "checkbashisms"
-            | "bashate"
-    )
-}
-
-/// Classify the program `argv` as a stdin reader.
+/// Classify the program `argv` as a stdin reader (its row of the program table).
 pub fn reader_kind(argv: &[Word]) -> Reader {
     let Some(head) = argv.first() else {
         return Reader::Inert;
     };
-    let name = command_name(&head.text);
-    let name = &*name;
-    if name == "source" || name == "." {
+    let Some(prog) = programs::get(&command_name(&head.text)) else {
+        return Reader::Unknown;
+    };
+    if matches!(prog.wrap, Some(Wrap::Source)) {
         return match argv.get(1).map(|w| w.text.as_str()) {
             Some("/dev/stdin" | "-") => Reader::Shell,
             _ => Reader::Inert,
         };
     }
-    if is_shell(name) {
+    match prog.stdin {
         // `bash -n` parses and runs nothing.
-        if argv[1..]
-            .iter()
-            .take_while(|w| w.text.starts_with('-'))
-            .any(|w| !w.text.starts_with("--") && w.text[1..].contains('n'))
+        Stdin::Shell
+            if argv[1..]
+                .iter()
+                .take_while(|w| w.text.starts_with('-'))
+                .any(|w| !w.text.starts_with("--") && w.text[1..].contains('n')) =>
         {
-            return Reader::Inert;
+            Reader::Inert
         }
-        return Reader::Shell;
+        Stdin::Shell => Reader::Shell,
+        Stdin::Program => interpreter_kind(&argv[1..]),
+        Stdin::Inert => Reader::Inert,
+        Stdin::Unknown => Reader::Unknown,
     }
-    if is_interpreter(name) {
-        return interpreter_kind(&argv[1..]);
-    }
-    if is_inert(name) {
-        return Reader::Inert;
-    }
-    Reader::Unknown
 }
 
 /// An interpreter reads its program from stdin unless it got code (`-c`, `-e`, `-m`) or a

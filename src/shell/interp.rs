@@ -45,22 +45,7 @@ pub const MAX_EFFECTS: usize = 64;
 const MAX_CALLS: usize = 512;
 pub(super) const MAX_CALL_TOKENS: usize = 2048;
 
-/// The language of an interpreter.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Lang {
-    /// `python`, `python3`, `py`, `pypy3`.
-    Python,
-    /// `node`, `deno`, `bun`.
-    Js,
-    /// `perl`.
-    Perl,
-    /// `ruby`.
-    Ruby,
-    /// `php`.
-    Php,
-    /// `awk`, `gawk`, `mawk`, `nawk`.
-    Awk,
-}
+pub use super::programs::Lang;
 
 /// What a program asks for, as shell.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -73,28 +58,12 @@ pub struct Effects {
 
 /// How explanations name a program's source (`python -c`).
 pub fn via(lang: Lang) -> &'static str {
-    match lang {
-        Lang::Python => "python -c",
-        Lang::Js => "node -e",
-        Lang::Perl => "perl -e",
-        Lang::Ruby => "ruby -e",
-        Lang::Php => "php -r",
-        Lang::Awk => "awk",
-    }
+    lang.code_flags().via
 }
 
 /// The language of the interpreter `name` (a [`command_name`]).
 pub fn lang_of(name: &str) -> Option<Lang> {
-    Some(match name {
-        "python" | "python2" | "python3" | "py" | "pypy" | "pypy3" => Lang::Python,
-        n if n.starts_with("python3.") => Lang::Python,
-        "node" | "nodejs" | "deno" | "bun" => Lang::Js,
-        "perl" => Lang::Perl,
-        "ruby" => Lang::Ruby,
-        "php" => Lang::Php,
-        "awk" | "gawk" | "mawk" | "nawk" => Lang::Awk,
-        _ => return None,
-    })
+    super::programs::get(name)?.lang
 }
 
 /// The program an interpreter command line carries inline, and its language; `None`
@@ -113,28 +82,10 @@ pub fn inline_program(argv: &[Word]) -> Option<(Lang, String)> {
                 .clone()
         }
         (Lang::Awk, _) => awk_program(args)?,
-        (Lang::Python, _) => flag_code(args, &["-c"], &["-m", "-W", "-X", "-Q"], "IbBdEhiOqsSuvx")?,
-        (Lang::Js, _) => flag_code(
-            args,
-            &["-e", "--eval", "-p", "--print", "-pe"],
-            &[
-                "-r",
-                "--require",
-                "--import",
-                "--loader",
-                "--env-file",
-                "--title",
-            ],
-            "",
-        )?,
-        (Lang::Perl, _) => flag_code(
-            args,
-            &["-e", "-E"],
-            &["-I", "-M", "-m", "-x"],
-            "lnpaswWtTcU0i",
-        )?,
-        (Lang::Ruby, _) => flag_code(args, &["-e"], &["-r", "-I", "-C", "-E", "-F"], "nplawsvdU")?,
-        (Lang::Php, _) => flag_code(args, &["-r"], &["-d", "-c", "-z"], "nqH")?,
+        _ => {
+            let f = lang.code_flags();
+            flag_code(args, f.code, f.value, f.bundle)?
+        }
     };
     Some((lang, code))
 }

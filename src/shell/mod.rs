@@ -30,6 +30,14 @@
 //! Not modelled: `--%` stop-parsing, splatting, pipeline-bound parameters beyond the
 //! previous stage, and variables holding commands.
 //!
+//! Knowledge about programs lives in one table (`programs.rs`, like ripgrep's file types):
+//! which program is a shell, an interpreter (and its language), a wrapper (and how its
+//! options are skipped), a writer (and which operands it writes), a package runner, a
+//! container engine, a multicall binary, an HTTP client or a process killer. The heredoc
+//! classifier, the wrapper peeler, the interpreter and script-file readers, the write targets
+//! and the rules all ask it; adding a program is one row. It is a sorted static slice
+//! searched by bisection: nothing is built per call.
+//!
 //! Decisions:
 //! - Heredocs (see `heredoc.rs`): a body is inert only for a known inert reader, not
 //!   piped into a shell, without a live substitution and closed; anything else is
@@ -75,6 +83,7 @@ pub mod interp;
 pub mod lexer;
 pub mod opts;
 pub mod pm;
+pub mod programs;
 mod quote;
 mod quote_win;
 pub mod segment;

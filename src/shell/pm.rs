@@ -6,6 +6,7 @@
 //! A package spec with a version (`vite@5`, `@scope/cli@^2`, `npm:vite@5`) runs the
 //! package's command: [`package_bin`].
 
+use super::programs::{self, EXEC_OPTS, Grammar, Pm};
 use super::word::{Word, command_name};
 
 /// What a package-manager command line runs.
@@ -31,39 +32,34 @@ pub enum PmCall {
     },
 }
 
-const NPM_VALUE: &[&str] = &[
-    "--prefix",
-    "-w",
-    "--workspace",
-    "--loglevel",
-    "--registry",
-    "--cache",
-    "--userconfig",
-    "--globalconfig",
-    "--script-shell",
-];
-const PNPM_VALUE: &[&str] = &[
-    "-C",
-    "--dir",
-    "--filter",
-    "-F",
-    "--reporter",
-    "--workspace-concurrency",
-    "--changed-files-ignore-pattern",
-    "--test-pattern",
-];
-const YARN_VALUE: &[&str] = &["--cwd", "--mutex", "--modules-folder", "--cache-folder"];
-const DENO_VALUE: &[&str] = &[
-    "-c",
-    "--config",
-    "--import-map",
-    "--lock",
-    "--cert",
-    "--location",
-    "--seed",
-    "--env-file",
-];
-const EXEC_VALUE: &[&str] = &["-p", "--package", "--call", "-c", "--node-options"];
+/// `deno run`'s options that take a value.
+const DENO_RUN: Grammar = Grammar {
+    short: "c",
+    long: &[
+        "config",
+        "import-map",
+        "lock",
+        "cert",
+        "location",
+        "seed",
+        "env-file",
+    ],
+};
+/// `deno task`'s and `bun`'s own options that take a value.
+const CWD_CONFIG: Grammar = Grammar {
+    short: "c",
+    long: &["cwd", "config"],
+};
+/// `bun run`'s.
+const BUN_RUN: Grammar = Grammar {
+    short: "F",
+    long: &["cwd", "filter"],
+};
+/// `yarn workspaces foreach`'s.
+const YARN_FOREACH: Grammar = Grammar {
+    short: "j",
+    long: &["include", "exclude", "jobs", "from", "since"],
+};
 
 const YARN_BUILTIN: &[&str] = &[
     "add",
@@ -201,8 +197,8 @@ const BUN_BUILTIN: &[&str] = &[
 ];
 
 /// Index of the first word of `args[from..]` that is not an option, skipping the values of
-/// `with_value` options.
-fn skip_options(argv: &[Word], from: usize, with_value: &[&str]) -> usize {
+/// the options that take one by `g` (spelled whole: `-w x`, `--workspace x`).
+fn skip_options(argv: &[Word], from: usize, g: Grammar) -> usize {
     let mut i = from;
     while let Some(w) = argv.get(i) {
         let t = w.text.as_str();
@@ -212,7 +208,7 @@ fn skip_options(argv: &[Word], from: usize, with_value: &[&str]) -> usize {
         if t == "--" {
             return i + 1;
         }
-        i += if with_value.contains(&t) { 2 } else { 1 };
+        i += if g.takes_value(t) { 2 } else { 1 };
     }
     argv.len()
 }
@@ -248,7 +244,7 @@ fn exec_at(argv: &[Word], from: usize) -> Option<PmCall> {
         if !t.starts_with('-') || t == "-" {
             break;
         }
-        i += if EXEC_VALUE.contains(&t) { 2 } else { 1 };
+        i += if EXEC_OPTS.takes_value(t) { 2 } else { 1 };
     }
     let start = i.min(argv.len());
     if call.is_none() && start >= argv.len() {
@@ -299,23 +295,24 @@ pub fn package_bin(spec: &str) -> Option<String> {
 /// What `argv` runs when its head is a package manager; `None` for anything else
 /// (installs, listings, other tools).
 pub fn pm_call(argv: &[Word]) -> Option<PmCall> {
-    let head = command_name(&argv.first()?.text);
-    match &*head {
-        "npx" | "pnpx" | "bunx" => exec_at(argv, 1),
-        "npm" => npm(argv),
-        "pnpm" => pnpm(argv, 1),
-        "yarn" => yarn(argv, 1),
-        "bun" => bun(argv),
-        "deno" => {
-            let i = skip_options(argv, 1, &[]);
+    let prog = programs::get(&command_name(&argv.first()?.text))?;
+    let g = prog.opts;
+    match prog.pm? {
+        Pm::Npx | Pm::Bunx => exec_at(argv, 1),
+        Pm::Npm => npm(argv, g),
+        Pm::Pnpm => pnpm(argv, 1, g),
+        Pm::Yarn => yarn(argv, 1, g),
+        Pm::Bun => bun(argv, g),
+        Pm::Deno => {
+            let i = skip_options(argv, 1, g);
             match argv.get(i).map(|w| w.text.as_str()) {
                 Some("task") => {
-                    let j = skip_options(argv, i + 1, &["--cwd", "-c", "--config"]);
+                    let j = skip_options(argv, i + 1, CWD_CONFIG);
                     argv.get(j).and_then(|w| script("deno", &w.text, j + 1))
                 }
                 // `deno run -A npm:vite@5 build` runs the package's command.
                 Some("run" | "x") => {
-                    let j = skip_options(argv, i + 1, DENO_VALUE);
+                    let j = skip_options(argv, i + 1, DENO_RUN);
                     argv.get(j)
                         .filter(|w| w.text.starts_with("npm:"))
                         .map(|_| PmCall::Exec {
@@ -326,9 +323,8 @@ pub fn pm_call(argv: &[Word]) -> Option<PmCall> {
                 _ => None,
             }
         }
-        "turbo" | "lerna" | "nx" => monorepo(argv, &head),
-        "npm-run-all" | "run-s" | "run-p" | "npm-run-all2" => {
-            let value = ["--npm-path", "--max-parallel", "--print-label", "-l"];
+        Pm::Monorepo => monorepo(argv, prog.name, g),
+        Pm::RunAll => {
             let mut names = Vec::new();
             let mut i = 1;
             while let Some(w) = argv.get(i) {
@@ -337,11 +333,7 @@ pub fn pm_call(argv: &[Word]) -> Option<PmCall> {
                     break;
                 }
                 if t.starts_with('-') {
-                    i += if value.contains(&t) && t != "-l" {
-                        2
-                    } else {
-                        1
-                    };
+                    i += if g.takes_value(t) { 2 } else { 1 };
                     continue;
                 }
                 names.push(t.to_string());
@@ -349,33 +341,12 @@ pub fn pm_call(argv: &[Word]) -> Option<PmCall> {
             }
             Some(PmCall::Scripts(names))
         }
-        _ => None,
     }
 }
 
 /// Task runners over workspace scripts: `turbo run build`, `lerna run build`,
 /// `nx build app`, `nx run app:build`, `nx run-many -t build,lint`.
-fn monorepo(argv: &[Word], head: &str) -> Option<PmCall> {
-    let value = [
-        "--filter",
-        "-F",
-        "--concurrency",
-        "--cache-dir",
-        "--output-logs",
-        "--log-order",
-        "--scope",
-        "--ignore",
-        "--cwd",
-        "--env-mode",
-        "--log-prefix",
-        "--projects",
-        "-p",
-        "--exclude",
-        "--configuration",
-        "-c",
-        "--base",
-        "--head",
-    ];
+fn monorepo(argv: &[Word], head: &str, g: Grammar) -> Option<PmCall> {
     let mut names = Vec::new();
     let mut targets = Vec::new();
     let mut i = 1;
@@ -395,7 +366,7 @@ fn monorepo(argv: &[Word], head: &str) -> Option<PmCall> {
             }
             i += 1;
         } else if t.starts_with('-') {
-            if value.contains(&t) {
+            if g.takes_value(t) {
                 i += 1;
             }
         } else {
@@ -470,12 +441,12 @@ fn monorepo(argv: &[Word], head: &str) -> Option<PmCall> {
     }
 }
 
-fn npm(argv: &[Word]) -> Option<PmCall> {
-    let i = skip_options(argv, 1, NPM_VALUE);
+fn npm(argv: &[Word], g: Grammar) -> Option<PmCall> {
+    let i = skip_options(argv, 1, g);
     let sub = argv.get(i)?.text.as_str();
     match sub {
         "run" | "run-script" | "rum" | "urn" => {
-            let j = skip_options(argv, i + 1, NPM_VALUE);
+            let j = skip_options(argv, i + 1, g);
             argv.get(j).and_then(|w| script("npm", &w.text, j + 1))
         }
         "start" | "restart" => script("npm", "start", i + 1),
@@ -486,44 +457,36 @@ fn npm(argv: &[Word]) -> Option<PmCall> {
     }
 }
 
-fn pnpm(argv: &[Word], from: usize) -> Option<PmCall> {
-    let i = skip_options(argv, from, PNPM_VALUE);
+fn pnpm(argv: &[Word], from: usize, g: Grammar) -> Option<PmCall> {
+    let i = skip_options(argv, from, g);
     let sub = argv.get(i)?.text.as_str();
     match sub {
         "run" | "run-script" => {
-            let j = skip_options(argv, i + 1, PNPM_VALUE);
+            let j = skip_options(argv, i + 1, g);
             argv.get(j).and_then(|w| script("pnpm", &w.text, j + 1))
         }
         "exec" | "dlx" => exec_at(argv, i + 1),
         "start" => script("pnpm", "start", i + 1),
         "test" | "t" => script("pnpm", "test", i + 1),
-        "recursive" | "multi" | "m" => pnpm(argv, i + 1),
+        "recursive" | "multi" | "m" => pnpm(argv, i + 1, g),
         s if PNPM_BUILTIN.contains(&s) => None,
         s => script("pnpm", s, i + 1),
     }
 }
 
-fn yarn(argv: &[Word], from: usize) -> Option<PmCall> {
-    let i = skip_options(argv, from, YARN_VALUE);
+fn yarn(argv: &[Word], from: usize, g: Grammar) -> Option<PmCall> {
+    let i = skip_options(argv, from, g);
     let sub = argv.get(i)?.text.as_str();
     match sub {
         "run" => {
-            let j = skip_options(argv, i + 1, YARN_VALUE);
+            let j = skip_options(argv, i + 1, g);
             argv.get(j).and_then(|w| script("yarn", &w.text, j + 1))
         }
         "exec" | "dlx" => exec_at(argv, i + 1),
-        "workspace" => yarn(argv, i + 2),
+        "workspace" => yarn(argv, i + 2, g),
         "workspaces" => {
             if argv.get(i + 1).is_some_and(|w| w.text == "foreach") {
-                let value = [
-                    "--include",
-                    "--exclude",
-                    "-j",
-                    "--jobs",
-                    "--from",
-                    "--since",
-                ];
-                let j = skip_options(argv, i + 2, &value);
+                let j = skip_options(argv, i + 2, YARN_FOREACH);
                 yarn_rest(argv, j)
             } else {
                 None
@@ -545,12 +508,12 @@ fn yarn_rest(argv: &[Word], j: usize) -> Option<PmCall> {
     }
 }
 
-fn bun(argv: &[Word]) -> Option<PmCall> {
-    let i = skip_options(argv, 1, &["--cwd", "-c", "--config"]);
+fn bun(argv: &[Word], g: Grammar) -> Option<PmCall> {
+    let i = skip_options(argv, 1, g);
     let sub = argv.get(i)?.text.as_str();
     match sub {
         "run" => {
-            let j = skip_options(argv, i + 1, &["--cwd", "--filter", "-F"]);
+            let j = skip_options(argv, i + 1, BUN_RUN);
             let name = argv.get(j)?.text.as_str();
             if is_file_like(name) {
                 return None;

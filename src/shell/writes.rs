@@ -6,10 +6,10 @@
 //! [`Word::glob`]), the command that writes it, and its [`Reach`]: a file, or a tree
 //! (`rm -r dir`, `mv dir …`, a pathspec) that holds every path below it.
 //!
-//! Commands are a table ([`SPECS`]): which option letters take a value, and which
-//! operands are written. Forms covered:
+//! Which commands write which operands is the program table's (`programs.rs`): a row's
+//! [`Writes`](super::programs::Writes) form and its option grammar. Forms covered:
 //! - redirections `>`, `>>`, `>|`, `&>`, `&>>`, `<>`, `N>` (not `>&N` duplications);
-//! - `tee`, `rm`/`unlink`/`shred`/`rmdir`, `truncate`, `touch`, `sed -i`, `perl -i`,
+//! - `tee`, `rm`/`unlink`/`shred`/`rmdir`, `rimraf`/`del-cli`/`trash` (a whole tree), `truncate`, `touch`, `sed -i`, `perl -i`,
 //!   `cp`/`install`/`rsync`/`ln` destinations (the destination itself and the file a
 //!   source lands as inside it), `mv` destinations and sources, `dd of=`, `patch`;
 //! - git: `checkout [<tree-ish>] -- <pathspec>`, `restore`, `rm`, `mv`, `stash push
@@ -27,6 +27,7 @@
 
 use super::Dialect;
 use super::opts::Opts;
+use super::programs::{self, Program, Writes as Form};
 use super::segment::{Analysis, Segment};
 use super::word::{Word, basename, command_name};
 
@@ -51,120 +52,6 @@ pub struct WriteTarget {
     /// A file or a whole tree.
     pub reach: Reach,
 }
-
-/// Which operands of a command are written.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Form {
-    /// Every operand.
-    All,
-    /// Every operand; a tree when a recursive flag is given.
-    Delete,
-    /// The last operand (or `-t DIR`) receives the others.
-    Dest,
-    /// Like [`Form::Dest`], and the sources are removed.
-    Move,
-    /// Files edited in place when `-i` is given; the first operand is the script unless
-    /// `-e`/`-f` gave one.
-    InPlace,
-    /// `dd of=FILE`.
-    Dd,
-    /// `patch [-o OUT] [FILE [PATCH]]`: the first operand.
-    Patch,
-}
-
-/// One row of the command table.
-struct Spec {
-    names: &'static [&'static str],
-    /// Short options that take a value.
-    short_val: &'static str,
-    /// Long options that take a value.
-    long_val: &'static [&'static str],
-    form: Form,
-}
-
-/// The POSIX commands that write their operands.
-const SPECS: &[Spec] = &[
-    Spec {
-        names: &["rm", "unlink", "shred", "rmdir", "srm"],
-        short_val: "n",
-        long_val: &["iterations", "random-source", "size"],
-        form: Form::Delete,
-    },
-    Spec {
-        names: &["tee", "touch", "truncate"],
-        short_val: "sdrtAB",
-        long_val: &["size", "reference", "date", "output-error"],
-        form: Form::All,
-    },
-    Spec {
-        names: &["cp", "ln"],
-        short_val: "tS",
-        long_val: &["target-directory", "suffix", "backup"],
-        form: Form::Dest,
-    },
-    Spec {
-        names: &["install"],
-        short_val: "tSgmo",
-        long_val: &["target-directory", "suffix", "group", "mode", "owner"],
-        form: Form::Dest,
-    },
-    Spec {
-        names: &["rsync"],
-        short_val: "eTfB",
-        long_val: &[
-            "rsh",
-            "temp-dir",
-            "filter",
-            "exclude",
-            "include",
-            "backup-dir",
-            "files-from",
-            "exclude-from",
-            "block-size",
-        ],
-        form: Form::Dest,
-    },
-    Spec {
-        names: &["scp"],
-        short_val: "PiocFlSJ",
-        long_val: &[],
-        form: Form::Dest,
-    },
-    Spec {
-        names: &["mv"],
-        short_val: "tS",
-        long_val: &["target-directory", "suffix"],
-        form: Form::Move,
-    },
-    Spec {
-        names: &["sed", "gsed", "perl"],
-        short_val: "efl",
-        long_val: &["expression", "file", "line-length"],
-        form: Form::InPlace,
-    },
-    Spec {
-        names: &["dd"],
-        short_val: "",
-        long_val: &[],
-        form: Form::Dd,
-    },
-    Spec {
-        names: &["patch"],
-        short_val: "iopdrDFBVYzg",
-        long_val: &[
-            "input",
-            "output",
-            "strip",
-            "directory",
-            "reject-file",
-            "ifdef",
-            "fuzz",
-            "prefix",
-            "suffix",
-        ],
-        form: Form::Patch,
-    },
-];
 
 /// Every write target of an analysis, in segment order. Segments inside a sandboxed
 /// container are skipped: their writes land in the container.
@@ -225,8 +112,10 @@ fn segment_targets(i: usize, seg: &Segment, out: &mut Vec<WriteTarget>) {
         git(i, &seg.argv, out);
         return;
     }
-    if let Some(spec) = SPECS.iter().find(|s| s.names.contains(&&*name)) {
-        posix(i, &name, spec, args, out);
+    if let Some(prog) = programs::get(&name)
+        && let Some(form) = prog.writes
+    {
+        posix(i, &name, prog, form, args, out);
     }
 }
 
@@ -234,12 +123,24 @@ fn recursive(o: &Opts) -> bool {
     o.has(&["r", "R", "a", "--recursive", "--archive", "--mirror"])
 }
 
-fn posix(i: usize, name: &str, spec: &Spec, args: &[Word], out: &mut Vec<WriteTarget>) {
-    let o = Opts::parse(args, spec.short_val, spec.long_val);
-    match spec.form {
+fn posix(
+    i: usize,
+    name: &str,
+    prog: &Program,
+    form: Form,
+    args: &[Word],
+    out: &mut Vec<WriteTarget>,
+) {
+    let o = Opts::parse(args, prog.opts.short, prog.opts.long);
+    match form {
         Form::All => {
             for w in &o.operands {
                 push(out, i, w, name, Reach::File);
+            }
+        }
+        Form::DeleteTree => {
+            for w in &o.operands {
+                push(out, i, w, name, Reach::Tree);
             }
         }
         Form::Delete => {
@@ -266,7 +167,7 @@ fn posix(i: usize, name: &str, spec: &Spec, args: &[Word], out: &mut Vec<WriteTa
             let Some(dest) = dest.filter(|d| !remote(&d.text)) else {
                 return;
             };
-            let reach = if spec.form == Form::Move || recursive(&o) {
+            let reach = if form == Form::Move || recursive(&o) {
                 Reach::Tree
             } else {
                 Reach::File
@@ -277,7 +178,7 @@ fn posix(i: usize, name: &str, spec: &Spec, args: &[Word], out: &mut Vec<WriteTa
                 if let Some(inside) = inside_dest(&dest, src) {
                     push(out, i, &inside, &via, reach);
                 }
-                if spec.form == Form::Move {
+                if form == Form::Move {
                     push(out, i, src, &format!("{name} source"), Reach::Tree);
                 }
             }
@@ -356,6 +257,7 @@ pub fn git_call(argv: &[Word]) -> Option<GitCall<'_>> {
     if command_name(&argv.first()?.text) != "git" {
         return None;
     }
+    let git = programs::get("git")?.opts;
     let mut dirs = Vec::new();
     let mut i = 1;
     while let Some(w) = argv.get(i) {
@@ -365,15 +267,7 @@ pub fn git_call(argv: &[Word]) -> Option<GitCall<'_>> {
             i += 2;
             continue;
         }
-        if matches!(
-            t,
-            "-c" | "--git-dir"
-                | "--work-tree"
-                | "--namespace"
-                | "--config-env"
-                | "--super-prefix"
-                | "--exec-path"
-        ) {
+        if git.takes_value(t) {
             i += 2;
             continue;
         }

@@ -157,7 +157,7 @@ pub fn run(a: Args) -> anyhow::Result<Code> {
         .filter(|(_, path)| owns.is_match(path.trim_end_matches('/')))
         .collect();
     let mut checks = Vec::new();
-    for command in &config.release_checks {
+    for command in &super::release_checks::chosen(&root, &config).checks {
         if let Some(missing) = super::missing_project_tool(&root, command, "releaseChecks") {
             checks.push(Check {
                 command: command.clone(),

@@ -5,9 +5,10 @@
 use super::{MAX_WORDS, Peel, Script, add_script, first_operand, join_posix, join_raw, keep_from};
 use crate::shell::Dialect;
 use crate::shell::docker::container;
+use crate::shell::programs::{Grammar, Program};
 use crate::shell::word::Word;
 
-pub(super) fn tmux(p: &mut Peel) -> bool {
+pub(super) fn tmux(p: &mut Peel, prog: &Program) -> bool {
     let mut i = 1;
     while let Some(w) = p.argv.get(i) {
         let t = w.text.as_str();
@@ -22,11 +23,7 @@ pub(super) fn tmux(p: &mut Peel) -> bool {
                 .unwrap_or_default();
             return add_script(p, text, Dialect::Posix, "tmux");
         }
-        i += if matches!(t, "-L" | "-S" | "-f" | "-T") {
-            2
-        } else {
-            1
-        };
+        i += if prog.opts.takes_value(t) { 2 } else { 1 };
     }
     let sub = p.argv.get(i).map(|w| w.text.as_str()).unwrap_or_default();
     let keys = matches!(sub, "send-keys" | "send");
@@ -49,7 +46,7 @@ pub(super) fn tmux(p: &mut Peel) -> bool {
         return false;
     }
     let short = if keys { "tNc" } else { "cefFnstxylp" };
-    let j = first_operand(&p.argv, i + 1, short, &[]);
+    let j = first_operand(&p.argv, i + 1, Grammar { short, long: &[] });
     let rest: Vec<Word> = p.argv[j.min(p.argv.len())..]
         .iter()
         .filter(|w| {
@@ -80,20 +77,8 @@ pub(super) fn tmux(p: &mut Peel) -> bool {
 /// `node [opts] node_modules/<pkg>/bin/<cmd>[.js] args` (or `node_modules/.bin/<cmd>`):
 /// the package's command. The command is the file's stem, or the package's name for a
 /// file called `cli`/`index`/`main` (`node_modules/electron/cli.js` → `electron`).
-pub(super) fn node_bin(p: &mut Peel) -> bool {
-    let i = first_operand(
-        &p.argv,
-        1,
-        "r",
-        &[
-            "require",
-            "import",
-            "loader",
-            "experimental-loader",
-            "env-file",
-            "title",
-        ],
-    );
+pub(super) fn node_bin(p: &mut Peel, prog: &Program) -> bool {
+    let i = first_operand(&p.argv, 1, prog.opts);
     let Some(file) = p.argv.get(i) else {
         return false;
     };
@@ -138,33 +123,13 @@ pub(super) fn docker(p: &mut Peel) -> bool {
     true
 }
 
-pub(super) fn concurrently(p: &mut Peel) -> bool {
-    let value = [
-        "-n",
-        "--names",
-        "-c",
-        "--prefix-colors",
-        "-p",
-        "--prefix",
-        "-s",
-        "--success",
-        "-m",
-        "--max-processes",
-        "-l",
-        "--prefix-length",
-        "-t",
-        "--timestamp-format",
-        "--restart-tries",
-        "--restart-after",
-        "--names-separator",
-        "--default-input-target",
-    ];
+pub(super) fn concurrently(p: &mut Peel, prog: &Program) -> bool {
     let mut scripts = Vec::new();
     let mut i = 1;
     while let Some(w) = p.argv.get(i) {
         let t = w.text.as_str();
         if t.starts_with('-') && t.len() > 1 {
-            i += if value.contains(&t) { 2 } else { 1 };
+            i += if prog.opts.takes_value(t) { 2 } else { 1 };
             continue;
         }
         let text = match t.split_once(':') {
@@ -187,7 +152,7 @@ pub(super) fn concurrently(p: &mut Peel) -> bool {
 }
 
 /// `git -c alias.x=<value> … x args`: expand the alias (`!` aliases are shell scripts).
-pub(super) fn git_alias(p: &mut Peel, done: &mut Vec<String>) -> bool {
+pub(super) fn git_alias(p: &mut Peel, prog: &Program, done: &mut Vec<String>) -> bool {
     let mut aliases: Vec<(String, String)> = Vec::new();
     let mut i = 1;
     while let Some(w) = p.argv.get(i) {
@@ -202,10 +167,7 @@ pub(super) fn git_alias(p: &mut Peel, done: &mut Vec<String>) -> bool {
             i += 2;
             continue;
         }
-        if matches!(
-            t,
-            "-C" | "--git-dir" | "--work-tree" | "--namespace" | "--config-env" | "--super-prefix"
-        ) {
+        if prog.opts.takes_value(t) {
             i += 2;
             continue;
         }

@@ -16,8 +16,10 @@
 //! git aliases. `find -exec|-execdir|-ok … ;|+` yields the executed commands as
 //! derived segments and keeps `find` itself as the command.
 //!
-//! Wrappers whose grammar is only "options, N operands, then the command" (or "an option
-//! carries a command string") are rows of a table (`table.rs`): `flock`, `su -c`, `runuser`,
+//! Which program is a wrapper, and which of its options take a value, is its row of the
+//! program table (`shell/programs.rs`); the row names the handler here. Wrappers whose
+//! grammar is only "options, N operands, then the command" (or "an option carries a command
+//! string") are data alone (`table.rs` reads them): `nice`, `timeout`, `flock`, `su -c`, `runuser`,
 //! `script -c`, `taskset`, `chrt`, `strace`, `systemd-run`, `chronic`, `coproc`, `numactl`,
 //! `unshare`, `xvfb-run`, `entr`, `nix-shell --run`, ... and `parallel` (a template over the
 //! arguments after `:::`).
@@ -32,6 +34,7 @@ use std::borrow::Cow;
 
 use super::Dialect;
 use super::pm::{PmCall, pm_call};
+use super::programs::{self, Grammar, Pm, Wrap};
 use super::word::{Word, command_name, is_assignment};
 
 /// Upper bound on peeling steps for one segment.
@@ -117,14 +120,10 @@ pub(super) fn join_cmd(words: &[Word]) -> String {
     })
 }
 
-/// Index of the first operand of `args` after options. `short_val` lists short options
-/// taking a value (`-u root`, `-uroot`), `long_val` long ones (`--user root`).
-pub(super) fn first_operand(
-    args: &[Word],
-    from: usize,
-    short_val: &str,
-    long_val: &[&str],
-) -> usize {
+/// Index of the first operand of `args` after options, reading them by `g`: its short
+/// options take a value (`-u root`, `-uroot`), and its long ones (`--user root`).
+pub(super) fn first_operand(args: &[Word], from: usize, g: Grammar) -> usize {
+    let (short_val, long_val) = (g.short, g.long);
     let mut i = from;
     while let Some(w) = args.get(i) {
         let t = w.text.as_str();
@@ -156,67 +155,6 @@ pub(super) fn first_operand(
     args.len()
 }
 
-/// Names [`peel`] knows how to unwrap (the head's [`command_name`]).
-fn is_wrapper(name: &str) -> bool {
-    matches!(
-        name,
-        "env"
-            | "sudo"
-            | "doas"
-            | "command"
-            | "builtin"
-            | "nohup"
-            | "call"
-            | "cross-env"
-            | "exec"
-            | "setsid"
-            | "winpty"
-            | "unbuffer"
-            | "caffeinate"
-            | "nice"
-            | "ionice"
-            | "stdbuf"
-            | "time"
-            | "timeout"
-            | "watch"
-            | "rtk"
-            | "npx"
-            | "pnpx"
-            | "bunx"
-            | "bash"
-            | "sh"
-            | "zsh"
-            | "dash"
-            | "ksh"
-            | "mksh"
-            | "ash"
-            | "fish"
-            | "busybox"
-            | "eval"
-            | "iex"
-            | "invoke-expression"
-            | "source"
-            | "."
-            | "cmd"
-            | "powershell"
-            | "pwsh"
-            | "start"
-            | "start-process"
-            | "saps"
-            | "tmux"
-            | "xargs"
-            | "find"
-            | "docker"
-            | "podman"
-            | "docker-compose"
-            | "podman-compose"
-            | "wsl"
-            | "concurrently"
-            | "cross-env-shell"
-            | "corepack"
-    )
-}
-
 /// Whether [`peel`] could change `words`: a cheap look at the head, so that the common
 /// plain command is not copied.
 pub fn may_peel(words: &[Word], dialect: Dialect) -> bool {
@@ -232,14 +170,18 @@ pub fn may_peel(words: &[Word], dialect: Dialect) -> bool {
     if dialect == Dialect::PowerShell && dotnet::may_be_call(&head.text) {
         return true;
     }
-    let name = command_name(&head.text);
-    match &*name {
-        "git" => words.iter().any(|w| w.text == "-c"),
-        "npm" | "pnpm" | "yarn" | "bun" | "deno" => {
+    let Some(prog) = programs::get(&command_name(&head.text)) else {
+        return false;
+    };
+    match prog.wrap {
+        None => false,
+        Some(Wrap::GitAlias) => words.iter().any(|w| w.text == "-c"),
+        // A package manager peels only when it runs a package's command (`npm exec`).
+        Some(Wrap::Runner(_)) if !matches!(prog.pm, Some(Pm::Npx | Pm::Bunx)) => {
             matches!(pm_call(words), Some(PmCall::Exec { .. }))
         }
-        "node" | "nodejs" => words.iter().any(|w| w.text.contains("node_modules")),
-        n => is_wrapper(n) || n == "parallel" || table::grammar(n).is_some(),
+        Some(Wrap::NodeBin) => words.iter().any(|w| w.text.contains("node_modules")),
+        Some(_) => true,
     }
 }
 
@@ -274,55 +216,43 @@ pub fn peel(words: &[Word], dialect: Dialect) -> Peel {
             break;
         }
         let name = command_name(&p.argv[0].text).into_owned();
-        let more = match name.as_str() {
-            "env" => posix::env(&mut p),
-            "sudo" | "doas" => posix::sudo(&mut p, &name),
-            "command" => posix::command(&mut p),
-            "builtin" | "nohup" | "call" | "cross-env" | "exec" | "setsid" | "winpty"
-            | "unbuffer" | "caffeinate" | "nice" | "ionice" | "stdbuf" | "time" => {
-                posix::simple(&mut p, &name)
-            }
-            "timeout" => posix::timeout(&mut p),
-            "watch" => posix::watch(&mut p),
-            "rtk" => posix::rtk(&mut p),
-            "npx" | "pnpx" | "bunx" | "npm" | "pnpm" | "yarn" | "bun" | "deno" => {
-                posix::runner(&mut p, &name)
-            }
-            "corepack" => posix::corepack(&mut p),
-            "node" | "nodejs" => launchers::node_bin(&mut p),
-            "bash" | "sh" | "zsh" | "dash" | "ksh" | "mksh" | "ash" | "fish" => {
-                posix::shell(&mut p, &name)
-            }
-            "busybox" => drop_head(&mut p, "busybox"),
-            "eval" => script_rest(&mut p, dialect, "eval"),
-            "iex" | "invoke-expression" => {
-                script_rest(&mut p, Dialect::PowerShell, "Invoke-Expression")
-            }
-            "source" | "." => posix::source(&mut p),
-            "cmd" => windows::cmd(&mut p),
-            "powershell" | "pwsh" => windows::powershell(&mut p),
-            "start" if dialect == Dialect::PowerShell => windows::start_process(&mut p),
-            "start" => windows::start(&mut p),
-            "start-process" | "saps" => windows::start_process(&mut p),
-            "tmux" => launchers::tmux(&mut p),
-            "xargs" => posix::xargs(&mut p),
-            "find" => {
+        let Some(prog) = programs::get(&name) else {
+            break;
+        };
+        let more = match prog.wrap {
+            None => false,
+            Some(Wrap::Prefix(g)) => table::peel(&mut p, prog, g),
+            Some(Wrap::Drop) => drop_head(&mut p, prog.name),
+            Some(Wrap::Env) => posix::env(&mut p, prog),
+            Some(Wrap::Sudo) => posix::sudo(&mut p, prog),
+            Some(Wrap::Command) => posix::command(&mut p),
+            Some(Wrap::Watch) => posix::watch(&mut p, prog),
+            Some(Wrap::Rtk) => posix::rtk(&mut p),
+            Some(Wrap::Runner(via)) => posix::runner(&mut p, via),
+            Some(Wrap::Corepack) => posix::corepack(&mut p, prog),
+            Some(Wrap::NodeBin) => launchers::node_bin(&mut p, prog),
+            Some(Wrap::Shell(via)) => posix::shell(&mut p, prog, via),
+            Some(Wrap::Multicall) => drop_head(&mut p, prog.name),
+            Some(Wrap::Eval) => script_rest(&mut p, dialect, "eval"),
+            Some(Wrap::Iex) => script_rest(&mut p, Dialect::PowerShell, "Invoke-Expression"),
+            Some(Wrap::Source) => posix::source(&mut p),
+            Some(Wrap::Cmd) => windows::cmd(&mut p),
+            Some(Wrap::PowerShell) => windows::powershell(&mut p),
+            Some(Wrap::Start) if dialect == Dialect::PowerShell => windows::start_process(&mut p),
+            Some(Wrap::Start) => windows::start(&mut p),
+            Some(Wrap::StartProcess) => windows::start_process(&mut p),
+            Some(Wrap::Tmux) => launchers::tmux(&mut p, prog),
+            Some(Wrap::Xargs) => posix::xargs(&mut p, prog),
+            Some(Wrap::Find) => {
                 posix::find(&mut p);
                 false
             }
-            "docker" | "podman" | "docker-compose" | "podman-compose" => launchers::docker(&mut p),
-            "wsl" => windows::wsl(&mut p),
-            "concurrently" => launchers::concurrently(&mut p),
-            "cross-env-shell" => script_rest(&mut p, Dialect::Posix, "cross-env-shell"),
-            "git" => launchers::git_alias(&mut p, &mut aliases_done),
-            "parallel" => table::parallel(&mut p),
-            n => match table::grammar(n) {
-                Some(g) => table::peel(&mut p, n, g),
-                None => {
-                    debug_assert!(!is_wrapper(n), "wrapper `{n}` has no handler");
-                    false
-                }
-            },
+            Some(Wrap::Container) => launchers::docker(&mut p),
+            Some(Wrap::Wsl) => windows::wsl(&mut p),
+            Some(Wrap::Concurrently) => launchers::concurrently(&mut p, prog),
+            Some(Wrap::CrossEnvShell) => script_rest(&mut p, Dialect::Posix, "cross-env-shell"),
+            Some(Wrap::GitAlias) => launchers::git_alias(&mut p, prog, &mut aliases_done),
+            Some(Wrap::Parallel) => table::parallel(&mut p, prog),
         };
         if !more {
             break;

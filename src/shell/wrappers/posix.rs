@@ -1,42 +1,14 @@
-//! POSIX wrappers: `env`, `sudo`/`doas`, `command`, `nice`/`time`/`timeout`-style
-//! prefixes, `watch`, `rtk`, package runners, `bash|sh|zsh -c`, `source`, `xargs` and
-//! `find -exec`.
+//! POSIX wrappers with a syntax of their own: `env`, `sudo`/`doas`, `command`, `watch`,
+//! `rtk`, package runners, `bash|sh|zsh -c`, `source`, `xargs` and `find -exec`. Their
+//! value-taking options are their rows' grammars in the program table.
 
 use super::{Peel, add_script, drop_head, first_operand, join_raw, keep_from};
 use crate::shell::Dialect;
 use crate::shell::pm::{PmCall, package_bin, pm_call};
+use crate::shell::programs::{self, Pm, Program};
 use crate::shell::word::Word;
 
-pub(super) fn simple(p: &mut Peel, name: &str) -> bool {
-    let (short, long): (&str, &[&str]) = match name {
-        "exec" => ("a", &[]),
-        "nice" => ("n", &["adjustment"]),
-        "ionice" => ("cnt", &["class", "classdata"]),
-        "stdbuf" => ("ioe", &["input", "output", "error"]),
-        "time" => ("fo", &["format", "output"]),
-        "caffeinate" => ("tw", &[]),
-        _ => ("", &[]),
-    };
-    if name == "ionice"
-        && p.argv[1..].iter().any(|w| {
-            matches!(
-                w.text.as_str(),
-                "-p" | "-P" | "-u" | "--pid" | "--pgid" | "--uid"
-            )
-        })
-    {
-        p.argv.clear();
-        p.wrappers.push(name.to_string());
-        return false;
-    }
-    if name == "cross-env" || name == "call" || name == "builtin" || name == "nohup" {
-        return drop_head(p, name);
-    }
-    let i = first_operand(&p.argv, 1, short, long);
-    keep_from(p, i, name)
-}
-
-pub(super) fn env(p: &mut Peel) -> bool {
+pub(super) fn env(p: &mut Peel, prog: &Program) -> bool {
     let mut i = 1;
     while let Some(w) = p.argv.get(i) {
         let t = w.text.as_str();
@@ -67,16 +39,13 @@ pub(super) fn env(p: &mut Peel) -> bool {
             }
             break;
         }
-        i += if matches!(t, "-u" | "--unset" | "-C" | "--chdir") {
-            2
-        } else {
-            1
-        };
+        i += if prog.opts.takes_value(t) { 2 } else { 1 };
     }
     keep_from(p, i, "env")
 }
 
-pub(super) fn sudo(p: &mut Peel, name: &str) -> bool {
+pub(super) fn sudo(p: &mut Peel, prog: &Program) -> bool {
+    let name = prog.name;
     let args = &p.argv;
     if args[1..]
         .iter()
@@ -87,21 +56,7 @@ pub(super) fn sudo(p: &mut Peel, name: &str) -> bool {
         p.wrappers.push(format!("{name} -e"));
         return false;
     }
-    let long = [
-        "user",
-        "group",
-        "host",
-        "prompt",
-        "chdir",
-        "chroot",
-        "role",
-        "type",
-        "command-timeout",
-        "other-user",
-        "close-from",
-    ];
-    let short = if name == "doas" { "uC" } else { "CDgprRtTUu" };
-    let i = first_operand(&p.argv, 1, short, &long);
+    let i = first_operand(&p.argv, 1, prog.opts);
     let login_shell = p.argv[1..i.min(p.argv.len())].iter().any(|w| {
         matches!(w.text.as_str(), "--shell" | "--login")
             || (w.text.starts_with('-') && !w.text.starts_with("--") && w.text.contains(['s', 'i']))
@@ -135,12 +90,7 @@ pub(super) fn command(p: &mut Peel) -> bool {
     keep_from(p, i, "command")
 }
 
-pub(super) fn timeout(p: &mut Peel) -> bool {
-    let i = first_operand(&p.argv, 1, "sk", &["signal", "kill-after"]);
-    keep_from(p, i + 1, "timeout")
-}
-
-pub(super) fn watch(p: &mut Peel) -> bool {
+pub(super) fn watch(p: &mut Peel, prog: &Program) -> bool {
     let mut i = 1;
     let mut exec = false;
     while let Some(w) = p.argv.get(i) {
@@ -155,11 +105,7 @@ pub(super) fn watch(p: &mut Peel) -> bool {
         if t == "-x" || t == "--exec" {
             exec = true;
         }
-        i += if matches!(t, "-n" | "--interval" | "-q" | "--equexit") {
-            2
-        } else {
-            1
-        };
+        i += if prog.opts.takes_value(t) { 2 } else { 1 };
     }
     if exec {
         return keep_from(p, i, "watch -x");
@@ -184,18 +130,10 @@ pub(super) fn rtk(p: &mut Peel) -> bool {
     keep_from(p, i, "rtk")
 }
 
-pub(super) fn runner(p: &mut Peel, name: &str) -> bool {
+/// A package runner, named `via` in explanations.
+pub(super) fn runner(p: &mut Peel, via: &'static str) -> bool {
     match pm_call(&p.argv) {
         Some(PmCall::Exec { start, script }) => {
-            let via: &'static str = match name {
-                "npx" | "pnpx" => "npx",
-                "bunx" => "bunx",
-                "npm" => "npm exec",
-                "pnpm" => "pnpm exec",
-                "yarn" => "yarn dlx",
-                "deno" => "deno run npm:",
-                _ => "bun x",
-            };
             if let Some(s) = script {
                 return add_script(p, s, Dialect::Posix, via);
             }
@@ -213,14 +151,12 @@ pub(super) fn runner(p: &mut Peel, name: &str) -> bool {
 }
 
 /// `corepack [pnpm|yarn|npm|npx][@version] args`: the package manager it launches.
-pub(super) fn corepack(p: &mut Peel) -> bool {
-    let i = first_operand(&p.argv, 1, "", &[]);
+pub(super) fn corepack(p: &mut Peel, prog: &Program) -> bool {
+    let i = first_operand(&p.argv, 1, prog.opts);
     let Some(w) = p.argv.get(i) else { return false };
     let name = package_bin(&w.text).unwrap_or_else(|| w.text.clone());
-    if !matches!(
-        name.as_str(),
-        "npm" | "npx" | "pnpm" | "pnpx" | "yarn" | "yarnpkg"
-    ) {
+    let launched = programs::get(&name).and_then(|p| p.pm);
+    if !matches!(launched, Some(Pm::Npm | Pm::Npx | Pm::Pnpm | Pm::Yarn)) {
         return false;
     }
     keep_from(p, i, "corepack");
@@ -233,7 +169,8 @@ pub(super) fn corepack(p: &mut Peel) -> bool {
 }
 
 /// `bash [opts] -c '<script>'`, `bash file args`, or a shell reading stdin (kept).
-pub(super) fn shell(p: &mut Peel, name: &str) -> bool {
+pub(super) fn shell(p: &mut Peel, prog: &Program, via: &'static str) -> bool {
+    let name = prog.name;
     let mut i = 1;
     let mut script = false;
     let mut stdin = false;
@@ -244,11 +181,7 @@ pub(super) fn shell(p: &mut Peel, name: &str) -> bool {
             break;
         }
         if let Some(long) = t.strip_prefix("--") {
-            i += if matches!(long, "rcfile" | "init-file") {
-                2
-            } else {
-                1
-            };
+            i += if prog.opts.long.contains(&long) { 2 } else { 1 };
             continue;
         }
         if t.len() > 1 && (t.starts_with('-') || t.starts_with('+')) {
@@ -265,7 +198,7 @@ pub(super) fn shell(p: &mut Peel, name: &str) -> bool {
                 p.wrappers.push(format!("{name} -n"));
                 return false;
             }
-            i += if bundle.ends_with('o') || bundle.ends_with('O') {
+            i += if bundle.ends_with(|c| prog.opts.short.contains(c)) {
                 2
             } else {
                 1
@@ -276,13 +209,6 @@ pub(super) fn shell(p: &mut Peel, name: &str) -> bool {
     }
     if script {
         let text = p.argv.get(i).map(|w| w.text.clone()).unwrap_or_default();
-        let via: &'static str = match name {
-            "bash" => "bash -c",
-            "zsh" => "zsh -c",
-            "dash" => "dash -c",
-            "fish" => "fish -c",
-            _ => "sh -c",
-        };
         return add_script(p, text, Dialect::Posix, via);
     }
     if stdin || i >= p.argv.len() {
@@ -298,7 +224,7 @@ pub(super) fn source(p: &mut Peel) -> bool {
     }
 }
 
-pub(super) fn xargs(p: &mut Peel) -> bool {
+pub(super) fn xargs(p: &mut Peel, prog: &Program) -> bool {
     let mut i = 1;
     let mut replace = None;
     while let Some(w) = p.argv.get(i) {
@@ -324,22 +250,7 @@ pub(super) fn xargs(p: &mut Peel) -> bool {
         } else if let Some(r) = t.strip_prefix("-i") {
             replace = Some(r.to_string());
         }
-        let with_value = matches!(
-            t,
-            "-a" | "-d"
-                | "-E"
-                | "-L"
-                | "-n"
-                | "-P"
-                | "-s"
-                | "--arg-file"
-                | "--delimiter"
-                | "--max-lines"
-                | "--max-args"
-                | "--max-procs"
-                | "--max-chars"
-                | "--process-slot-var"
-        );
+        let with_value = prog.opts.takes_value(t);
         i += if with_value { 2 } else { 1 };
     }
     p.xargs = Some(replace);

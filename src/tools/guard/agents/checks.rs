@@ -2,7 +2,7 @@
 //! the hook command answering a harmless call in the client's own payload form (run the way the
 //! client runs it), and the trust the client needs before it runs a project's hooks.
 
-use super::{Client, EVENTS, config_file, read};
+use super::{Client, EVENTS, config_file, json_file};
 use crate::tools::guard::doctor::{Check, GUARD_MISSING_FIX, Level, check, run_hook_with};
 use crate::tools::guard::install::shell_quote;
 use serde_json::{Value, json};
@@ -15,10 +15,7 @@ pub fn checks(root: &Path) -> Vec<Check> {
     let mut out = Vec::new();
     for client in [Client::Codex, Client::Gemini] {
         let path = root.join(config_file(client));
-        let doc = read(&path)
-            .ok()
-            .flatten()
-            .and_then(|t| serde_json::from_str::<Value>(&t).ok());
+        let doc = json_file(&path);
         let commands = doc
             .as_ref()
             .map(|d| guard_commands(client, d))
@@ -128,7 +125,13 @@ fn answers(root: &Path, client: Client, command: &str) -> Check {
         "sh"
     };
     let fix = Some(GUARD_MISSING_FIX.to_string());
-    match run_hook_with(shell, root, command, "", payload.to_string().as_bytes()) {
+    match run_hook_with(
+        shell,
+        root,
+        command,
+        payload.to_string().as_bytes(),
+        std::time::Duration::from_secs(15),
+    ) {
         Err(e) => check(name(client, "runs"), Level::Fail, e, fix),
         Ok(o) if o.code == Some(0) && o.stdout.is_empty() => check(
             name(client, "runs"),

@@ -31,8 +31,9 @@ pub use checks::checks;
 pub use codex_trust::{CodexView, codex_trust_check};
 pub use gemini_trust::gemini_rules_trust;
 
-use super::install::shell_quote;
+use super::wiring;
 use crate::clients::{Client, EVENTS, Event};
+use crate::json_edit::Doc;
 use serde_json::{Map, Value, json};
 use std::path::{Path, PathBuf};
 
@@ -86,163 +87,42 @@ fn handler(client: Client, command: &str, timeout_s: u64) -> Value {
     }
 }
 
-/// `doc` without any guard entry (the lists and `hooks` object that held only those go too).
-pub fn strip(client: Client, mut doc: Value) -> Result<Value, String> {
-    let Some(root) = doc.as_object_mut() else {
-        return Err("the file is not a JSON object".into());
-    };
-    let Some(hooks) = root.get_mut("hooks") else {
-        return Ok(doc);
-    };
-    let Some(hooks) = hooks.as_object_mut() else {
-        return Err("\"hooks\" is not an object".into());
-    };
-    for event in EVENTS {
-        let name = event.name_for(client);
-        let Some(list) = hooks.get_mut(name) else {
-            continue;
-        };
-        let Some(groups) = list.as_array_mut() else {
-            return Err(format!("\"hooks.{name}\" is not a list"));
-        };
-        let before = groups.len();
-        for group in groups.iter_mut() {
-            if let Some(inner) = group.get_mut("hooks").and_then(Value::as_array_mut) {
-                inner.retain(|h| {
-                    !h.get("command")
-                        .and_then(Value::as_str)
-                        .is_some_and(super::is_guard_command)
-                });
+/// Takes every guard entry out of `client`'s hook lists in `doc` (the lists and `hooks` object
+/// that held only those go too; Gemini's hook settings beside the events stay).
+pub fn strip_hooks(client: Client, doc: &Doc) -> Result<(), String> {
+    wiring::strip_event_hooks(doc, EVENTS.into_iter().map(|e| e.name_for(client)))
+}
+
+/// One guard entry per event of `client` in `doc` (an old guard entry, whatever its command,
+/// replaced), edited in the file's own text.
+pub fn add_hooks(client: Client, doc: &Doc, command: &str, timeout_s: u64) -> Result<(), String> {
+    strip_hooks(client, doc)?;
+    wiring::append_groups(
+        doc,
+        EVENTS.into_iter().map(|event| {
+            let mut group = Map::new();
+            if let Some(m) = matcher(client, event) {
+                group.insert("matcher".into(), json!(m));
             }
-        }
-        groups.retain(|g| {
-            g.get("hooks")
-                .and_then(Value::as_array)
-                .is_none_or(|h| !h.is_empty())
-        });
-        if groups.is_empty() && before > 0 {
-            hooks.remove(name);
-        }
-    }
-    // Gemini keeps its hook settings (`enabled`, `disabled`) beside the events: a `hooks` object
-    // left with only those is not ours to remove.
-    if hooks.is_empty() {
-        root.remove("hooks");
-    }
-    Ok(doc)
+            group.insert("hooks".into(), json!([handler(client, command, timeout_s)]));
+            (event.name_for(client), Value::Object(group))
+        }),
+    )
 }
 
-/// `doc` with one guard entry per event (an old guard entry, whatever its command, replaced).
-pub fn merge(client: Client, doc: Value, command: &str, timeout_s: u64) -> Result<Value, String> {
-    let mut doc = strip(client, doc)?;
-    let hooks = doc
-        .as_object_mut()
-        .expect("strip checked the shape")
-        .entry("hooks")
-        .or_insert_with(|| Value::Object(Map::new()))
-        .as_object_mut()
-        .expect("strip checked the shape");
-    for event in EVENTS {
-        let mut group = Map::new();
-        if let Some(m) = matcher(client, event) {
-            group.insert("matcher".into(), json!(m));
-        }
-        group.insert("hooks".into(), json!([handler(client, command, timeout_s)]));
-        hooks
-            .entry(event.name_for(client))
-            .or_insert_with(|| Value::Array(Vec::new()))
-            .as_array_mut()
-            .expect("strip checked the shape")
-            .push(Value::Object(group));
-    }
-    Ok(doc)
-}
-
-fn pretty(doc: &Value) -> String {
-    let mut text = serde_json::to_string_pretty(doc).expect("a JSON value serializes");
-    text.push('\n');
-    text
-}
-
-fn parse(path: &Path, text: Option<&str>) -> Result<Value, String> {
-    match text {
-        Some(t) if !t.trim().is_empty() => serde_json::from_str(t)
-            .map_err(|e| format!("{}: not valid JSON ({e}); nothing changed", path.display())),
-        _ => Ok(json!({})),
-    }
-}
-
-/// A JSON file's value, `None` when it is missing or not JSON.
-fn json_file(path: &Path) -> Option<Value> {
-    read(path)
+/// A JSON file's value (comments allowed), `None` when it is missing or not JSON.
+pub(super) fn json_file(path: &Path) -> Option<Value> {
+    crate::atomic::read_optional(path)
         .ok()
         .flatten()
-        .and_then(|t| serde_json::from_str(&t).ok())
+        .and_then(|t| crate::json_edit::parse_value(&t).ok())
 }
 
-fn read(path: &Path) -> Result<Option<String>, String> {
-    crate::atomic::read_optional(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
-}
-
-/// The new text of each non-Claude client's config install writes (`clients` as [`chosen`]).
-/// `guard`: a guard program run directly instead of the launcher.
-pub fn install_plan(
-    root: &Path,
-    clients: &[Client],
-    guard: Option<&Path>,
-    timeout_s: u64,
-) -> Result<Vec<(PathBuf, Option<String>)>, String> {
-    let command = match guard {
-        Some(g) => shell_quote(&g.to_string_lossy()),
-        None => HOOK_COMMAND.to_string(),
-    };
-    let mut plan = Vec::new();
-    for &client in clients.iter().filter(|c| **c != Client::Claude) {
-        let path = root.join(config_file(client));
-        let doc = parse(&path, read(&path)?.as_deref())?;
-        let merged = merge(client, doc, &command, timeout_s)
-            .map_err(|e| format!("{}: {e}; nothing changed", path.display()))?;
-        plan.push((path, Some(pretty(&merged))));
-    }
-    Ok(plan)
-}
-
-/// What uninstall leaves of each non-Claude client's config that holds guard entries: the file
-/// as it was before install when only the guard's entries were added since (`before`, from the
-/// install backup), else the file without them, or nothing when nothing else was in it.
-pub fn uninstall_plan(
-    root: &Path,
-    before: impl Fn(&Path) -> Option<Option<String>>,
-) -> Result<Vec<(PathBuf, Option<String>)>, String> {
-    let mut plan = Vec::new();
-    for client in [Client::Codex, Client::Gemini] {
-        let path = root.join(config_file(client));
-        let Some(text) = read(&path)? else { continue };
-        let doc = parse(&path, Some(&text))?;
-        let stripped = strip(client, doc.clone())
-            .map_err(|e| format!("{}: {e}; nothing changed", path.display()))?;
-        if stripped == doc {
-            continue; // nothing of ours: its bytes stay
-        }
-        let keep = match before(&path) {
-            Some(Some(orig))
-                if serde_json::from_str::<Value>(&orig).ok().as_ref() == Some(&stripped) =>
-            {
-                Some(orig)
-            }
-            _ if stripped == json!({}) => None,
-            _ => Some(pretty(&stripped)),
-        };
-        plan.push((path, keep));
-    }
-    Ok(plan)
-}
-
-/// The folders uninstall may remove once empty (`.codex`, `.gemini`).
-pub fn config_dirs(root: &Path) -> Vec<PathBuf> {
+/// The clients besides Claude Code, each with its config file in `root`.
+pub fn other_configs(root: &Path) -> Vec<(Client, PathBuf)> {
     [Client::Codex, Client::Gemini]
         .into_iter()
-        .filter_map(|c| root.join(config_file(c)).parent().map(Path::to_path_buf))
+        .map(|c| (c, root.join(config_file(c))))
         .collect()
 }
 
@@ -277,14 +157,29 @@ mod tests {
     use super::*;
     use crate::tools::guard::doctor::run_hook_with;
 
+    const LIMIT: std::time::Duration = std::time::Duration::from_secs(15);
+
+    /// `text` with the guard's entries added for `client`, as a value.
+    fn merge(client: Client, text: &str, command: &str, timeout_s: u64) -> Result<Value, String> {
+        let doc = Doc::parse(Some(text))?;
+        add_hooks(client, &doc, command, timeout_s)?;
+        Ok(doc.value())
+    }
+
+    fn strip(client: Client, value: &Value) -> Value {
+        let doc = Doc::parse(Some(&value.to_string())).unwrap();
+        strip_hooks(client, &doc).unwrap();
+        doc.value()
+    }
+
     #[test]
     fn each_clients_entries_come_and_go_keeping_the_rest() {
         for client in [Client::Codex, Client::Gemini] {
             let event = Event::PreTool.name_for(client);
             let doc = json!({"theme": "x", "hooks": {event: [{"hooks": [{"type": "command", "command": "other"}]}]}});
-            let once = merge(client, doc.clone(), HOOK_COMMAND, 10).unwrap();
+            let once = merge(client, &doc.to_string(), HOOK_COMMAND, 10).unwrap();
             assert_eq!(
-                merge(client, once.clone(), HOOK_COMMAND, 10).unwrap(),
+                merge(client, &once.to_string(), HOOK_COMMAND, 10).unwrap(),
                 once,
                 "idempotent"
             );
@@ -293,26 +188,20 @@ mod tests {
             assert_eq!(pre.len(), 2);
             assert_eq!(pre[0]["hooks"][0]["command"], "other");
             assert_eq!(pre[1]["hooks"][0]["command"], HOOK_COMMAND);
-            assert_eq!(
-                strip(client, once.clone()).unwrap(),
-                doc,
-                "strip undoes merge"
-            );
-            assert_eq!(
-                strip(client, merge(client, json!({}), "/bin/guard", 1).unwrap()).unwrap(),
-                json!({})
-            );
+            assert_eq!(strip(client, &once), doc, "strip undoes merge");
+            let fresh = merge(client, "{}", "/bin/guard", 1).unwrap();
+            assert_eq!(strip(client, &fresh), json!({}));
             let events: Vec<&String> = once["hooks"].as_object().unwrap().keys().collect();
             assert_eq!(events.len(), 6, "{events:?}");
         }
-        let codex = merge(Client::Codex, json!({}), "g", 10).unwrap();
+        let codex = merge(Client::Codex, "{}", "g", 10).unwrap();
         assert_eq!(
             codex["hooks"]["PreToolUse"],
             json!([{"hooks": [{"type": "command", "command": "g", "timeout": 10}]}]),
             "no matcher: Codex reads it as a regex"
         );
         assert!(codex["hooks"].get("Stop").is_some());
-        let gemini = merge(Client::Gemini, json!({}), "g", 10).unwrap();
+        let gemini = merge(Client::Gemini, "{}", "g", 10).unwrap();
         assert_eq!(
             gemini["hooks"]["BeforeTool"],
             json!([{"matcher": "*", "hooks": [{"name": "session-lock", "type": "command", "command": "g", "timeout": 10000}]}])
@@ -323,10 +212,27 @@ mod tests {
         );
         // Gemini's own hook settings stay.
         let with_settings = json!({"hooks": {"enabled": true}});
-        let merged = merge(Client::Gemini, with_settings.clone(), "guard", 1).unwrap();
-        assert_eq!(strip(Client::Gemini, merged).unwrap(), with_settings);
-        assert!(merge(Client::Codex, json!([]), "g", 1).is_err());
-        assert!(merge(Client::Codex, json!({"hooks": {"Stop": {}}}), "g", 1).is_err());
+        let merged = merge(Client::Gemini, &with_settings.to_string(), "guard", 1).unwrap();
+        assert_eq!(strip(Client::Gemini, &merged), with_settings);
+        assert!(merge(Client::Codex, "[]", "g", 1).is_err());
+        assert!(merge(Client::Codex, r#"{"hooks": {"Stop": {}}}"#, "g", 1).is_err());
+    }
+
+    #[test]
+    fn an_edit_keeps_the_files_own_text() {
+        let text = "{\n  // the person's comment\n  \"theme\": \"x\"\n}\n";
+        let doc = Doc::parse(Some(text)).unwrap();
+        add_hooks(Client::Gemini, &doc, HOOK_COMMAND, 1).unwrap();
+        let wired = doc.text();
+        assert!(
+            wired.starts_with("{\n  // the person's comment\n  \"theme\": \"x\","),
+            "{wired}"
+        );
+        strip_hooks(Client::Gemini, &doc).unwrap();
+        assert_eq!(
+            crate::json_edit::parse_value(&doc.text()).unwrap(),
+            json!({"theme": "x"})
+        );
     }
 
     #[test]
@@ -341,7 +247,7 @@ mod tests {
         )
         .unwrap();
         for cwd in [root.clone(), root.join("a/b")] {
-            let o = run_hook_with("sh", &cwd, HOOK_COMMAND, "", b"").unwrap();
+            let o = run_hook_with("sh", &cwd, HOOK_COMMAND, b"", LIMIT).unwrap();
             let from = cwd.display();
             assert_eq!(
                 (o.code, o.stdout.as_str()),
@@ -350,7 +256,7 @@ mod tests {
             );
         }
         let bare = tempfile::tempdir().unwrap();
-        let o = run_hook_with("sh", bare.path(), HOOK_COMMAND, "", b"").unwrap();
+        let o = run_hook_with("sh", bare.path(), HOOK_COMMAND, b"", LIMIT).unwrap();
         assert_eq!(o.code, Some(2));
         assert!(
             o.stderr.contains("no session-lock/guard-hook"),

@@ -296,7 +296,7 @@ impl Cli {
     }
 }
 
-fn in_ci() -> bool {
+pub fn in_ci() -> bool {
     std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0")
 }
 
