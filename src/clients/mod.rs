@@ -25,9 +25,11 @@ pub mod process; // the client process of a session without CLAUDE_PID, from the
 use serde_json::Value;
 
 /// A client CLI the guard serves.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Client {
+    /// The guard's own payload form, and what an unknown payload is read as.
+    #[default]
     Claude,
     Codex,
     Gemini,

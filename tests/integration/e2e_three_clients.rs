@@ -84,6 +84,8 @@ fn assert_seen_while_running(bed: &Bed, id: &str, spawned: u32, program: &str) {
     let out = bed
         .tool("send-message")
         .args(["list", "--json"])
+        // As a person in the repo: the workspace is the caller's folder.
+        .current_dir(bed.repo.path())
         .output()
         .expect("run send-message list");
     assert!(out.status.success(), "{}", output_text(&out));

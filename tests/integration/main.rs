@@ -32,6 +32,8 @@
 //!   `doctor` (`tools_doctor`: one check per cause) one by one (`tools_agents` for Codex CLI and
 //!   Gemini CLI); `tools_errors` the failures people read, `tools_progress` and
 //!   `tools_watch` the terminal views, read under tmux (`support::tmux`).
+//! - `guard_clients`: Codex CLI and Gemini CLI payloads through the real guard, answered in each
+//!   client's form.
 //! - `guard_log`: the block log through the real guard.
 //! - `state_links`: symbolic links planted in the state folders are never written through.
 //! - `setup_script`: `scripts/setup` shows cargo's progress and wires a repo.
@@ -76,6 +78,7 @@ mod e2e_three_clients;
 mod e2e_trust;
 mod exit_codes;
 mod floor;
+mod guard_clients;
 mod guard_explain;
 mod guard_log;
 mod guard_props;
