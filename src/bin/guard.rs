@@ -1,4 +1,4 @@
-//! guard: the Claude Code hook and its own commands. See `guard --help`.
+//! guard: the hook of Claude Code, Codex CLI and Gemini CLI, and its own commands. See `guard --help`.
 
 use clap::{CommandFactory, Parser, Subcommand};
 use session_lock::cli;
@@ -10,8 +10,8 @@ use std::path::PathBuf;
 #[command(
     name = "guard",
     version,
-    about = "The session-lock hook for Claude Code: records claims, keeps heartbeats, blocks writes to files another live stream owns, and blocks commands that would break other sessions.",
-    long_about = "Wired in .claude/settings.json for PreToolUse, PostToolUse, SessionStart, SessionEnd, UserPromptSubmit and Stop (see `guard install`). With no command it reads the hook payload on stdin; run in a terminal with nothing piped in, it prints this help. A block is a JSON decision on stdout with exit 0 (or, with \"decision\": \"exit2\" in session-lock/config.json, the reason on stderr and exit 2). Any failure of the guard itself allows the tool call, with a one-line note on stderr. Every block and every such failure is appended to session-lock/blocks.jsonl (`guard log`).",
+    about = "The session-lock hook for Claude Code, Codex CLI and Gemini CLI: records claims, keeps heartbeats, blocks writes to files another live stream owns, and blocks commands that would break other sessions.",
+    long_about = "Wired in .claude/settings.json for PreToolUse, PostToolUse, SessionStart, SessionEnd, UserPromptSubmit and Stop, and in .codex/hooks.json and .gemini/settings.json for those clients' events (see `guard install`). With no command it reads the hook payload on stdin, tells the client from it, and answers in that client's form; run in a terminal with nothing piped in, it prints this help. A block is a JSON decision on stdout with exit 0 (Gemini CLI: a top-level \"decision\"; or, with \"decision\": \"exit2\" in session-lock/config.json, the reason on stderr and exit 2). Any failure of the guard itself allows the tool call, with a one-line note on stderr. Every block and every such failure is appended to session-lock/blocks.jsonl (`guard log`).",
     after_help = format!(
         concat!(
         "Examples:\n",

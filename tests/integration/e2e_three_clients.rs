@@ -57,6 +57,20 @@ fn program_of(pid: u64) -> String {
         .to_string()
 }
 
+/// The session, once it stands at `gate`; when it never gets there, the test fails with what
+/// the session did instead.
+#[track_caller]
+fn reached_or_explain(gate: &Gate, session: Session, model: &FakeModel) -> Session {
+    if gate.reached() {
+        return session;
+    }
+    let run = session.wait();
+    panic!(
+        "{}",
+        explain(&run, model, "the session never reached its gate")
+    );
+}
+
 /// While session `id` (a `cli` session of the bed, pid `spawned`) waits at its gate: the
 /// guard registered it with its client process (below the spawned one, named `program`), and
 /// `status` and `send-message list` see it working on `ui`.
@@ -161,7 +175,7 @@ fn a_codex_session_is_guarded_by_shell_patch_and_git_beside_claude_code() {
     );
     let b = bed.cli_session(&codex, &model, "B").spawn();
     let id = announced_id(&b);
-    gate_b.wait_reached();
+    let b = reached_or_explain(&gate_b, b, &model);
     assert_seen_while_running(&bed, &id, b.pid(), "codex");
     gate_b.open();
     let run = b.wait();
@@ -260,7 +274,7 @@ fn a_gemini_session_is_guarded_by_shell_write_file_replace_and_git_beside_claude
     );
     let b = gemini_session(&bed, &gemini, &model);
     let id = announced_id(&b);
-    gate_b.wait_reached();
+    let b = reached_or_explain(&gate_b, b, &model);
     assert_seen_while_running(&bed, &id, b.pid(), "node");
     gate_b.open();
     let run = b.wait();

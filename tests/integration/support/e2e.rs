@@ -372,12 +372,17 @@ impl Gate {
     /// Waits until a session stands at the gate.
     #[track_caller]
     pub fn wait_reached(&self) {
-        let marker = PathBuf::from(format!("{}.reached", self.path.display()));
         assert!(
-            wait_until(WAIT, || marker.exists()),
+            self.reached(),
             "no session reached the gate {}",
             self.path.display()
         );
+    }
+
+    /// Waits (at most [`WAIT`]) for a session to stand at the gate; whether one did.
+    pub fn reached(&self) -> bool {
+        let marker = PathBuf::from(format!("{}.reached", self.path.display()));
+        wait_until(WAIT, || marker.exists())
     }
 
     pub fn open(&self) {

@@ -39,9 +39,11 @@ use std::path::{Path, PathBuf};
 
 /// The hook command of the Codex and Gemini entries: the committed launcher, looked for from
 /// the hook's folder up to `/` (Codex runs a hook in the call's folder), or a refusal saying it
-/// is missing (a hook that finds no guard must not let the session run unguarded).
+/// is missing (a hook that finds no guard must not let the session run unguarded). `cd -P .`
+/// first: Gemini starts the hook in the session's folder but hands it the `PWD` of its own
+/// start, which bash keeps.
 pub const HOOK_COMMAND: &str = concat!(
-    "d=\"$PWD\"; until [ -z \"$d\" ] || [ -f \"$d/session-lock/guard-hook\" ]; do d=\"${d%/*}\"; done; ",
+    "cd -P . && d=\"$PWD\"; until [ -z \"$d\" ] || [ -f \"$d/session-lock/guard-hook\" ]; do d=\"${d%/*}\"; done; ",
     "[ -n \"$d\" ] && exec sh \"$d/session-lock/guard-hook\"; ",
     "echo 'session-lock: no session-lock/guard-hook in this folder or above it; blocked' >&2; exit 2"
 );
@@ -255,7 +257,23 @@ mod tests {
                 "from {from}"
             );
         }
+        // A stale PWD from the client's environment does not mislead it.
         let bare = tempfile::tempdir().unwrap();
+        for shell in ["sh", "bash"] {
+            let o = std::process::Command::new(shell)
+                .arg("-c")
+                .arg(HOOK_COMMAND)
+                .current_dir(root.join("a/b"))
+                .env("PWD", bare.path())
+                .output()
+                .unwrap();
+            assert_eq!(
+                String::from_utf8_lossy(&o.stdout).trim(),
+                "found",
+                "{shell}: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+        }
         let o = run_hook_with("sh", bare.path(), HOOK_COMMAND, b"", LIMIT).unwrap();
         assert_eq!(o.code, Some(2));
         assert!(
