@@ -11,10 +11,11 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::support::claude::{Cli, Session, require_claude};
+use crate::support::claude::{Cli, Finished, Session, require_claude};
 use crate::support::codex::require_codex;
 use crate::support::e2e::{
-    API_X, Bed, Gate, WAIT, assert_blocked, assert_ran, bash, call, explain, output_text,
+    API_X, Bed, Gate, WAIT, assert_blocked, assert_ran, bash, call, explain, output_text, refused,
+    result_of,
 };
 use crate::support::fake_model::{FakeModel, Turn, Wire};
 use crate::support::gemini::require_gemini;
@@ -127,6 +128,21 @@ fn assert_outcome(bed: &Bed, own: &[(&str, &str)]) {
     assert_eq!(bed.status_row("ui")["orphaned"], true);
 }
 
+/// The model saw its `git checkout -b side` refused by the guard's HEAD rule, which names the
+/// Claude Code session working in the tree.
+#[track_caller]
+fn assert_head_change_blocked(run: &Finished, model: &FakeModel) {
+    let r = result_of(run, model, "checkout");
+    assert!(
+        refused(run, &r)
+            && r.content.contains("git.head-change: ")
+            && r.content.contains("Other live sessions in this tree")
+            && r.content.contains("(claude)"),
+        "{}",
+        explain(run, model, "expected checkout blocked by git.head-change")
+    );
+}
+
 fn exec(id: &str, cmd: &str) -> Turn {
     call(id, "exec_command", json!({"cmd": cmd}))
 }
@@ -152,7 +168,8 @@ fn a_codex_session_is_guarded_by_shell_patch_and_git_beside_claude_code() {
             patch("patch-other", update_x),
             patch(
                 "move-other",
-                "*** Begin Patch\n*** Update File: src/ui/y.ts\n*** Move to: src/api/y.ts\n*** End Patch\n",
+                // Codex refuses a move without a hunk itself, before any hook.
+                "*** Begin Patch\n*** Update File: src/ui/y.ts\n*** Move to: src/api/y.ts\n@@\n-export const y = 1;\n+export const y = 3;\n*** End Patch\n",
             ),
             exec(
                 "heredoc-other",
@@ -186,10 +203,18 @@ fn a_codex_session_is_guarded_by_shell_patch_and_git_beside_claude_code() {
         assert_blocked(&run, &model, blocked, "is owned by stream 'api'");
     }
     assert_blocked(&run, &model, "patch-other", OWNED);
-    assert_blocked(&run, &model, "bad-patch", "cannot be read");
+    // Codex checks a patch's envelope itself before it asks any hook: the model hears Codex's
+    // refusal (the guard's own, for an envelope Codex takes and it cannot read, is in
+    // `guard_clients`), and nothing ran.
+    let bad = result_of(&run, &model, "bad-patch");
+    assert!(
+        bad.content.contains("not a valid hunk header"),
+        "{}",
+        explain(&run, &model, "Codex refused the bad patch")
+    );
     assert_ran(&run, &model, "patch-own");
     assert_ran(&run, &model, "shell-own");
-    assert_blocked(&run, &model, "checkout", "Other live sessions in this tree");
+    assert_head_change_blocked(&run, &model);
     assert!(
         bed.repo.exists("src/ui/y.ts") && !bed.repo.exists("src/api/y.ts"),
         "{}",
@@ -268,7 +293,7 @@ fn a_gemini_session_is_guarded_by_shell_write_file_replace_and_git_beside_claude
                        "instruction": "bump"}),
             ),
             shell("checkout", "git checkout -b side", None),
-            shell("wait", &gate_b.wait_command(), None),
+            shell("wait", &gate_b.wait_command_plain(), None),
             Turn::text("done"),
         ],
     );
@@ -286,7 +311,7 @@ fn a_gemini_session_is_guarded_by_shell_write_file_replace_and_git_beside_claude
     }
     assert_ran(&run, &model, "write-own");
     assert_ran(&run, &model, "replace-own");
-    assert_blocked(&run, &model, "checkout", "Other live sessions in this tree");
+    assert_head_change_blocked(&run, &model);
     let lock = bed.lock("ui").expect("the claim's lock");
     assert_eq!(lock["sessionId"], id.as_str(), "{lock}");
     assert_outcome(

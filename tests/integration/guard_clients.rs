@@ -232,6 +232,18 @@ fn gemini_shell_write_file_and_replace_are_refused_in_the_form_gemini_honours() 
         assert_eq!(gemini_answer(&guard(&repo, &own)), None, "{own}");
     }
 
+    // Its own hook entries are part of the protocol: frozen while another stream is live.
+    let unwire = gemini(
+        &repo,
+        "dave",
+        "write_file",
+        json!({"file_path": ".gemini/settings.json", "content": "{}"}),
+    );
+    assert_denied(
+        gemini_answer(&guard(&repo, &unwire)),
+        ".gemini/settings.json",
+    );
+
     // The exit-2 form: the reason on stderr and exit 2, which Gemini honours too.
     repo.config(&json!({"decision": "exit2"}));
     let out = guard(&repo, &write);

@@ -4,7 +4,7 @@
 //! The checks are a table ([`CHECKS`]), run in order over one [`Ctx`]; a check that does not
 //! apply (no hook entries to run, no leases configured) gives no line. A new check is one row.
 
-use super::{EVENTS, Wiring, is_guard_command, runs_launcher};
+use super::{EVENTS, Wiring, runs_launcher};
 use crate::agent::locate;
 use crate::exit::Code;
 use crate::json_edit::parse_value;
@@ -211,15 +211,8 @@ fn hook_entries(w: &Wiring) -> (Check, Option<String>) {
     let mut missing = Vec::new();
     let mut commands: Vec<String> = Vec::new();
     for (event, _) in EVENTS {
-        let found: Vec<String> = doc
-            .pointer(&format!("/hooks/{event}"))
-            .and_then(Value::as_array)
+        let found: Vec<String> = super::guard_commands_of(&doc, event)
             .into_iter()
-            .flatten()
-            .filter_map(|g| g.get("hooks").and_then(Value::as_array))
-            .flatten()
-            .filter_map(|h| h.get("command").and_then(Value::as_str))
-            .filter(|c| is_guard_command(c))
             .map(str::to_string)
             .collect();
         match found.first() {
@@ -419,6 +412,8 @@ pub(super) fn run_hook_with(
         .arg(command)
         .current_dir(root)
         .env("CLAUDE_PROJECT_DIR", root)
+        // As a shell started there: a PWD inherited from elsewhere would be kept by bash.
+        .env("PWD", root)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -462,20 +457,27 @@ pub(super) struct Output {
 impl Output {
     /// `exit 2, stdout {…}: the reason`, for a check's detail.
     pub(super) fn describe(&self) -> String {
+        let stdout = match self.stdout.is_empty() {
+            true => String::new(),
+            false => format!(", stdout {}", self.stdout),
+        };
+        format!("{}{stdout}{}", self.exit(), self.said())
+    }
+
+    /// `exit 2` (or `exit by signal`).
+    fn exit(&self) -> String {
         format!(
-            "exit {}{}{}",
-            self.code.map_or("by signal".into(), |c| c.to_string()),
-            if self.stdout.is_empty() {
-                String::new()
-            } else {
-                format!(", stdout {}", self.stdout)
-            },
-            if self.stderr.is_empty() {
-                String::new()
-            } else {
-                format!(": {}", self.stderr)
-            },
+            "exit {}",
+            self.code.map_or("by signal".into(), |c| c.to_string())
         )
+    }
+
+    /// `: <stderr>`, or nothing when it said nothing.
+    fn said(&self) -> String {
+        match self.stderr.is_empty() {
+            true => String::new(),
+            false => format!(": {}", self.stderr),
+        }
     }
 }
 
@@ -544,13 +546,9 @@ fn guard_runs(ctx: &Ctx) -> Option<Check> {
                 NAME,
                 Level::Fail,
                 format!(
-                    "the hook command answered a harmless call with exit {}{}",
-                    o.code.map_or("by signal".into(), |c| c.to_string()),
-                    if o.stderr.is_empty() {
-                        String::new()
-                    } else {
-                        format!(": {}", o.stderr)
-                    },
+                    "the hook command answered a harmless call with {}{}",
+                    o.exit(),
+                    o.said()
                 ),
                 Some(by_hand),
             ),

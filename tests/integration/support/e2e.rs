@@ -369,6 +369,15 @@ impl Gate {
         )
     }
 
+    /// [`Gate::wait_command`] without command substitution, which Gemini CLI's shell tool
+    /// refuses to run.
+    pub fn wait_command_plain(&self) -> String {
+        let path = self.path.display();
+        format!(
+            "touch '{path}.reached'; timeout 30 sh -c \"until [ -e '{path}' ]; do sleep 0.05; done\" || {{ echo 'gate stayed shut' >&2; exit 1; }}"
+        )
+    }
+
     /// Waits until a session stands at the gate.
     #[track_caller]
     pub fn wait_reached(&self) {

@@ -39,11 +39,11 @@ use std::path::{Path, PathBuf};
 
 /// The hook command of the Codex and Gemini entries: the committed launcher, looked for from
 /// the hook's folder up to `/` (Codex runs a hook in the call's folder), or a refusal saying it
-/// is missing (a hook that finds no guard must not let the session run unguarded). `cd -P .`
-/// first: Gemini starts the hook in the session's folder but hands it the `PWD` of its own
-/// start, which bash keeps.
+/// is missing (a hook that finds no guard must not let the session run unguarded). Gemini
+/// starts the hook in the session's folder but hands it the `PWD` of its own start (which bash
+/// then keeps, even for `cd -P .`), so its `GEMINI_PROJECT_DIR` (that folder) comes first.
 pub const HOOK_COMMAND: &str = concat!(
-    "cd -P . && d=\"$PWD\"; until [ -z \"$d\" ] || [ -f \"$d/session-lock/guard-hook\" ]; do d=\"${d%/*}\"; done; ",
+    "d=\"${GEMINI_PROJECT_DIR:-$PWD}\"; until [ -z \"$d\" ] || [ -f \"$d/session-lock/guard-hook\" ]; do d=\"${d%/*}\"; done; ",
     "[ -n \"$d\" ] && exec sh \"$d/session-lock/guard-hook\"; ",
     "echo 'session-lock: no session-lock/guard-hook in this folder or above it; blocked' >&2; exit 2"
 );
@@ -257,14 +257,15 @@ mod tests {
                 "from {from}"
             );
         }
-        // A stale PWD from the client's environment does not mislead it.
+        // Under Gemini, a stale PWD from the client's environment does not mislead it.
         let bare = tempfile::tempdir().unwrap();
         for shell in ["sh", "bash"] {
             let o = std::process::Command::new(shell)
                 .arg("-c")
                 .arg(HOOK_COMMAND)
-                .current_dir(root.join("a/b"))
+                .current_dir(&root)
                 .env("PWD", bare.path())
+                .env("GEMINI_PROJECT_DIR", &root)
                 .output()
                 .unwrap();
             assert_eq!(
