@@ -95,10 +95,10 @@ fn decide_payload(p: &Payload, env: &Env) -> (Decision, DecisionForm) {
             return (Decision::allow(p.event.clone()), form);
         }
         HookEvent::SessionStart => {
-            session::register(crate::time::now_ms(), &p, env, 0);
+            session::register(crate::time::now_ms(), p, env, 0);
             let root = crate::state::repo_root(Path::new(&p.cwd), env.project_dir.as_deref());
             let config = root.map(|r| load_config(&r).0).unwrap_or_default();
-            return (messages(&p, env, &config), form);
+            return (messages(p, env, &config), form);
         }
         _ => {}
     }
@@ -115,13 +115,13 @@ fn decide_payload(p: &Payload, env: &Env) -> (Decision, DecisionForm) {
     ctx.notices.extend(config_notice);
     let form = ctx.config.decision;
     let throttle = ctx.config.heartbeat_throttle_seconds * 1000;
-    session::register(ctx.now, &p, env, throttle);
+    session::register(ctx.now, p, env, throttle);
     if p.event == HookEvent::PreToolUse {
-        return (pre_tool_use(&mut ctx, &p, env), form);
+        return (pre_tool_use(&mut ctx, p, env), form);
     }
     let mut own = ctx.locks.own(&p.session_id);
     let _ = session::heartbeat(&ctx, &p.session_id, env.client_pid, &mut own);
-    (messages(&p, env, &ctx.config), form)
+    (messages(p, env, &ctx.config), form)
 }
 
 /// The repo's config; one that cannot be loaded gives the protocol's defaults (neither
