@@ -203,6 +203,8 @@ impl Default for Config {
                 "scripts/run.bat",
                 ".claude/settings.json",
                 ".claude/settings.local.json",
+                ".codex/hooks.json",
+                ".gemini/settings.json",
             ]),
             mcp_path_keys: s(&[
                 "file_path",

@@ -6,6 +6,7 @@ pub mod words; // the client's words as types: hook events, tools, permission mo
 pub mod agent; // run-agent: one headless Claude Code turn, its contracts and MCP proxy
 pub mod atomic; // atomic replace, create-if-absent, JSON-lines ledgers with torn-tail repair
 pub mod cli; // the one exit path every binary returns through; shared flags
+pub mod clients; // Claude Code, Codex CLI, Gemini CLI: their payloads, answers and processes
 pub mod config; // session-lock/config.json with the protocol's defaults
 pub mod exit; // the exit-code table
 pub mod filelock; // the only place OS file locks are taken

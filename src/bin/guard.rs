@@ -1,4 +1,4 @@
-//! guard: the Claude Code hook and its own commands. See `guard --help`.
+//! guard: the hook of Claude Code, Codex CLI and Gemini CLI, and its own commands. See `guard --help`.
 
 use clap::{CommandFactory, Parser, Subcommand};
 use session_lock::cli;
@@ -10,8 +10,8 @@ use std::path::PathBuf;
 #[command(
     name = "guard",
     version,
-    about = "The session-lock hook for Claude Code: records claims, keeps heartbeats, blocks writes to files another live stream owns, and blocks commands that would break other sessions.",
-    long_about = "Wired in .claude/settings.json for PreToolUse, PostToolUse, SessionStart, SessionEnd, UserPromptSubmit and Stop (see `guard install`). With no command it reads the hook payload on stdin; run in a terminal with nothing piped in, it prints this help. A block is a JSON decision on stdout with exit 0 (or, with \"decision\": \"exit2\" in session-lock/config.json, the reason on stderr and exit 2). Any failure of the guard itself allows the tool call, with a one-line note on stderr. Every block and every such failure is appended to session-lock/blocks.jsonl (`guard log`).",
+    about = "The session-lock hook for Claude Code, Codex CLI and Gemini CLI: records claims, keeps heartbeats, blocks writes to files another live stream owns, and blocks commands that would break other sessions.",
+    long_about = "Wired in .claude/settings.json for PreToolUse, PostToolUse, SessionStart, SessionEnd, UserPromptSubmit and Stop, and in .codex/hooks.json and .gemini/settings.json for those clients' events (see `guard install`). With no command it reads the hook payload on stdin, tells the client from it, and answers in that client's form; run in a terminal with nothing piped in, it prints this help. A block is a JSON decision on stdout with exit 0 (Gemini CLI: a top-level \"decision\"; or, with \"decision\": \"exit2\" in session-lock/config.json, the reason on stderr and exit 2). Any failure of the guard itself allows the tool call, with a one-line note on stderr. Every block and every such failure is appended to session-lock/blocks.jsonl (`guard log`).",
     after_help = format!(
         concat!(
         "Examples:\n",
@@ -72,17 +72,20 @@ enum Command {
         #[arg(long = "allow-tool", value_name = "NAME")]
         allow_tools: Vec<String>,
     },
-    /// Wire the guard into a repo: hook entries in .claude/settings.json (others kept), the
-    /// messaging server in .mcp.json, its approval and the status line in
-    /// .claude/settings.local.json (the status line only when no settings file has one), the
+    /// Wire the guard into a repo: hook entries in each client's project config (Claude Code's
+    /// .claude/settings.json, Codex CLI's .codex/hooks.json, Gemini CLI's .gemini/settings.json;
+    /// others' entries kept), the messaging server in .mcp.json, its approval and the status line
+    /// in .claude/settings.local.json (the status line only when no settings file has one), the
     /// .gitignore lines, session-lock/PROTOCOL.md and the launcher session-lock/guard-hook. JSON
     /// files are edited in place: a diff shows only the added block, modes are kept. Running it
     /// twice changes nothing. It says which release checks `release` will run. Commit what it
     /// wrote (not settings.local.json, which is yours and git-ignored): the launcher finds the
-    /// suite on every machine that has it, and blocks (saying so) on one that has not.
+    /// suite on every machine that has it, and blocks (saying so) on one that has not. Codex and
+    /// Gemini run a project's hooks only once it is trusted: `guard doctor` checks that and says
+    /// how.
     #[command(after_help = concat!(
-        "Examples:\n  guard install                 the git top level of the current folder\n  guard install ~/proj\n  guard install --no-statusline\n  guard install --timeout 20 --json\n\n",
-        "Exit codes: 0 wired (or already wired); 1 a file could not be read or written; 2 REPO is not a git top level, or a settings file is not valid JSON of the expected shape (nothing changed)"
+        "Examples:\n  guard install                 the git top level of the current folder: Claude Code, and Codex / Gemini when on PATH\n  guard install ~/proj\n  guard install --agent codex --agent gemini\n  guard install --no-statusline\n  guard install --timeout 20 --json\n\n",
+        "Exit codes: 0 wired (or already wired); 1 a file could not be read or written; 2 REPO is not a git top level, an --agent is unknown, or a settings file is not valid JSON of the expected shape (nothing changed)"
     ))]
     Install {
         /// The repo to wire: a git top level (default: the one of the current folder).
@@ -94,6 +97,10 @@ enum Command {
         /// Hook timeout in seconds (the client's default is 600).
         #[arg(long, default_value_t = 10)]
         timeout: u64,
+        /// Wire this client: claude, codex or gemini (repeatable). Default: Claude Code and
+        /// every other supported client whose program is on PATH.
+        #[arg(long = "agent", value_name = "CLIENT", value_parser = parse_agent)]
+        agents: Vec<session_lock::clients::Client>,
         /// Do not add the status line (and take ours out if an earlier install added it).
         #[arg(long)]
         no_statusline: bool,
@@ -118,7 +125,9 @@ enum Command {
     },
     /// Check that the repo is guarded on this machine: hook entries present and running a guard
     /// that answers, no disableAllHooks in any settings file a session reads, matching versions,
-    /// a writable session-lock/, plans that parse, the pinned Claude Code CLI.
+    /// a writable session-lock/, plans that parse, the pinned Claude Code CLI; for Codex CLI and
+    /// Gemini CLI, their entries, the guard answering their payloads, and the trust each needs
+    /// before it runs a project's hooks (with exactly what to add where it is missing).
     #[command(after_help = concat!(
         "Examples:\n  guard doctor\n  guard doctor ~/proj --json\n\n",
         "Exit codes: 0 no check failed (warnings allowed); 1 a check failed; 2 REPO is not a git top level"
@@ -146,6 +155,11 @@ enum Command {
         #[command(flatten)]
         common: cli::Common,
     },
+}
+
+fn parse_agent(s: &str) -> Result<session_lock::clients::Client, String> {
+    session_lock::clients::Client::from_name(s)
+        .ok_or_else(|| format!("'{s}' is not a supported client (claude, codex, gemini)"))
 }
 
 fn main() -> std::process::ExitCode {
@@ -199,6 +213,7 @@ fn main() -> std::process::ExitCode {
             repo,
             guard,
             timeout,
+            agents,
             no_statusline,
             json,
         }) => cli::finish_json(
@@ -210,6 +225,7 @@ fn main() -> std::process::ExitCode {
                     guard: guard.as_deref(),
                     timeout_s: timeout,
                     statusline: !no_statusline,
+                    agents: &agents,
                 },
                 json,
             ),

@@ -25,6 +25,9 @@ pub enum Rule {
     Lease,
     /// The input is larger or deeper than the guard can check.
     TooLarge,
+    /// Another client's tool input the guard must read to decide and cannot (a Codex patch
+    /// that does not parse, a path that is not a string).
+    Unreadable,
     /// The command rules in session-lock/config.json do not compile.
     Config,
     /// The path boundary of a restricted run (`guard scope`).
@@ -44,6 +47,7 @@ impl Rule {
             Rule::Release => "release",
             Rule::Lease => "lease",
             Rule::TooLarge => "too-large",
+            Rule::Unreadable => "unreadable",
             Rule::Config => "config",
             Rule::Boundary => "boundary",
             Rule::Command(id) => id.id(),
@@ -122,6 +126,9 @@ pub enum Verdict {
 pub struct Decision {
     /// The event answered (the rendered form names it).
     pub event: HookEvent,
+    /// The client that sent the payload: the answer is written in its form.
+    #[serde(skip)]
+    pub client: crate::clients::Client,
     #[serde(flatten)]
     pub verdict: Verdict,
     /// What the user (and the model) hears once per session: the notices not shown before.
@@ -147,6 +154,7 @@ impl Decision {
     pub fn allow(event: HookEvent) -> Decision {
         Decision {
             event,
+            client: crate::clients::Client::Claude,
             verdict: Verdict::Allow,
             notices: Vec::new(),
             context: None,

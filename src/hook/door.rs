@@ -5,7 +5,7 @@
 
 use super::context::Env;
 use super::deadline::{self, PAYLOAD};
-use super::output::{Client, Outcome, render};
+use super::output::{Outcome, render};
 use super::{Decision, decide};
 use crate::config::DecisionForm;
 use std::io::{IsTerminal, Read, Write};
@@ -17,7 +17,7 @@ pub fn run(usage: impl FnOnce() -> String) -> std::process::ExitCode {
         let usage = usage();
         let _ = writeln!(
             std::io::stderr(),
-            "guard: reads a Claude Code hook payload on stdin (it is wired by `guard install`); stdin is a terminal, so there is nothing to read\n\n{usage}"
+            "guard: reads a Claude Code, Codex CLI or Gemini CLI hook payload on stdin (it is wired by `guard install`); stdin is a terminal, so there is nothing to read\n\n{usage}"
         );
         return std::process::ExitCode::from(2);
     }
@@ -71,7 +71,7 @@ pub fn after_deadline() -> std::process::ExitCode {
 
 /// Renders `decision` for the client, writes it, logs it; the process's exit code.
 fn answer(decision: &Decision, form: DecisionForm) -> i32 {
-    let code = emit(&render(decision, Client::ClaudeCode, form));
+    let code = emit(&render(decision, decision.client, form));
     record(decision);
     code
 }

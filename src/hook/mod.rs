@@ -22,8 +22,9 @@ pub mod script_files; // the text of scripts a command runs, for the analysis
 pub mod session; // the session's registry entry, heartbeats and what it must hear about them
 pub mod targets; // the files a call writes, and the facts the write checks decide from
 
+pub use crate::clients::Client;
 pub use decision::{Checked, Decision, Refusal, Rule, Verdict};
-pub use output::{Client, Outcome};
+pub use output::Outcome;
 pub use payload::Payload;
 
 /// The largest payload the guard reads and checks whole; the binary drains the rest of a larger
@@ -38,10 +39,10 @@ use std::path::Path;
 /// Set to make the guard panic on purpose (tests of fail-open use it).
 pub const CRASH_SWITCH: &str = "SESSION_LOCK_GUARD_CRASH";
 
-/// Runs the hook on one payload and renders its answer for Claude Code.
+/// Runs the hook on one payload and renders its answer for the client that sent it.
 pub fn run(bytes: &[u8], env: &Env) -> Outcome {
     let (decision, form) = decide(bytes, env);
-    output::render(&decision, Client::ClaudeCode, form)
+    output::render(&decision, decision.client, form)
 }
 
 /// The answer to one payload, and the decision form the repo's config asks for. Never panics
@@ -65,6 +66,26 @@ pub fn decide(bytes: &[u8], env: &Env) -> (Decision, DecisionForm) {
     if std::env::var_os(CRASH_SWITCH).is_some_and(|v| v == "1") {
         panic!("crash requested by {CRASH_SWITCH}");
     }
+    // Neither Codex nor Gemini names its process to its hooks: it is found above this one.
+    let found;
+    let env = match (p.client, env.client_pid) {
+        (Client::Claude, _) | (_, Some(_)) => env,
+        (client, None) => {
+            found = Env {
+                client_pid: crate::clients::process::find(client),
+                ..env.clone()
+            };
+            &found
+        }
+    };
+    let (mut decision, form) = decide_payload(&p, env);
+    decision.client = p.client;
+    (decision, form)
+}
+
+/// [`decide`] once the payload is read.
+fn decide_payload(p: &Payload, env: &Env) -> (Decision, DecisionForm) {
+    let form = DecisionForm::Json;
     // The session registry is per user, not per repo: keep it whatever the cwd or the config.
     match p.event {
         HookEvent::SessionEnd => {
@@ -74,10 +95,10 @@ pub fn decide(bytes: &[u8], env: &Env) -> (Decision, DecisionForm) {
             return (Decision::allow(p.event.clone()), form);
         }
         HookEvent::SessionStart => {
-            session::register(crate::time::now_ms(), &p, env, 0);
+            session::register(crate::time::now_ms(), p, env, 0);
             let root = crate::state::repo_root(Path::new(&p.cwd), env.project_dir.as_deref());
             let config = root.map(|r| load_config(&r).0).unwrap_or_default();
-            return (messages(&p, env, &config), form);
+            return (messages(p, env, &config), form);
         }
         _ => {}
     }
@@ -94,13 +115,13 @@ pub fn decide(bytes: &[u8], env: &Env) -> (Decision, DecisionForm) {
     ctx.notices.extend(config_notice);
     let form = ctx.config.decision;
     let throttle = ctx.config.heartbeat_throttle_seconds * 1000;
-    session::register(ctx.now, &p, env, throttle);
+    session::register(ctx.now, p, env, throttle);
     if p.event == HookEvent::PreToolUse {
-        return (pre_tool_use(&mut ctx, &p, env), form);
+        return (pre_tool_use(&mut ctx, p, env), form);
     }
     let mut own = ctx.locks.own(&p.session_id);
     let _ = session::heartbeat(&ctx, &p.session_id, env.client_pid, &mut own);
-    (messages(&p, env, &ctx.config), form)
+    (messages(p, env, &ctx.config), form)
 }
 
 /// The repo's config; one that cannot be loaded gives the protocol's defaults (neither
@@ -176,10 +197,21 @@ pub fn pre_tool_use(ctx: &mut Ctx, p: &Payload, env: &Env) -> Decision {
 
 /// The checks, in order; the first refusal is the answer.
 fn run_checks(ctx: &Ctx, call: &Call) -> Checked {
+    if let Some(why) = &call.p.unreadable {
+        return Err(Refusal::new(
+            Rule::Unreadable,
+            format!("session-lock: {why}"),
+        ));
+    }
     checks::claims::check(ctx, call)?;
     let each = |t: &targets::Target| write_checks(ctx, call, t);
     match &call.command {
-        Some(command) => targets::of_command(ctx, call, command, each)?,
+        Some(command) => {
+            targets::of_command(ctx, call, command, each)?;
+            if call.p.client == Client::Codex {
+                targets::of_patches_in(ctx, command, each)?;
+            }
+        }
         None if targets::is_write_tool(&ctx.config, call.p) => {
             targets::of_file_tool(ctx, call, each)?
         }

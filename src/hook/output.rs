@@ -1,18 +1,11 @@
 //! How a decision leaves the guard: the one place a [`Decision`] becomes bytes on stdout and
-//! stderr and an exit code, for the client that sent the payload.
+//! stderr and an exit code, for the client that sent the payload (Claude Code, Codex CLI,
+//! Gemini CLI).
 
 use super::decision::{Decision, Verdict};
+use crate::clients::answer::{self, Answer};
+use crate::clients::{Client, Event};
 use crate::config::DecisionForm;
-use crate::words::HookEvent;
-use serde_json::{Map, Value, json};
-
-/// The client a decision is rendered for. Each speaks its own hook output; only Claude Code's
-/// is written today (another client is one more arm of [`render`]).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Client {
-    #[default]
-    ClaudeCode,
-}
 
 /// The whole effect of one guard run.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -25,84 +18,48 @@ pub struct Outcome {
 }
 
 /// `decision` as `client` reads it, in the decision `form` the repo's config chose (a rewrite
-/// is always the JSON form: the exit-2 form has no way to carry it).
+/// is always the JSON form: the exit-2 form has no way to carry it). The forms each client
+/// honours are [`crate::clients::answer`]'s.
 pub fn render(decision: &Decision, client: Client, form: DecisionForm) -> Outcome {
-    match client {
-        Client::ClaudeCode => claude_code(decision, form),
-    }
-}
-
-fn claude_code(d: &Decision, form: DecisionForm) -> Outcome {
-    let mut out = Outcome::default();
-    for line in &d.log {
-        out.stderr.push_str(line);
-        out.stderr.push('\n');
-    }
-    let notice = d
+    let notice = decision
         .notices
         .iter()
         .map(|n| format!("session-lock: {n}"))
         .collect::<Vec<_>>()
         .join("\n");
-    if let (Verdict::Deny(r), DecisionForm::Exit2) = (&d.verdict, form) {
-        out.stderr.push_str(&r.reason);
-        out.stderr.push('\n');
-        if !notice.is_empty() {
-            out.stderr.push_str(&notice);
-            out.stderr.push('\n');
-        }
-        out.code = 2;
-        return out;
-    }
-    let mut specific = Map::new();
-    match &d.verdict {
-        Verdict::Allow => {}
-        Verdict::Deny(r) => {
-            specific.insert(
-                "hookEventName".into(),
-                json!(HookEvent::PreToolUse.as_str()),
-            );
-            specific.insert("permissionDecision".into(), json!("deny"));
-            specific.insert("permissionDecisionReason".into(), json!(r.reason));
-        }
-        // Without `permissionDecision`: the client's own permission rules still apply to it.
-        Verdict::Rewrite { input } => {
-            specific.insert(
-                "hookEventName".into(),
-                json!(HookEvent::PreToolUse.as_str()),
-            );
-            specific.insert("updatedInput".into(), input.clone());
-        }
-    }
-    let context = match (&d.context, notice.is_empty()) {
-        (Some(c), true) => Some(c.clone()),
-        (Some(c), false) => Some(format!("{c}\n{notice}")),
-        (None, false) => Some(notice.clone()),
-        (None, true) => None,
+    let verdict = match &decision.verdict {
+        Verdict::Allow => Answer::Allow,
+        Verdict::Deny(r) => Answer::Deny(&r.reason),
+        Verdict::Rewrite { input } => Answer::Rewrite(input),
     };
-    let mut doc = Map::new();
-    if !notice.is_empty() {
-        doc.insert("systemMessage".into(), json!(notice));
+    let event = Event::of(Client::Claude, decision.event.as_str());
+    let rendered = answer::render(
+        client,
+        event,
+        verdict,
+        decision.context.as_deref(),
+        &notice,
+        form,
+    );
+    let mut stderr = String::new();
+    for line in &decision.log {
+        stderr.push_str(line);
+        stderr.push('\n');
     }
-    if let Some(text) = context {
-        specific
-            .entry("hookEventName")
-            .or_insert_with(|| json!(d.event.as_str()));
-        specific.insert("additionalContext".into(), json!(text));
+    stderr.push_str(&rendered.stderr);
+    Outcome {
+        stdout: rendered.stdout,
+        stderr,
+        code: rendered.code,
     }
-    if !specific.is_empty() {
-        doc.insert("hookSpecificOutput".into(), Value::Object(specific));
-    }
-    if !doc.is_empty() {
-        out.stdout = Value::Object(doc).to_string();
-    }
-    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::hook::decision::{Refusal, Rule};
+    use crate::words::HookEvent;
+    use serde_json::{Value, json};
 
     fn deny(reason: &str) -> Decision {
         Decision::deny(HookEvent::PreToolUse, Refusal::new(Rule::Ownership, reason))
@@ -116,7 +73,7 @@ mod tests {
     fn json_deny_is_one_document_and_exit_zero() {
         let o = render(
             &deny("stream 'api' is held"),
-            Client::ClaudeCode,
+            Client::Claude,
             DecisionForm::Json,
         );
         assert_eq!(o.code, 0);
@@ -132,14 +89,14 @@ mod tests {
 
     #[test]
     fn exit2_form_puts_reason_on_stderr() {
-        let o = render(&deny("no"), Client::ClaudeCode, DecisionForm::Exit2);
+        let o = render(&deny("no"), Client::Claude, DecisionForm::Exit2);
         assert_eq!(
             (o.code, o.stdout.as_str(), o.stderr.as_str()),
             (2, "", "no\n")
         );
         let o = render(
             &Decision::fail_open("x"),
-            Client::ClaudeCode,
+            Client::Claude,
             DecisionForm::Exit2,
         );
         assert_eq!(
@@ -148,7 +105,7 @@ mod tests {
         );
         let o = render(
             &Decision::allow(HookEvent::PreToolUse),
-            Client::ClaudeCode,
+            Client::Claude,
             DecisionForm::Json,
         );
         assert_eq!(o, Outcome::default(), "a plain allow says nothing");
@@ -158,7 +115,7 @@ mod tests {
     fn a_notice_keeps_the_decision() {
         let mut d = Decision::allow(HookEvent::PreToolUse);
         d.notices.push("api.lock is corrupt".into());
-        let v = json_of(&render(&d, Client::ClaudeCode, DecisionForm::Json));
+        let v = json_of(&render(&d, Client::Claude, DecisionForm::Json));
         let text = "session-lock: api.lock is corrupt";
         assert_eq!(v["systemMessage"], text);
         assert_eq!(v["hookSpecificOutput"]["additionalContext"], text);
@@ -166,10 +123,10 @@ mod tests {
         assert!(v["hookSpecificOutput"].get("permissionDecision").is_none());
         let mut d = deny("no");
         d.notices.push("n".into());
-        let v = json_of(&render(&d, Client::ClaudeCode, DecisionForm::Json));
+        let v = json_of(&render(&d, Client::Claude, DecisionForm::Json));
         assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny");
         assert_eq!(v["systemMessage"], "session-lock: n");
-        let o = render(&d, Client::ClaudeCode, DecisionForm::Exit2);
+        let o = render(&d, Client::Claude, DecisionForm::Exit2);
         assert_eq!((o.code, o.stderr.as_str()), (2, "no\nsession-lock: n\n"));
     }
 
@@ -182,7 +139,7 @@ mod tests {
             ..Decision::allow(HookEvent::PreToolUse)
         };
         for form in [DecisionForm::Json, DecisionForm::Exit2] {
-            let o = render(&d, Client::ClaudeCode, form);
+            let o = render(&d, Client::Claude, form);
             assert_eq!(o.code, 0);
             let v = json_of(&o);
             assert_eq!(
@@ -199,7 +156,7 @@ mod tests {
             context: Some("a message".into()),
             ..Decision::allow(HookEvent::UserPromptSubmit)
         };
-        let v = json_of(&render(&d, Client::ClaudeCode, DecisionForm::Json));
+        let v = json_of(&render(&d, Client::Claude, DecisionForm::Json));
         assert_eq!(
             v,
             json!({"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": "a message"}})

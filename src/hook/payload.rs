@@ -1,5 +1,9 @@
-//! The hook payload Claude Code writes on stdin (see PROTOCOL.md for the fields used).
+//! The hook payload on stdin (see PROTOCOL.md for the fields used). Claude Code's is the
+//! guard's own form; a Codex CLI or Gemini CLI payload is read into it ([`crate::clients::call`]),
+//! so the same checks decide every client's calls.
 
+use crate::clients::call::{self, FileWrite};
+use crate::clients::{Client, Event};
 use crate::words::{HookEvent, PermissionMode, Tool};
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
@@ -25,6 +29,17 @@ pub struct Payload {
     /// Set only for calls made inside a subagent.
     #[serde(default, deserialize_with = "maybe_text")]
     pub agent_id: Option<String>,
+    /// The client that wrote the payload.
+    #[serde(skip)]
+    pub client: Client,
+    /// The files another client's file tool writes (a Codex patch, Gemini's `write_file` and
+    /// `replace`), with what each becomes: the write checks take these instead of the input's
+    /// path keys.
+    #[serde(skip)]
+    pub writes: Vec<FileWrite>,
+    /// Another client's tool input the guard cannot read (why, for the model): refused.
+    #[serde(skip)]
+    pub unreadable: Option<String>,
 }
 
 /// The value of four hex digits at `b[i..i + 4]`.
@@ -108,7 +123,40 @@ impl Payload {
         if !raw.is_object() {
             return Err("payload is not a JSON object".into());
         }
-        serde_json::from_value(raw).map_err(|e| format!("payload is not a hook payload: {e}"))
+        match Client::detect(&raw) {
+            Client::Claude => serde_json::from_value(raw)
+                .map_err(|e| format!("payload is not a hook payload: {e}")),
+            _ => Ok(Payload::of_other_client(raw)),
+        }
+    }
+
+    /// A Codex or Gemini payload in the guard's terms: the event by Claude Code's name, a shell
+    /// tool as `Bash {command}` in the folder it runs in, a file tool's writes in `writes`, an
+    /// MCP tool by Claude Code's name form; every other tool keeps its own name (the guard has
+    /// nothing to check in it).
+    fn of_other_client(raw: Value) -> Payload {
+        let read = call::read(&raw);
+        let mut p: Payload = serde_json::from_value(raw).unwrap_or_default();
+        p.client = read.client;
+        if read.event != Event::Other {
+            p.event = HookEvent::parse(read.event.claude_name());
+        }
+        p.session_id = read.session_id;
+        p.cwd = read.cwd;
+        match read.tool {
+            call::Tool::Native | call::Tool::None | call::Tool::Other(_) => {}
+            call::Tool::Shell { command } => {
+                p.tool_name = Tool::Bash;
+                p.tool_input = serde_json::json!({ "command": command });
+            }
+            call::Tool::Files(writes) => p.writes = writes,
+            call::Tool::Mcp { name, input } => {
+                p.tool_name = Tool::parse(&name);
+                p.tool_input = input;
+            }
+            call::Tool::Unreadable(why) => p.unreadable = Some(why),
+        }
+        p
     }
 
     /// A string field of `tool_input`.

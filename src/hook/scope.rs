@@ -375,7 +375,7 @@ pub fn hook_mode(scope: Scope) -> Outcome {
             DEADLINE.as_secs()
         )))
     });
-    crate::hook::output::render(&decision, Client::ClaudeCode, DecisionForm::Json)
+    crate::hook::output::render(&decision, Client::Claude, DecisionForm::Json)
 }
 
 #[cfg(test)]
@@ -777,7 +777,7 @@ mod tests {
         for bad in [&b"not json"[..], b"[1]", b""] {
             let d = decide(bad, &s);
             assert!(d.is_block(), "{:?}", String::from_utf8_lossy(bad));
-            let out = crate::hook::output::render(&d, Client::ClaudeCode, DecisionForm::Json);
+            let out = crate::hook::output::render(&d, Client::Claude, DecisionForm::Json);
             assert_eq!(out.code, 0);
             let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
             assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny");

@@ -169,6 +169,41 @@ pub fn of_command(
     Ok(())
 }
 
+/// The files of each patch a Codex shell command hands `apply_patch` (Codex applies such a
+/// command as a patch, not as a program), through `check` like a patch tool's: relative to the
+/// call's folder. A patch that does not parse is refused, as from the patch tool.
+pub fn of_patches_in(
+    ctx: &Ctx,
+    command: &Command,
+    mut check: impl FnMut(&Target) -> Checked,
+) -> Checked {
+    for (_, patch) in crate::clients::patch::in_command(&command.analysis) {
+        let patch = patch.map_err(|e| {
+            Refusal::new(
+                super::decision::Rule::Unreadable,
+                format!(
+                    "session-lock: the patch this command hands apply_patch cannot be read ({e}), so the guard cannot check which files it writes; send one well-formed patch (*** Begin Patch … *** End Patch)"
+                ),
+            )
+        })?;
+        if !ctx.any_live() {
+            continue;
+        }
+        for path in patch.written_paths() {
+            check(&Target {
+                raw: path.to_string(),
+                how: Rooted::CurrentDrive,
+            })
+            .map_err(|mut refusal| {
+                refusal.reason =
+                    format!("{} (this command's apply_patch writes it)", refusal.reason);
+                refusal
+            })?;
+        }
+    }
+    Ok(())
+}
+
 /// A resolved target through `check`: itself when it is a literal path, and for a pattern or a
 /// tree a witness of each pattern it can reach (another live stream's `owns`, `protectedPaths`).
 pub(crate) fn expand(
@@ -321,8 +356,12 @@ const MAX_TARGETS: usize = 256;
 
 /// Every file a write tool names: each `mcpPathKeys` key present (a string, or a list of
 /// strings), not only the first. An MCP call naming a plugin (`pluginId`) with a relative path
-/// names a file in that plugin's folder (`reloadPlugin.pluginFolder`).
+/// names a file in that plugin's folder (`reloadPlugin.pluginFolder`). Another client's file
+/// tool names its files itself (`Payload::writes`): those, every one.
 pub fn write_targets(cfg: &Config, root: &Path, p: &Payload) -> Vec<String> {
+    if !p.writes.is_empty() {
+        return p.writes.iter().map(|w| w.path.clone()).collect();
+    }
     let mut out: Vec<String> = Vec::new();
     let Some(input) = p.tool_input.as_object() else {
         return out;
@@ -361,9 +400,9 @@ pub fn write_targets(cfg: &Config, root: &Path, p: &Payload) -> Vec<String> {
 
 /// Is this tool one that writes the files named in its input? The built-in writers by name;
 /// an MCP tool by its tool part (case-insensitive) in `mcpWriteTools`, or by a writing word in
-/// its name (`save_file`, `createDirectory`).
+/// its name (`save_file`, `createDirectory`); another client's file tool by the files it writes.
 pub fn is_write_tool(cfg: &Config, p: &Payload) -> bool {
-    if cfg.write_tools.iter().any(|t| t == p.tool_name.as_str()) {
+    if !p.writes.is_empty() || cfg.write_tools.iter().any(|t| t == p.tool_name.as_str()) {
         return true;
     }
     p.mcp_tool().is_some_and(|t| {

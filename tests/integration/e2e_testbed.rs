@@ -12,7 +12,7 @@ use crate::support::e2e::Gate;
 use crate::support::fake_model::{
     Block, EXHAUSTED_TEXT, FakeModel, MessagesRequest, RequestKind, SIDE_TEXT, Turn,
 };
-use crate::support::http::{Client, Framing, Response};
+use crate::support::http::{Client, Framing, Response, sse_events};
 use crate::support::repo::GitRepo;
 
 const SECS_10: Duration = Duration::from_secs(10);
@@ -38,26 +38,6 @@ fn model_request(prompt: &str, stream: bool) -> Vec<u8> {
 fn json_of(response: &Response) -> Value {
     serde_json::from_slice(&response.body)
         .unwrap_or_else(|e| panic!("reply is not JSON ({e}): {}", response.text()))
-}
-
-/// `(event name, data)` pairs of an SSE body.
-fn sse_events(body: &str) -> Vec<(String, Value)> {
-    body.split("\n\n")
-        .filter(|block| !block.trim().is_empty())
-        .map(|block| {
-            let mut name = String::new();
-            let mut data = Value::Null;
-            for line in block.lines() {
-                if let Some(n) = line.strip_prefix("event: ") {
-                    name = n.to_string();
-                } else if let Some(d) = line.strip_prefix("data: ") {
-                    data = serde_json::from_str(d)
-                        .unwrap_or_else(|e| panic!("bad SSE data ({e}): {d}"));
-                }
-            }
-            (name, data)
-        })
-        .collect()
 }
 
 #[test]

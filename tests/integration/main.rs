@@ -7,6 +7,11 @@
 //! `support::claude` and skip when it is missing, unless `CI` is set, where they
 //! fail and name `scripts/install-claude-cli`.
 //!
+//! - `e2e_three_clients`: one guard, three clients: real Codex and Gemini sessions beside a
+//!   real Claude Code session, kept off its stream's files (shell, file tools, `apply_patch`)
+//!   and from `git checkout`, registered while they run.
+//! - `e2e_clients`: the bed for Codex CLI and Gemini CLI proves itself: the fake model's
+//!   Responses and Gemini wires, and each real CLI's tool calls and refusing hooks.
 //! - `e2e_testbed`: proves the bed itself: the fake model's protocol, and the
 //!   real CLI's round trips through it (text, tools, hooks, parallel sessions,
 //!   API errors, timeouts).
@@ -24,8 +29,11 @@
 //! - `selftest`: the `selftest/` case corpus through the real `guard`.
 //! - `lifecycle_*`: the claim race and a whole round through the real binaries.
 //! - `tools_*`: claim, release, status, wait-milestone and `guard install` / `uninstall` /
-//!   `doctor` (`tools_doctor`: one check per cause) one by one; `tools_errors` the failures people read, `tools_progress` and
+//!   `doctor` (`tools_doctor`: one check per cause) one by one (`tools_agents` for Codex CLI and
+//!   Gemini CLI); `tools_errors` the failures people read, `tools_progress` and
 //!   `tools_watch` the terminal views, read under tmux (`support::tmux`).
+//! - `guard_clients`: Codex CLI and Gemini CLI payloads through the real guard, answered in each
+//!   client's form.
 //! - `guard_log`: the block log through the real guard.
 //! - `state_links`: symbolic links planted in the state folders are never written through.
 //! - `setup_script`: `scripts/setup` shows cargo's progress and wires a repo.
@@ -61,13 +69,16 @@ mod agent_harness;
 mod agent_run;
 mod architecture;
 mod build_lock;
+mod e2e_clients;
 mod e2e_hook_contract;
 mod e2e_lifecycle;
 mod e2e_statusline;
 mod e2e_testbed;
+mod e2e_three_clients;
 mod e2e_trust;
 mod exit_codes;
 mod floor;
+mod guard_clients;
 mod guard_explain;
 mod guard_log;
 mod guard_props;
@@ -88,6 +99,7 @@ mod selftest;
 mod selftest_commands;
 mod setup_script;
 mod state_links;
+mod tools_agents;
 mod tools_claim;
 mod tools_corrupt;
 mod tools_doctor;

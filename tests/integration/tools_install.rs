@@ -8,7 +8,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-const EVENTS: [&str; 6] = [
+pub(crate) const EVENTS: [&str; 6] = [
     "PreToolUse",
     "PostToolUse",
     "SessionStart",

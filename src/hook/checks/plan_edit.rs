@@ -7,6 +7,7 @@
 //! `Edit` and `MultiEdit` are applied to the file on disk. A call whose result cannot be told
 //! (a shell write, an MCP writer) is treated as changing the frontmatter.
 
+use crate::clients::call::Change;
 use crate::hook::Payload;
 use crate::hook::context::{Call, Ctx};
 use crate::hook::decision::{Checked, Refusal, Rule};
@@ -73,7 +74,10 @@ fn replace(text: &str, edit: &Value) -> Option<String> {
 }
 
 /// The plan's text after the call, `Err(())` when the guard cannot tell.
-fn after(p: &Payload, before: &str) -> Result<Option<String>, ()> {
+fn after(p: &Payload, rel: &str, before: &str) -> Result<Option<String>, ()> {
+    if !p.writes.is_empty() {
+        return after_write(p, rel, before);
+    }
     match p.tool_name {
         Tool::Write => p
             .input_str("content")
@@ -99,6 +103,33 @@ fn after(p: &Payload, before: &str) -> Result<Option<String>, ()> {
     }
 }
 
+/// The plan's text after another client's file tool writes it (the one write whose path names
+/// `rel`). A patch the guard cannot apply as written counts as a change: the client's own
+/// matching is looser, and would apply it.
+fn after_write(p: &Payload, rel: &str, before: &str) -> Result<Option<String>, ()> {
+    let names = |path: &str| {
+        let path = path.replace('\\', "/");
+        let path = path.trim_start_matches("./");
+        path == rel || path.ends_with(&format!("/{rel}"))
+    };
+    let mut mine = p.writes.iter().filter(|w| names(&w.path));
+    let (Some(write), None) = (mine.next(), mine.next()) else {
+        return Err(());
+    };
+    match &write.change {
+        Change::Content(text) => Ok(Some(text.clone())),
+        Change::Replace { old, new, all } => {
+            let edit =
+                serde_json::json!({"old_string": old, "new_string": new, "replace_all": all});
+            Ok(replace(before, &edit))
+        }
+        Change::Patch(chunks) => crate::clients::patch::apply(before, chunks)
+            .map(Some)
+            .ok_or(()),
+        Change::Remove | Change::MovedFrom { .. } => Err(()),
+    }
+}
+
 /// Why this write to the plan `rel` (at `path` on disk) is refused while `holder` (another
 /// session's stream) is live, or `None` when it only changes the body.
 pub fn problem(p: &Payload, rel: &str, path: &Path, holder: &str) -> Option<String> {
@@ -115,7 +146,7 @@ pub fn problem(p: &Payload, rel: &str, path: &Path, holder: &str) -> Option<Stri
             "session-lock: {rel} would be a new plan; streams cannot be declared while another stream is live ('{holder}'). Add it when the round is over"
         ));
     };
-    match after(p, &before) {
+    match after(p, rel, &before) {
         Err(()) => Some(format!(
             "{frozen}. The guard cannot tell what this call does to the frontmatter; tick the checklist with the Edit tool"
         )),

@@ -4,7 +4,7 @@
 //! The checks are a table ([`CHECKS`]), run in order over one [`Ctx`]; a check that does not
 //! apply (no hook entries to run, no leases configured) gives no line. A new check is one row.
 
-use super::{EVENTS, Wiring, is_guard_command, runs_launcher};
+use super::{EVENTS, Wiring, runs_launcher};
 use crate::agent::locate;
 use crate::exit::Code;
 use crate::json_edit::parse_value;
@@ -54,7 +54,12 @@ pub struct Check {
     pub fix: Option<String>,
 }
 
-fn check(name: &'static str, level: Level, detail: String, fix: Option<String>) -> Check {
+pub(super) fn check(
+    name: &'static str,
+    level: Level,
+    detail: String,
+    fix: Option<String>,
+) -> Check {
     Check {
         name,
         level,
@@ -109,7 +114,19 @@ struct Program {
 impl Ctx {
     pub fn new(root: &Path) -> Ctx {
         let w = Wiring::new(root);
-        let hooks = hook_entries(&w);
+        let hooks = if super::agents::claude_skipped(root) {
+            let fix = format!(
+                "guard install --agent claude {}",
+                super::install::shell_quote(&w.root.to_string_lossy())
+            );
+            let detail = format!(
+                "not wired for Claude Code ({} holds no guard entry); its sessions here run unguarded",
+                w.settings.display()
+            );
+            (check("hooks", Level::Warn, detail, Some(fix)), None)
+        } else {
+            hook_entries(&w)
+        };
         Ctx {
             root: root.to_path_buf(),
             w,
@@ -147,10 +164,13 @@ pub fn settings_files(root: &Path) -> Vec<PathBuf> {
     files
 }
 
-/// Runs every check on the repo at `root`.
+/// Runs every check on the repo at `root`: the table's, then each other client's
+/// ([`super::agents::checks`]).
 pub fn checks(root: &Path) -> Vec<Check> {
     let ctx = Ctx::new(root);
-    CHECKS.iter().filter_map(|c| c(&ctx)).collect()
+    let mut out: Vec<Check> = CHECKS.iter().filter_map(|c| c(&ctx)).collect();
+    out.extend(super::agents::checks(root));
+    out
 }
 
 /// The guard entries of `.claude/settings.json`: one per event, all the same command.
@@ -191,15 +211,8 @@ fn hook_entries(w: &Wiring) -> (Check, Option<String>) {
     let mut missing = Vec::new();
     let mut commands: Vec<String> = Vec::new();
     for (event, _) in EVENTS {
-        let found: Vec<String> = doc
-            .pointer(&format!("/hooks/{event}"))
-            .and_then(Value::as_array)
+        let found: Vec<String> = super::guard_commands_of(&doc, event)
             .into_iter()
-            .flatten()
-            .filter_map(|g| g.get("hooks").and_then(Value::as_array))
-            .flatten()
-            .filter_map(|h| h.get("command").and_then(Value::as_str))
-            .filter(|c| is_guard_command(c))
             .map(str::to_string)
             .collect();
         match found.first() {
@@ -383,11 +396,24 @@ fn hook_program(ctx: &Ctx) -> Option<Check> {
 
 /// Runs `command` the way the client does (`sh -c`, in the repo, with `CLAUDE_PROJECT_DIR`).
 fn run_hook(root: &Path, command: &str, stdin: &[u8], limit: Duration) -> Result<Output, String> {
-    let mut c = Command::new("sh");
+    run_hook_with("sh", root, command, stdin, limit)
+}
+
+/// [`run_hook`] with another shell (Gemini CLI runs hooks with `bash -c`).
+pub(super) fn run_hook_with(
+    shell: &str,
+    root: &Path,
+    command: &str,
+    stdin: &[u8],
+    limit: Duration,
+) -> Result<Output, String> {
+    let mut c = Command::new(shell);
     c.arg("-c")
         .arg(command)
         .current_dir(root)
         .env("CLAUDE_PROJECT_DIR", root)
+        // As a shell started there: a PWD inherited from elsewhere would be kept by bash.
+        .env("PWD", root)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -421,12 +447,42 @@ fn run_hook(root: &Path, command: &str, stdin: &[u8], limit: Duration) -> Result
     })
 }
 
-struct Output {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
+pub(super) struct Output {
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
     took: Duration,
 }
+
+impl Output {
+    /// `exit 2, stdout {…}: the reason`, for a check's detail.
+    pub(super) fn describe(&self) -> String {
+        let stdout = match self.stdout.is_empty() {
+            true => String::new(),
+            false => format!(", stdout {}", self.stdout),
+        };
+        format!("{}{stdout}{}", self.exit(), self.said())
+    }
+
+    /// `exit 2` (or `exit by signal`).
+    fn exit(&self) -> String {
+        format!(
+            "exit {}",
+            self.code.map_or("by signal".into(), |c| c.to_string())
+        )
+    }
+
+    /// `: <stderr>`, or nothing when it said nothing.
+    fn said(&self) -> String {
+        match self.stderr.is_empty() {
+            true => String::new(),
+            false => format!(": {}", self.stderr),
+        }
+    }
+}
+
+/// The fix when the hook command cannot run the guard.
+pub(super) const GUARD_MISSING_FIX: &str = "install the suite on this machine (scripts/setup) or put its folder on PATH; SESSION_LOCK_GUARD names the guard program explicitly";
 
 /// Feeds the hook command a harmless payload (a Read of README.md by a session that holds
 /// nothing) and expects an allow: exit 0 and no deny (a notice beside it is fine: the checks
@@ -490,13 +546,9 @@ fn guard_runs(ctx: &Ctx) -> Option<Check> {
                 NAME,
                 Level::Fail,
                 format!(
-                    "the hook command answered a harmless call with exit {}{}",
-                    o.code.map_or("by signal".into(), |c| c.to_string()),
-                    if o.stderr.is_empty() {
-                        String::new()
-                    } else {
-                        format!(": {}", o.stderr)
-                    },
+                    "the hook command answered a harmless call with {}{}",
+                    o.exit(),
+                    o.said()
                 ),
                 Some(by_hand),
             ),

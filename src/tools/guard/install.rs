@@ -1,5 +1,6 @@
-//! `guard install` and `guard uninstall`: the hook entries merged into `.claude/settings.json`,
-//! the messaging server in `.mcp.json`, its approval and the status line in
+//! `guard install` and `guard uninstall`: the hook entries merged into `.claude/settings.json`
+//! (and Codex CLI's `.codex/hooks.json`, Gemini CLI's `.gemini/settings.json` for the clients
+//! wired), the messaging server in `.mcp.json`, its approval and the status line in
 //! `.claude/settings.local.json`, the `.gitignore` lines, `session-lock/PROTOCOL.md` and the
 //! launcher. Every file is planned before any is written (a file of the wrong shape changes
 //! nothing), JSON files are edited in their own text (`wiring`), and every file keeps its mode.
@@ -28,6 +29,9 @@ pub struct Options<'a> {
     pub timeout_s: u64,
     /// Offer the status line (`--no-statusline`: leave it out, and take ours out).
     pub statusline: bool,
+    /// The clients to wire (`--agent`); `run_install` fills in the default, `install` takes
+    /// the list as it is.
+    pub agents: &'a [crate::clients::Client],
 }
 
 /// What install did about the status line.
@@ -56,6 +60,9 @@ pub struct Report {
     /// The hook command the entries run.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub hook_command: String,
+    /// The clients wired (install only), by short name.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub agents: Vec<crate::clients::Client>,
     /// Install: the files to commit (repo-relative).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub commit: Vec<String>,
@@ -282,23 +289,23 @@ fn status_line_plan(w: &Wiring, wanted: bool) -> StatusLine {
     }
 }
 
-/// Wires `repo` (a git top level).
-pub fn install(repo: &Path, o: &Options) -> anyhow::Result<Report> {
-    let w = Wiring::new(repo);
-    let command = match o.guard {
-        Some(g) => shell_quote(&g.to_string_lossy()),
-        None => HOOK_COMMAND.to_string(),
-    };
+/// Claude Code's three JSON files as install leaves them: the hooks, the MCP server, and the
+/// approval with the status line.
+fn claude_plan<'a>(
+    w: &'a Wiring,
+    o: &Options,
+    command: &str,
+) -> anyhow::Result<(Vec<Planned<'a>>, StatusLine)> {
     let old_settings = read(&w.settings)?;
     let settings = edited_json(&w.settings, old_settings.as_deref(), |d| {
-        wiring::add_hooks(d, &command, o.timeout_s)
+        wiring::add_hooks(d, command, o.timeout_s)
     })?;
     let old_mcp = read(&w.mcp)?;
     let entry = super::mcp_entry(o.guard);
     let mcp = edited_json(&w.mcp, old_mcp.as_deref(), |d| {
         wiring::add_server(d, &entry)
     })?;
-    let mut status_line = status_line_plan(&w, o.statusline);
+    let mut status_line = status_line_plan(w, o.statusline);
     let line = super::statusline_command(o.guard);
     let old_local = read(&w.local)?;
     let local = edited_json(&w.local, old_local.as_deref(), |d| {
@@ -319,8 +326,7 @@ pub fn install(repo: &Path, o: &Options) -> anyhow::Result<Report> {
             status_line = StatusLine::Present { file: file.clone() };
         }
     }
-    let old_ignore = read(&w.gitignore)?;
-    let plan = [
+    let plan = vec![
         Planned {
             path: &w.settings,
             text: settings,
@@ -336,6 +342,48 @@ pub fn install(repo: &Path, o: &Options) -> anyhow::Result<Report> {
             text: local,
             said: "wrote",
         },
+    ];
+    Ok((plan, status_line))
+}
+
+/// Wires `repo` (a git top level) for `o.agents` (as [`super::agents::chosen`] picks them).
+/// A client not wired has its files left alone.
+pub fn install(repo: &Path, o: &Options) -> anyhow::Result<Report> {
+    use crate::clients::Client;
+    let w = Wiring::new(repo);
+    let command = match o.guard {
+        Some(g) => shell_quote(&g.to_string_lossy()),
+        None => HOOK_COMMAND.to_string(),
+    };
+    let claude = o.agents.contains(&Client::Claude);
+    let (mut plan, status_line) = if claude {
+        let (plan, line) = claude_plan(&w, o, &command)?;
+        (plan, Some(line))
+    } else {
+        (Vec::new(), None)
+    };
+    let others: Vec<_> = super::agents::other_configs(repo)
+        .into_iter()
+        .filter(|(c, _)| o.agents.contains(c))
+        .collect();
+    // Neither client knows `$CLAUDE_PROJECT_DIR`: their entries look for the launcher upward.
+    let other_command = match o.guard {
+        Some(_) => command.clone(),
+        None => super::agents::HOOK_COMMAND.to_string(),
+    };
+    for (client, path) in &others {
+        let old = read(path)?;
+        let text = edited_json(path, old.as_deref(), |d| {
+            super::agents::add_hooks(*client, d, &other_command, o.timeout_s)
+        })?;
+        plan.push(Planned {
+            path,
+            text,
+            said: "wrote",
+        });
+    }
+    let old_ignore = read(&w.gitignore)?;
+    plan.extend([
         Planned {
             path: &w.gitignore,
             text: Some(add_ignore_lines(old_ignore.as_deref().unwrap_or(""))),
@@ -351,7 +399,7 @@ pub fn install(repo: &Path, o: &Options) -> anyhow::Result<Report> {
             text: Some(LAUNCHER.to_string()),
             said: "wrote",
         },
-    ];
+    ]);
     let mut olds = Vec::new();
     for p in &plan {
         olds.push((relative(&w, p.path), read(p.path)?));
@@ -366,12 +414,15 @@ pub fn install(repo: &Path, o: &Options) -> anyhow::Result<Report> {
     }
     let mut report = Report {
         hook_command: command,
-        status_line: Some(status_line),
+        agents: o.agents.to_vec(),
+        status_line,
         ..Report::default()
     };
     apply(&plan, &mut report)?;
-    report.commit = [&w.settings, &w.mcp, &w.gitignore, &w.protocol, &w.launcher]
-        .into_iter()
+    let claude_files = [&w.settings, &w.mcp].into_iter().filter(|_| claude);
+    report.commit = claude_files
+        .chain(others.iter().map(|(_, p)| p))
+        .chain([&w.gitignore, &w.protocol, &w.launcher])
         .map(|p| relative(&w, p))
         .collect();
     report.release_checks = crate::config::Config::load(repo)
@@ -444,6 +495,17 @@ pub fn uninstall(repo: &Path) -> anyhow::Result<Report> {
             said: "took the session-lock lines out of",
         },
     ];
+    let others = super::agents::other_configs(repo);
+    for (client, path) in &others {
+        let text = stripped_json(path, read(path)?.as_deref(), before(path), |d| {
+            super::agents::strip_hooks(*client, d)
+        })?;
+        plan.push(Planned {
+            path,
+            text,
+            said: "took the guard's hooks out of",
+        });
+    }
     for (path, ours) in [(&w.protocol, PROTOCOL), (&w.launcher, LAUNCHER)] {
         match read(path)? {
             Some(text) if text != ours => report.kept.push(path.display().to_string()),
@@ -476,6 +538,7 @@ pub fn uninstall(repo: &Path) -> anyhow::Result<Report> {
     if !report.changed.is_empty() {
         for dir in [w.settings.parent(), w.protocol.parent()]
             .into_iter()
+            .chain(others.iter().map(|(_, p)| p.parent()))
             .flatten()
         {
             let _ = std::fs::remove_dir(dir);
@@ -498,10 +561,18 @@ fn say_status_line(s: &StatusLine) -> String {
     }
 }
 
-/// `guard install [REPO]`: wires the repo and says what changed and what was chosen.
+/// `guard install [REPO]`: wires the repo for `o.agents` (none named: Claude Code and every
+/// other client on PATH) and says what changed and what was chosen.
 pub fn run_install(repo: Option<&Path>, o: &Options, json: bool) -> anyhow::Result<Code> {
     let root = super::target_repo(repo, "install")?;
-    let report = install(&root, o)?;
+    let agents = super::agents::chosen(o.agents);
+    let report = install(
+        &root,
+        &Options {
+            agents: &agents,
+            ..o.clone()
+        },
+    )?;
     if json {
         crate::cli::print_json(&report)?;
         return Ok(Code::Success);
@@ -509,6 +580,9 @@ pub fn run_install(repo: Option<&Path>, o: &Options, json: bool) -> anyhow::Resu
     if report.changed.is_empty() {
         println!("{}: already wired, nothing changed", root.display());
     } else {
+        for client in &report.agents {
+            println!("wired {}", super::agents::wired_note(*client));
+        }
         for line in &report.said {
             println!("{line}");
         }
@@ -531,7 +605,9 @@ pub fn run_install(repo: Option<&Path>, o: &Options, json: bool) -> anyhow::Resu
             "commit these files: {} (the launcher finds the suite on every machine that has it; check with: guard doctor)",
             report.commit.join(", ")
         );
-        println!(".claude/settings.local.json is yours: git-ignored, not committed");
+        if report.agents.contains(&crate::clients::Client::Claude) {
+            println!(".claude/settings.local.json is yours: git-ignored, not committed");
+        }
     } else {
         println!(
             "do not commit .claude/settings.json and .mcp.json: with --guard they name programs on this machine"

@@ -5,6 +5,8 @@
 //!
 //! ```text
 //! .claude/settings.json        one guard entry per hook event (others' hooks kept)
+//! .codex/hooks.json            the same for Codex CLI, .gemini/settings.json for Gemini CLI,
+//!                              when install wires them (`--agent`, or found on PATH)
 //! .mcp.json                    the messaging tools' server, started through the launcher
 //! .claude/settings.local.json  that server's approval, and the status line unless a settings
 //!                              file the session reads has one (the person's own file: git-ignored)
@@ -22,6 +24,7 @@
 //! The JSON files are edited in their own text (`wiring`, `json_edit`): a diff shows only the
 //! added block, and every file keeps its mode.
 
+pub mod agents; // Codex CLI's and Gemini CLI's hook config: what install writes, what doctor checks
 pub mod doctor;
 pub mod explain;
 pub mod install;
@@ -195,6 +198,22 @@ fn same_file(a: &Path, b: &Path) -> bool {
         (Ok(x), Ok(y)) => x == y,
         _ => false,
     }
+}
+
+/// The guard's commands among the entries of `event` in a hooks config (`hooks.<event>: [{hooks:
+/// [{command}]}]`, the shape Claude Code, Codex and Gemini share).
+pub fn guard_commands_of<'a>(doc: &'a serde_json::Value, event: &str) -> Vec<&'a str> {
+    use serde_json::Value;
+    doc.get("hooks")
+        .and_then(|h| h.get(event))
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|g| g.get("hooks").and_then(Value::as_array))
+        .flatten()
+        .filter_map(|h| h.get("command").and_then(Value::as_str))
+        .filter(|c| is_guard_command(c))
+        .collect()
 }
 
 /// The program a hook command starts: its first word, unquoted (`'/a b/guard' x` → `/a b/guard`).

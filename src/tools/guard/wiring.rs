@@ -26,6 +26,15 @@ fn is_guard_entry(v: &Value) -> bool {
 /// Takes every guard entry out of `hooks`, and the groups, event lists and `hooks` object that
 /// held only guard entries.
 pub fn strip_hooks(doc: &Doc) -> Result<(), String> {
+    strip_event_hooks(doc, EVENTS.iter().map(|(event, _)| *event))
+}
+
+/// [`strip_hooks`] over the lists of `events` (another client's event names): what else the
+/// `hooks` object holds (Gemini keeps its hook settings there) stays.
+pub fn strip_event_hooks<'a>(
+    doc: &Doc,
+    events: impl IntoIterator<Item = &'a str>,
+) -> Result<(), String> {
     let root = doc.object();
     let Some(prop) = root.get("hooks") else {
         return Ok(());
@@ -34,7 +43,7 @@ pub fn strip_hooks(doc: &Doc) -> Result<(), String> {
         return Err("\"hooks\" is not an object".into());
     };
     let mut emptied = false;
-    for (event, _) in EVENTS {
+    for event in events {
         let Some(p) = hooks.get(event) else {
             continue;
         };
@@ -90,11 +99,24 @@ fn group(matcher: Option<&str>, command: &str, timeout_s: u64) -> Value {
 /// The guard's group appended to every event's list (older guard entries taken out first).
 pub fn add_hooks(doc: &Doc, command: &str, timeout_s: u64) -> Result<(), String> {
     strip_hooks(doc)?;
+    append_groups(
+        doc,
+        EVENTS
+            .iter()
+            .map(|(event, matcher)| (*event, group(*matcher, command, timeout_s))),
+    )
+}
+
+/// Each `(event, group)` appended to `hooks.<event>` (the lists and `hooks` made when missing).
+pub fn append_groups<'a>(
+    doc: &Doc,
+    groups: impl IntoIterator<Item = (&'a str, Value)>,
+) -> Result<(), String> {
     let hooks = je::object_at(&doc.object(), "hooks").ok_or("\"hooks\" is not an object")?;
-    for (event, matcher) in EVENTS {
+    for (event, group) in groups {
         let list = je::array_at(&hooks, event)
             .ok_or_else(|| format!("\"hooks.{event}\" is not a list"))?;
-        list.append(je::input(&group(matcher, command, timeout_s)));
+        list.append(je::input(&group));
     }
     Ok(())
 }

@@ -24,7 +24,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use session_lock::time;
 
-use crate::support::claude::{Claude, Finished, Home, SessionBuilder};
+use crate::support::claude::{Claude, Cli, CliKind, Finished, Home, SessionBuilder};
 use crate::support::fake_model::{Block, FakeModel, ToolResult, Turn};
 use crate::support::lines::Lines;
 use crate::support::repo::GitRepo;
@@ -54,6 +54,13 @@ impl Bed {
     /// then `guard install <repo>` and a commit of it all.
     #[track_caller]
     pub fn new(claude: Claude, config: Value) -> Bed {
+        Bed::wired_for(claude, config, &[])
+    }
+
+    /// [`Bed::new`] wired for these clients too (`guard install --agent claude --agent
+    /// <each>`), for sessions of those CLIs beside Claude Code's ([`Bed::cli_session`]).
+    #[track_caller]
+    pub fn wired_for(claude: Claude, config: Value, others: &[&str]) -> Bed {
         let config = serde_json::to_string_pretty(&config).expect("config");
         let repo = GitRepo::with_files(&[
             (
@@ -69,9 +76,15 @@ impl Bed {
             ("docs/notes.md", "notes\n"),
             ("session-lock/config.json", &config),
         ]);
-        let out = Command::new(env!("CARGO_BIN_EXE_guard"))
-            .arg("install")
-            .arg(repo.path())
+        let mut install = Command::new(env!("CARGO_BIN_EXE_guard"));
+        install.arg("install").arg(repo.path());
+        if !others.is_empty() {
+            install.args(["--agent", "claude"]);
+        }
+        for agent in others {
+            install.args(["--agent", agent]);
+        }
+        let out = install
             .env_remove("CLAUDE_PROJECT_DIR")
             .output()
             .expect("run guard install");
@@ -111,6 +124,20 @@ impl Bed {
 
     /// [`Bed::session`] started in `cwd` (a folder of the repo).
     pub fn session_in(&self, cwd: &Path, model: &FakeModel, label: &str) -> SessionBuilder {
+        let session = self.claude.session(cwd, model, prompt(label));
+        self.bed_env(session, label).arg("--include-hook-events")
+    }
+
+    /// A Codex or Gemini session in the repo, wired and set up as [`Bed::session`] (its
+    /// model's tools and hooks: the suite's on PATH, this bed's state home and HOME, a git
+    /// identity).
+    pub fn cli_session(&self, cli: &Cli, model: &FakeModel, label: &str) -> SessionBuilder {
+        let session = cli.session(self.repo.path(), model, prompt(label));
+        self.bed_env(session, label)
+    }
+
+    /// What every session of the bed runs with.
+    fn bed_env(&self, session: SessionBuilder, label: &str) -> SessionBuilder {
         let path = match std::env::var_os("PATH") {
             Some(rest) => {
                 let mut dirs = vec![tools_dir()];
@@ -119,15 +146,9 @@ impl Bed {
             }
             None => tools_dir().into_os_string(),
         };
-        self.claude
-            .session(
-                cwd,
-                model,
-                format!("You are session {label}. Follow the session-lock protocol."),
-            )
+        session
             .label(format!("session {label}"))
             .home(&self.home)
-            .arg("--include-hook-events")
             .env("PATH", path)
             .env("SESSION_LOCK_HOME", self.state_home.path())
             .env_remove(CRASH_SWITCH)
@@ -249,6 +270,11 @@ impl Bed {
 
 pub const CRASH_SWITCH: &str = "SESSION_LOCK_GUARD_CRASH";
 
+/// The prompt of session `label`.
+fn prompt(label: &str) -> String {
+    format!("You are session {label}. Follow the session-lock protocol.")
+}
+
 /// The folder of the suite's binaries (`claim`, `release`, `status`, `guard`).
 pub fn tools_dir() -> PathBuf {
     Path::new(env!("CARGO_BIN_EXE_claim"))
@@ -343,15 +369,29 @@ impl Gate {
         )
     }
 
+    /// [`Gate::wait_command`] without command substitution, which Gemini CLI's shell tool
+    /// refuses to run.
+    pub fn wait_command_plain(&self) -> String {
+        let path = self.path.display();
+        format!(
+            "touch '{path}.reached'; timeout 30 sh -c \"until [ -e '{path}' ]; do sleep 0.05; done\" || {{ echo 'gate stayed shut' >&2; exit 1; }}"
+        )
+    }
+
     /// Waits until a session stands at the gate.
     #[track_caller]
     pub fn wait_reached(&self) {
-        let marker = PathBuf::from(format!("{}.reached", self.path.display()));
         assert!(
-            wait_until(WAIT, || marker.exists()),
+            self.reached(),
             "no session reached the gate {}",
             self.path.display()
         );
+    }
+
+    /// Waits (at most [`WAIT`]) for a session to stand at the gate; whether one did.
+    pub fn reached(&self) -> bool {
+        let marker = PathBuf::from(format!("{}.reached", self.path.display()));
+        wait_until(WAIT, || marker.exists())
     }
 
     pub fn open(&self) {
@@ -453,12 +493,23 @@ pub fn result_of(run: &Finished, model: &FakeModel, id: &str) -> ToolResult {
         .unwrap_or_else(|| panic!("{}", explain(run, model, &format!("no result for {id}"))))
 }
 
+/// Whether a tool result is a hook's refusal, in the form the run's client hands it to its
+/// model: an error result (Claude Code), `Command blocked by PreToolUse hook: <reason>. Command:
+/// …` as the tool's output (Codex), `Tool execution blocked: <reason>` as an error (Gemini).
+pub fn refused(run: &Finished, r: &ToolResult) -> bool {
+    match run.kind {
+        CliKind::Claude => r.is_error,
+        CliKind::Codex => r.content.contains("blocked by PreToolUse hook: "),
+        CliKind::Gemini => r.is_error && r.content.contains("Tool execution blocked: "),
+    }
+}
+
 /// Asserts the model saw tool call `id` blocked by the guard with a reason
 /// containing `needle`.
 #[track_caller]
 pub fn assert_blocked(run: &Finished, model: &FakeModel, id: &str, needle: &str) -> ToolResult {
     let r = result_of(run, model, id);
-    let ok = r.is_error && r.content.contains("session-lock: ") && r.content.contains(needle);
+    let ok = refused(run, &r) && r.content.contains("session-lock: ") && r.content.contains(needle);
     assert!(
         ok,
         "{}",
@@ -475,7 +526,7 @@ pub fn assert_blocked(run: &Finished, model: &FakeModel, id: &str, needle: &str)
 pub fn assert_ran(run: &Finished, model: &FakeModel, id: &str) -> ToolResult {
     let r = result_of(run, model, id);
     assert!(
-        !r.is_error,
+        !r.is_error && !refused(run, &r),
         "{}",
         explain(run, model, &format!("expected {id} to run"))
     );

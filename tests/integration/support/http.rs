@@ -392,3 +392,24 @@ impl Client {
         Ok(response)
     }
 }
+
+/// `(event name, data)` pairs of an SSE body (the name empty when the event has
+/// none); panics on data that is not JSON.
+pub fn sse_events(body: &str) -> Vec<(String, serde_json::Value)> {
+    body.split("\n\n")
+        .filter(|block| !block.trim().is_empty())
+        .map(|block| {
+            let mut name = String::new();
+            let mut data = serde_json::Value::Null;
+            for line in block.lines() {
+                if let Some(n) = line.strip_prefix("event: ") {
+                    name = n.to_string();
+                } else if let Some(d) = line.strip_prefix("data: ") {
+                    data = serde_json::from_str(d)
+                        .unwrap_or_else(|e| panic!("bad SSE data ({e}): {d}"));
+                }
+            }
+            (name, data)
+        })
+        .collect()
+}

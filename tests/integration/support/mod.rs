@@ -1,9 +1,13 @@
-//! Shared test support: temporary git repositories, a fake Anthropic Messages
-//! API, and real Claude Code CLI sessions driven against it.
+//! Shared test support: temporary git repositories, a fake model API (Anthropic
+//! Messages, OpenAI Responses, Gemini), and real Claude Code, Codex and Gemini CLI
+//! sessions driven against it.
 //!
 //! - [`repo`]: [`repo::GitRepo`], a real git repository with files and a commit.
 //! - [`fake_model`]: [`fake_model::FakeModel`], a scripted Messages API on loopback
 //!   that logs what the model was sent.
+//! - [`codex`], [`gemini`]: the same for Codex CLI and Gemini CLI (`require_codex!`,
+//!   `require_gemini!`), with the fake model on [`fake_model::Wire::Responses`] and
+//!   [`fake_model::Wire::Gemini`].
 //! - [`claude`]: locating the CLI (`require_claude!`), [`claude::SessionBuilder`]
 //!   and [`claude::run_all`] to run headless sessions, [`claude::Finished`] to
 //!   read their output.
@@ -20,8 +24,10 @@
 
 pub mod cases; // the command-case corpus format (`selftest/commands/*.case`)
 pub mod claude;
+pub mod codex; // the real Codex CLI against the fake model's Responses wire
 pub mod e2e; // the real-CLI bed: a repo wired by guard install, sessions with the tools on PATH
 pub mod fake_model;
+pub mod gemini; // the real Gemini CLI against the fake model's Gemini wire
 pub mod http;
 pub mod lifecycle; // temp repos with plans and locks; the suite's tools run as a person or a session
 pub mod lines;

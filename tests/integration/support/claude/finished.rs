@@ -7,10 +7,11 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::HomeDir;
+use super::{CliKind, HomeDir};
 
 /// What a finished CLI run left: exit status, stream-json events, stderr.
 pub struct Finished {
+    pub kind: CliKind,
     pub label: String,
     pub pid: u32,
     pub status: ExitStatus,
@@ -59,25 +60,59 @@ impl Finished {
         self.results().into_iter().next()
     }
 
+    /// The events that end a turn: Claude Code's and Gemini's `result`s,
+    /// Codex's `turn.completed` / `turn.failed`.
     pub fn results(&self) -> Vec<&Value> {
-        self.events_of("result", None)
+        match self.kind {
+            CliKind::Claude | CliKind::Gemini => self.events_of("result", None),
+            CliKind::Codex => self
+                .events
+                .iter()
+                .filter(|e| e["type"] == "turn.completed" || e["type"] == "turn.failed")
+                .collect(),
+        }
     }
 
-    /// The first result's `result` text.
+    /// The first result's text (Codex and Gemini: the last assistant text).
     pub fn result_text(&self) -> Option<&str> {
-        self.result()?["result"].as_str()
+        match self.kind {
+            CliKind::Claude => self.result()?["result"].as_str(),
+            CliKind::Codex => self
+                .events_of("item.completed", None)
+                .into_iter()
+                .rev()
+                .find(|e| e["item"]["type"] == "agent_message")?["item"]["text"]
+                .as_str(),
+            CliKind::Gemini => self
+                .events_of("message", None)
+                .into_iter()
+                .rev()
+                .find(|e| e["role"] == "assistant")?["content"]
+                .as_str(),
+        }
     }
 
-    /// The first result's `is_error`.
+    /// Whether the first result is an error.
     pub fn is_error(&self) -> Option<bool> {
-        self.result()?["is_error"].as_bool()
+        let result = self.result()?;
+        match self.kind {
+            CliKind::Claude => result["is_error"].as_bool(),
+            CliKind::Codex => Some(result["type"] != "turn.completed"),
+            CliKind::Gemini => Some(result["status"] != "success"),
+        }
     }
 
-    /// The session id, from the init event or else the result.
+    /// The session id, from the init event or else the result (Codex: its
+    /// thread id, which its hooks receive as `session_id`).
     pub fn session_id(&self) -> Option<&str> {
-        self.init()
-            .or_else(|| self.result())
-            .and_then(|e| e["session_id"].as_str())
+        match self.kind {
+            CliKind::Claude => self
+                .init()
+                .or_else(|| self.result())
+                .and_then(|e| e["session_id"].as_str()),
+            CliKind::Codex => self.events_of("thread.started", None).first()?["thread_id"].as_str(),
+            CliKind::Gemini => self.events_of("init", None).first()?["session_id"].as_str(),
+        }
     }
 
     /// Text blocks of the main thread's assistant events, in order.

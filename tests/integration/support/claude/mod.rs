@@ -34,6 +34,11 @@
 //! turn of the script; raise it with [`SessionBuilder::max_retries`]).
 //! A run that outlives its timeout gets SIGTERM, then SIGKILL, on its whole
 //! process group; so does a [`Session`] dropped while running.
+//!
+//! The same runner drives Codex CLI and Gemini CLI (`support::codex`,
+//! `support::gemini`, located the same way through their own [`Pinned`]):
+//! [`CliKind`] says how a session's command line, environment and config are
+//! made; [`Session`] and [`Finished`] are the same for all three.
 
 mod finished;
 mod session;
@@ -49,6 +54,7 @@ use tempfile::TempDir;
 use super::fake_model::FakeModel;
 
 pub use finished::Finished;
+pub(crate) use session::Parts;
 #[allow(unused_imports)] // the API for test modules, whether or not one names it yet
 pub use session::{Session, SessionBuilder, run_all};
 
@@ -58,17 +64,46 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 /// The Claude Code version the tests are written against, from
 /// `scripts/claude-cli-version` (the one place it is pinned).
 pub fn pinned_version() -> &'static str {
-    include_str!("../../../../scripts/claude-cli-version").trim()
+    CLAUDE_CLI.version.trim()
 }
+
+/// Which CLI a [`SessionBuilder`] runs, and so how its command line, its
+/// environment and its HOME's config are made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CliKind {
+    Claude,
+    /// See `support::codex`.
+    Codex,
+    /// See `support::gemini`.
+    Gemini,
+}
+
+impl CliKind {
+    /// How long a session may run before it is killed, unless set.
+    pub fn timeout(self) -> Duration {
+        match self {
+            CliKind::Gemini => crate::support::gemini::TIMEOUT,
+            _ => DEFAULT_TIMEOUT,
+        }
+    }
+}
+
+/// The calling test's name, for skip and failure messages (`module::test`).
+macro_rules! test_name {
+    () => {{
+        fn here() {}
+        let name = ::std::any::type_name_of_val(&here);
+        let name = name.strip_suffix("::here").unwrap_or(name);
+        name.split_once("::").map_or(name, |(_, rest)| rest)
+    }};
+}
+pub(crate) use test_name;
 
 /// Skips (or under CI fails) the calling test when the CLI is missing;
 /// otherwise evaluates to a [`Claude`]. Use at the top of a `#[test]` fn.
 macro_rules! require_claude {
     () => {{
-        fn here() {}
-        let name = ::std::any::type_name_of_val(&here);
-        let name = name.strip_suffix("::here").unwrap_or(name);
-        let name = name.split_once("::").map_or(name, |(_, rest)| rest);
+        let name = $crate::support::claude::test_name!();
         match $crate::support::claude::Claude::require(name) {
             Some(claude) => claude,
             None => return,
@@ -76,6 +111,92 @@ macro_rules! require_claude {
     }};
 }
 pub(crate) use require_claude;
+
+/// A CLI the tests drive, pinned in `scripts/<name>-cli-version` and installed
+/// by `scripts/install-<name>-cli` into the cache (see the module documentation).
+pub struct Pinned {
+    /// What it is called in messages (`Claude Code CLI`).
+    pub what: &'static str,
+    /// The variable that names its executable (`SESSION_LOCK_CLAUDE_BIN`).
+    pub env: &'static str,
+    /// The cache entry's name before `-<version>` (`claude-code`).
+    pub cache: &'static str,
+    pub version: &'static str,
+    /// The executable's name (`claude`).
+    pub bin: &'static str,
+    /// The script that installs it (`scripts/install-claude-cli`).
+    pub script: &'static str,
+}
+
+pub const CLAUDE_CLI: Pinned = Pinned {
+    what: "Claude Code CLI",
+    env: "SESSION_LOCK_CLAUDE_BIN",
+    cache: "claude-code",
+    version: include_str!("../../../../scripts/claude-cli-version"),
+    bin: "claude",
+    script: "scripts/install-claude-cli",
+};
+
+impl Pinned {
+    /// The executable: `env` (when set it must exist), else the pinned cache
+    /// entry, else `bin` on `PATH`; or says where it looked.
+    pub fn locate(&self) -> Result<PathBuf, String> {
+        if let Some(bin) = std::env::var_os(self.env).filter(|v| !v.is_empty()) {
+            let bin = PathBuf::from(bin);
+            return if bin.is_file() {
+                Ok(bin)
+            } else {
+                Err(format!("{}={} does not exist", self.env, bin.display()))
+            };
+        }
+        let cached = self.cached_bin();
+        if let Some(bin) = cached.as_ref().filter(|b| b.is_file()) {
+            return Ok(bin.clone());
+        }
+        if let Some(bin) = on_path(self.bin) {
+            return Ok(bin);
+        }
+        let cached = cached.map_or_else(|| "(no HOME)".into(), |p| p.display().to_string());
+        Err(format!("not at {cached} nor on PATH"))
+    }
+
+    /// The skip-or-fail policy for `test`: the executable, or `None` after a
+    /// `skipped:` line (outside CI); under CI a missing CLI fails the test.
+    #[track_caller]
+    pub fn require(&self, test: &str) -> Option<PathBuf> {
+        match self.locate() {
+            Ok(bin) => Some(bin),
+            Err(why) if in_ci() => panic!(
+                "{test}: {} not found ({why}); CI needs it: run {} (or set {} to a {} executable)",
+                self.what, self.script, self.env, self.bin
+            ),
+            Err(_) => {
+                // Straight to stderr: the test harness captures print!/eprint!.
+                let _ = writeln!(
+                    io::stderr().lock(),
+                    "skipped: {test}: {} not found; run {} or set {}",
+                    self.what,
+                    self.script,
+                    self.env
+                );
+                None
+            }
+        }
+    }
+
+    /// `${SESSION_LOCK_CACHE:-$HOME/.cache/session-lock}/<cache>-<version>/node_modules/.bin/<bin>`.
+    fn cached_bin(&self) -> Option<PathBuf> {
+        let root = match std::env::var_os("SESSION_LOCK_CACHE").filter(|v| !v.is_empty()) {
+            Some(root) => PathBuf::from(root),
+            None => PathBuf::from(std::env::var_os("HOME")?).join(".cache/session-lock"),
+        };
+        Some(
+            root.join(format!("{}-{}", self.cache, self.version.trim()))
+                .join("node_modules/.bin")
+                .join(self.bin),
+        )
+    }
+}
 
 /// A located Claude Code CLI.
 #[derive(Debug, Clone)]
@@ -86,47 +207,13 @@ pub struct Claude {
 impl Claude {
     /// Finds the CLI (see the module documentation), or says where it looked.
     pub fn locate() -> Result<Claude, String> {
-        if let Some(bin) = std::env::var_os("SESSION_LOCK_CLAUDE_BIN").filter(|v| !v.is_empty()) {
-            let bin = PathBuf::from(bin);
-            return if bin.is_file() {
-                Ok(Claude { bin })
-            } else {
-                Err(format!(
-                    "SESSION_LOCK_CLAUDE_BIN={} does not exist",
-                    bin.display()
-                ))
-            };
-        }
-        let cached = cached_bin();
-        if let Some(bin) = cached.as_ref().filter(|b| b.is_file()) {
-            return Ok(Claude { bin: bin.clone() });
-        }
-        if let Some(bin) = on_path("claude") {
-            return Ok(Claude { bin });
-        }
-        let cached = cached.map_or_else(|| "(no HOME)".into(), |p| p.display().to_string());
-        Err(format!("not at {cached} nor on PATH"))
+        CLAUDE_CLI.locate().map(|bin| Claude { bin })
     }
 
     /// The skip-or-fail policy for `test` (see [`require_claude!`]).
     #[track_caller]
     pub fn require(test: &str) -> Option<Claude> {
-        match Claude::locate() {
-            Ok(claude) => Some(claude),
-            Err(why) if in_ci() => panic!(
-                "{test}: Claude Code CLI not found ({why}); CI needs it: run \
-                 scripts/install-claude-cli (or set SESSION_LOCK_CLAUDE_BIN to a claude executable)"
-            ),
-            Err(_) => {
-                // Straight to stderr: the test harness captures print!/eprint!.
-                let _ = writeln!(
-                    io::stderr().lock(),
-                    "skipped: {test}: Claude Code CLI not found; run scripts/install-claude-cli \
-                     or set SESSION_LOCK_CLAUDE_BIN"
-                );
-                None
-            }
-        }
+        CLAUDE_CLI.require(test).map(|bin| Claude { bin })
     }
 
     /// A stand-in executable in the CLI's place (to test the runner itself).
@@ -156,27 +243,61 @@ impl Claude {
         prompt: impl Into<String>,
     ) -> SessionBuilder {
         SessionBuilder::new(
-            self.bin.clone(),
-            project.as_ref().to_path_buf(),
-            model.base_url(),
+            CliKind::Claude,
+            &self.bin,
+            project.as_ref(),
+            model,
             prompt.into(),
         )
     }
 }
 
-pub fn in_ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0")
+/// Skips (or under CI fails) the calling test when the `Pinned` CLI is missing;
+/// otherwise evaluates to a [`Cli`] of that kind.
+macro_rules! require_cli {
+    ($pinned:expr, $kind:expr) => {{
+        let name = $crate::support::claude::test_name!();
+        match $pinned.require(name) {
+            Some(bin) => $crate::support::claude::Cli::new($kind, bin),
+            None => return,
+        }
+    }};
+}
+pub(crate) use require_cli;
+
+/// A located Codex or Gemini CLI (Claude Code's is a [`Claude`]).
+#[derive(Debug, Clone)]
+pub struct Cli {
+    kind: CliKind,
+    bin: PathBuf,
 }
 
-fn cached_bin() -> Option<PathBuf> {
-    let root = match std::env::var_os("SESSION_LOCK_CACHE").filter(|v| !v.is_empty()) {
-        Some(root) => PathBuf::from(root),
-        None => PathBuf::from(std::env::var_os("HOME")?).join(".cache/session-lock"),
-    };
-    Some(
-        root.join(format!("claude-code-{}", pinned_version()))
-            .join("node_modules/.bin/claude"),
-    )
+impl Cli {
+    pub fn new(kind: CliKind, bin: impl Into<PathBuf>) -> Cli {
+        Cli {
+            kind,
+            bin: bin.into(),
+        }
+    }
+
+    pub fn bin(&self) -> &Path {
+        &self.bin
+    }
+
+    /// A headless session in `project` talking to `model` (a server on this
+    /// CLI's wire).
+    pub fn session(
+        &self,
+        project: impl AsRef<Path>,
+        model: &FakeModel,
+        prompt: impl Into<String>,
+    ) -> SessionBuilder {
+        SessionBuilder::new(self.kind, &self.bin, project.as_ref(), model, prompt.into())
+    }
+}
+
+pub fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0")
 }
 
 fn on_path(name: &str) -> Option<PathBuf> {
@@ -185,13 +306,18 @@ fn on_path(name: &str) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
-/// Removes what a surrounding Claude Code session or CI would leak into the CLI.
+/// Removes what a surrounding CLI session (Claude Code, Codex, Gemini) or CI
+/// would leak into the CLI.
 fn clean_env(cmd: &mut Command) {
     for (key, _) in std::env::vars_os() {
         let k = key.to_string_lossy();
         let leaks = k == "CLAUDECODE"
             || k.starts_with("CLAUDE_")
             || k.starts_with("ANTHROPIC_")
+            || k.starts_with("OPENAI_")
+            || k.starts_with("CODEX_")
+            || k.starts_with("GEMINI_")
+            || k.starts_with("GOOGLE_")
             || k == "AI_AGENT"
             || k.starts_with("XDG_")
             || k == "CI";

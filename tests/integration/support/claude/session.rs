@@ -12,7 +12,8 @@ use std::time::{Duration, Instant};
 use rustix::process::{Pid, Signal, kill_process, kill_process_group};
 use serde_json::Value;
 
-use super::{DEFAULT_TIMEOUT, Finished, Home, HomeDir, clean_env};
+use super::{CliKind, Finished, Home, HomeDir, clean_env};
+use crate::support::fake_model::FakeModel;
 
 /// After SIGTERM, how long a process group gets before SIGKILL.
 const TERM_GRACE: Duration = Duration::from_secs(3);
@@ -22,6 +23,7 @@ const DRAIN_GRACE: Duration = Duration::from_secs(2);
 
 /// Options of one CLI run; see [`super::Claude::session`].
 pub struct SessionBuilder {
+    kind: CliKind,
     bin: PathBuf,
     cwd: PathBuf,
     base_url: String,
@@ -33,28 +35,56 @@ pub struct SessionBuilder {
     max_retries: u32,
     timeout: Duration,
     label: Option<String>,
+    /// Config text added to the CLI's own config file (Codex's `config.toml`;
+    /// for Gemini, JSON merged into `settings.json`).
+    config: Vec<String>,
+    /// Codex and Gemini: run the hooks without the trust a person gives them.
+    bypass_trust: bool,
 }
 
 impl SessionBuilder {
     pub(super) fn new(
-        bin: PathBuf,
-        cwd: PathBuf,
-        base_url: String,
+        kind: CliKind,
+        bin: &Path,
+        cwd: &Path,
+        model: &FakeModel,
         prompt: String,
     ) -> SessionBuilder {
         SessionBuilder {
-            bin,
-            cwd,
-            base_url,
+            kind,
+            bin: bin.to_path_buf(),
+            cwd: cwd.to_path_buf(),
+            base_url: model.base_url(),
             prompt,
             home: None,
             args: Vec::new(),
             env: Vec::new(),
             permission_mode: Some("bypassPermissions".into()),
             max_retries: 0,
-            timeout: DEFAULT_TIMEOUT,
+            timeout: kind.timeout(),
             label: None,
+            config: Vec::new(),
+            bypass_trust: true,
         }
+    }
+
+    /// Codex and Gemini only: whether the run skips the trust checks a person
+    /// answers (default `true`): Codex's hook review and project trust
+    /// (`--dangerously-bypass-hook-trust --trust`), Gemini's folder trust
+    /// (`GEMINI_CLI_TRUST_WORKSPACE=true`). With `false` the hooks run only where the test's HOME
+    /// trusts them, as they would for a user.
+    pub fn bypass_trust(mut self, yes: bool) -> SessionBuilder {
+        self.bypass_trust = yes;
+        self
+    }
+
+    /// Adds to the CLI's user config: TOML appended to Codex's
+    /// `$CODEX_HOME/config.toml`, or a JSON object merged (top-level keys, one
+    /// level deep) into Gemini's `settings.json`. Not for Claude Code (use
+    /// [`SessionBuilder::settings_file`]).
+    pub fn config(mut self, text: impl Into<String>) -> SessionBuilder {
+        self.config.push(text.into());
+        self
     }
 
     /// Appends one argument after the standard ones.
@@ -136,26 +166,21 @@ impl SessionBuilder {
 
     /// Starts the CLI.
     #[track_caller]
-    pub fn spawn(self) -> Session {
-        let home = match self.home {
+    pub fn spawn(mut self) -> Session {
+        let home = match self.home.take() {
             Some(path) => HomeDir::Shared(path),
             None => HomeDir::Own(Home::new()),
         };
         let mut cmd = Command::new(&self.bin);
-        cmd.arg("-p")
-            .arg(&self.prompt)
-            .args(["--output-format", "stream-json", "--verbose"]);
-        if let Some(mode) = &self.permission_mode {
-            cmd.args(["--permission-mode", mode]);
-        }
-        cmd.args(&self.args);
         clean_env(&mut cmd);
-        cmd.env("HOME", home.path())
-            .env("ANTHROPIC_BASE_URL", &self.base_url)
-            .env("ANTHROPIC_API_KEY", "dummy")
-            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-            .env("IS_SANDBOX", "1")
-            .env("CLAUDE_CODE_MAX_RETRIES", self.max_retries.to_string());
+        cmd.env("HOME", home.path());
+        match self.kind {
+            CliKind::Claude => self.claude_command(&mut cmd),
+            CliKind::Codex => crate::support::codex::command(&mut cmd, home.path(), &self.parts()),
+            CliKind::Gemini => {
+                crate::support::gemini::command(&mut cmd, home.path(), &self.parts())
+            }
+        }
         for (key, value) in &self.env {
             match value {
                 Some(value) => cmd.env(key, value),
@@ -170,7 +195,7 @@ impl SessionBuilder {
 
         let label = self
             .label
-            .unwrap_or_else(|| format!("claude -p {:?}", self.prompt));
+            .unwrap_or_else(|| format!("{:?} -p {:?}", self.kind, self.prompt));
         let mut child = cmd
             .spawn()
             .unwrap_or_else(|e| panic!("{label}: cannot start {}: {e}", self.bin.display()));
@@ -182,6 +207,7 @@ impl SessionBuilder {
             read_stderr(stderr, Arc::clone(&output));
         }
         Session {
+            kind: self.kind,
             pid: child.id(),
             child: Some(child),
             started: Instant::now(),
@@ -192,11 +218,50 @@ impl SessionBuilder {
         }
     }
 
+    /// Claude Code's command line and environment.
+    fn claude_command(&self, cmd: &mut Command) {
+        cmd.arg("-p")
+            .arg(&self.prompt)
+            .args(["--output-format", "stream-json", "--verbose"]);
+        if let Some(mode) = &self.permission_mode {
+            cmd.args(["--permission-mode", mode]);
+        }
+        cmd.args(&self.args);
+        cmd.env("ANTHROPIC_BASE_URL", &self.base_url)
+            .env("ANTHROPIC_API_KEY", "dummy")
+            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+            .env("IS_SANDBOX", "1")
+            .env("CLAUDE_CODE_MAX_RETRIES", self.max_retries.to_string());
+    }
+
+    /// What the other CLIs' command makers read.
+    fn parts(&self) -> Parts<'_> {
+        Parts {
+            prompt: &self.prompt,
+            base_url: &self.base_url,
+            args: &self.args,
+            config: &self.config,
+            max_retries: self.max_retries,
+            bypass_trust: self.bypass_trust,
+        }
+    }
+
     /// Starts the CLI and waits for it (killing it after the timeout).
     #[track_caller]
     pub fn run(self) -> Finished {
         self.spawn().wait()
     }
+}
+
+/// A session's options as the command makers of the other CLIs read them.
+pub(crate) struct Parts<'a> {
+    pub prompt: &'a str,
+    pub base_url: &'a str,
+    /// Extra arguments, after the standard ones.
+    pub args: &'a [OsString],
+    pub config: &'a [String],
+    pub max_retries: u32,
+    pub bypass_trust: bool,
 }
 
 /// Spawns every session, then waits for all: for races between sessions.
@@ -273,6 +338,7 @@ fn read_stderr(mut stderr: ChildStderr, out: Arc<Captured>) {
 
 /// A running CLI. Dropping it kills its process group.
 pub struct Session {
+    kind: CliKind,
     child: Option<Child>,
     pid: u32,
     started: Instant,
@@ -360,6 +426,7 @@ impl Session {
         self.child = None;
         let state = self.drain();
         Finished {
+            kind: self.kind,
             label: self.label.clone(),
             pid: self.pid,
             status,

@@ -1,7 +1,10 @@
-//! A fake Anthropic Messages API on loopback, scripted per test.
+//! A fake model API on loopback, scripted per test: the Anthropic Messages API for
+//! Claude Code, and (as its [`Wire`]) the OpenAI Responses API for Codex CLI or the
+//! Gemini API for Gemini CLI.
 //!
-//! The real Claude Code CLI is pointed at it with `ANTHROPIC_BASE_URL`; hooks and
-//! tools then really run, and the "model" is a queue of [`Turn`]s:
+//! The real CLI is pointed at it (`ANTHROPIC_BASE_URL`, a Codex model provider's
+//! `base_url`, `GOOGLE_GEMINI_BASE_URL`); hooks and tools then really run, and the
+//! "model" is a queue of [`Turn`]s:
 //!
 //! ```ignore
 //! let model = FakeModel::start(vec![
@@ -37,11 +40,20 @@
 //! the model "saw". The [`MessagesRequest`] trait reads them: tool results,
 //! `role: "system"` messages, user text.
 //!
+//! The other wires (see `responses.rs` and `gemini.rs` for what each serves) take the
+//! same script: a [`Block::ToolUse`] becomes the wire's tool call (its `input` is the
+//! call's arguments; for Responses a string `input` is a freeform `custom_tool_call`,
+//! the form Codex's `apply_patch` takes), and [`FakeModel::tool_results`] reads the
+//! wire's tool outputs back out of the requests. [`Turn::when`] matches any user text
+//! of the request there (the CLIs put their environment notes first).
+//!
 //! Connections are HTTP/1.1 keep-alive; request bodies may be `Content-Length`
 //! or chunked. Dropping the [`FakeModel`] stops it: the listener closes, open
 //! connections are shut down, and pending delays end at once.
 
+mod gemini;
 mod request;
+mod responses;
 mod script;
 mod serve;
 
@@ -61,13 +73,31 @@ pub const EXHAUSTED_TEXT: &str = "done";
 /// The text of replies to side requests (requests that carry no `tools`).
 pub const SIDE_TEXT: &str = "Fake session title";
 
+/// The model API a [`FakeModel`] speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wire {
+    /// The Anthropic Messages API (`POST /v1/messages`), for Claude Code.
+    Anthropic,
+    /// The OpenAI Responses API (`POST /v1/responses`, SSE), for Codex CLI.
+    Responses,
+    /// The Gemini API (`POST /v1beta/models/<model>:streamGenerateContent`), for Gemini CLI.
+    Gemini,
+}
+
 /// Starts a [`FakeModel`] with options.
 pub struct FakeModelBuilder {
     turns: Vec<Turn>,
     toolless_as_side: bool,
+    wire: Wire,
 }
 
 impl FakeModelBuilder {
+    /// The API to speak (default [`Wire::Anthropic`]).
+    pub fn wire(mut self, wire: Wire) -> FakeModelBuilder {
+        self.wire = wire;
+        self
+    }
+
     /// Whether requests without `tools` are side requests that take no turn
     /// (default `true`). Set `false` for runs with `--tools ""`.
     pub fn toolless_as_side(mut self, yes: bool) -> FakeModelBuilder {
@@ -91,6 +121,7 @@ impl FakeModelBuilder {
                 connections: Vec::new(),
                 stopped: false,
                 toolless_as_side: self.toolless_as_side,
+                wire: self.wire,
             }),
             changed: Condvar::new(),
         });
@@ -128,6 +159,7 @@ struct State {
     connections: Vec<TcpStream>,
     stopped: bool,
     toolless_as_side: bool,
+    wire: Wire,
 }
 
 impl State {
@@ -163,14 +195,26 @@ impl FakeModel {
         FakeModel::builder(turns).start()
     }
 
+    /// Starts a server speaking `wire`.
+    #[track_caller]
+    pub fn start_as(wire: Wire, turns: Vec<Turn>) -> FakeModel {
+        FakeModel::builder(turns).wire(wire).start()
+    }
+
     pub fn builder(turns: Vec<Turn>) -> FakeModelBuilder {
         FakeModelBuilder {
             turns,
             toolless_as_side: true,
+            wire: Wire::Anthropic,
         }
     }
 
-    /// `http://127.0.0.1:<port>`, the value for `ANTHROPIC_BASE_URL`.
+    pub fn wire(&self) -> Wire {
+        self.shared.lock().wire
+    }
+
+    /// `http://127.0.0.1:<port>`, the value for `ANTHROPIC_BASE_URL` and
+    /// `GOOGLE_GEMINI_BASE_URL` (a Codex provider's `base_url` adds `/v1`).
     pub fn base_url(&self) -> String {
         format!("http://{}", self.addr)
     }
@@ -237,9 +281,10 @@ impl FakeModel {
     /// subagent's too), each once, in order of first appearance.
     pub fn tool_results(&self) -> Vec<ToolResult> {
         let mut seen = HashSet::new();
+        let wire = self.wire();
         self.requests()
             .iter()
-            .flat_map(|body| body.tool_results())
+            .flat_map(|body| serve::tool_results(wire, body))
             .filter(|r| seen.insert(r.tool_use_id.clone()))
             .collect()
     }
@@ -251,7 +296,8 @@ impl FakeModel {
             .find(|r| r.tool_use_id == tool_use_id)
     }
 
-    /// The tool results in the last message of the newest model request.
+    /// The tool results in the last message of the newest model request (Messages
+    /// API only).
     pub fn last_tool_results(&self) -> Vec<ToolResult> {
         self.last_request()
             .map(|body| body.last_tool_results())

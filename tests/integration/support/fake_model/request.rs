@@ -9,9 +9,11 @@ use crate::support::http::find_header;
 /// What a logged request was.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RequestKind {
-    /// `POST /v1/messages` answered from the script (or with [`EXHAUSTED_TEXT`]).
+    /// A model request answered from the script (or with [`EXHAUSTED_TEXT`]):
+    /// `POST /v1/messages`, `POST /v1/responses`, `…:streamGenerateContent`.
     Model,
-    /// `POST /v1/messages` without `tools`, answered with [`SIDE_TEXT`].
+    /// A side request, answered with [`SIDE_TEXT`]: `POST /v1/messages` without
+    /// `tools`, Gemini's non-streaming `…:generateContent`.
     Side,
     /// Anything else: `HEAD /api/hello`, `count_tokens`, unknown paths.
     Other,

@@ -10,9 +10,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::request::{LoggedRequest, MessagesRequest, RequestKind};
-use super::script::{Block, Reply, Turn, api_error};
-use super::{EXHAUSTED_TEXT, SIDE_TEXT, Shared, State};
+use super::request::{LoggedRequest, MessagesRequest, RequestKind, ToolResult};
+use super::script::{self, Block, Turn, api_error};
+use super::{EXHAUSTED_TEXT, SIDE_TEXT, Shared, State, Wire, gemini, responses};
 use crate::support::http::{ChunkedResponse, Connection, Request, write_response};
 
 pub(super) fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
@@ -58,13 +58,13 @@ fn serve_connection(stream: TcpStream, shared: &Shared) -> io::Result<()> {
 static IDS: AtomicU64 = AtomicU64::new(1);
 
 /// A fresh id with this prefix, unique in this process.
-fn fresh_id(prefix: &str) -> String {
+pub(super) fn fresh_id(prefix: &str) -> String {
     let n = IDS.fetch_add(1, Ordering::Relaxed);
     format!("{prefix}{:08x}{n:016x}", std::process::id())
 }
 
 /// What to send back for one request, decided under the lock.
-enum Plan {
+pub(super) enum Plan {
     Json(u16, Value),
     Empty,
     Message {
@@ -79,9 +79,25 @@ enum Plan {
     },
 }
 
+/// How a request is answered, as the wire's routing says.
+pub(super) enum Route {
+    /// Without the script.
+    Plain(Box<Plan>),
+    /// From the script: the next turn.
+    Model { stream: bool },
+    /// With [`SIDE_TEXT`], taking no turn.
+    Side { stream: bool },
+}
+
+impl Route {
+    pub(super) fn plain(plan: Plan) -> Route {
+        Route::Plain(Box::new(plan))
+    }
+}
+
 fn answer(request: &Request, out: &mut TcpStream, shared: &Shared) -> io::Result<()> {
     let body = parse_body(&request.body);
-    let plan = plan_reply(request, &body, shared);
+    let (wire, plan) = plan_reply(request, &body, shared);
     let request_id = fresh_id("req_fake_");
     let json_headers = [
         ("content-type", "application/json"),
@@ -118,19 +134,113 @@ fn answer(request: &Request, out: &mut TcpStream, shared: &Shared) -> io::Result
             if !shared.pause(delay) {
                 return Ok(());
             }
-            let message = message_json(&body, blocks);
-            if stream {
-                stream_message(out, &request_id, &message, trickle, shared)
-            } else {
-                write_response(
-                    out,
-                    200,
-                    &json_headers,
-                    message.to_string().as_bytes(),
-                    false,
-                )
+            let reply = Reply {
+                request: &body,
+                blocks,
+                request_id: &request_id,
+            };
+            if !stream {
+                let json = match wire {
+                    Wire::Anthropic => message_json(&body, reply.blocks),
+                    Wire::Responses => responses::response_json(&reply),
+                    Wire::Gemini => gemini::chunk_json(&reply),
+                };
+                return write_response(out, 200, &json_headers, json.to_string().as_bytes(), false);
             }
+            let mut sse = Sse::start(out, &request_id, trickle, shared)?;
+            // Each `?` is a write error (the client went away); each `false` a stop.
+            match wire {
+                Wire::Anthropic => stream_message(&mut sse, &message_json(&body, reply.blocks))?,
+                Wire::Responses => responses::stream(&mut sse, &reply)?,
+                Wire::Gemini => gemini::stream(&mut sse, &reply)?,
+            }
+            sse.finish()
         }
+    }
+}
+
+/// A scripted reply as the wires render it: the blocks (ids filled in, in the
+/// Messages API's shape) and the request they answer.
+pub(super) struct Reply<'a> {
+    pub request: &'a Value,
+    pub blocks: Value,
+    pub request_id: &'a str,
+}
+
+impl Reply<'_> {
+    pub fn blocks(&self) -> impl Iterator<Item = &Value> {
+        self.blocks.as_array().into_iter().flatten()
+    }
+
+    /// About one token per four bytes of the request and of the reply.
+    pub fn usage(&self) -> (u64, u64) {
+        (rough_tokens(self.request), rough_tokens(&self.blocks))
+    }
+}
+
+/// An SSE reply body that pauses `trickle` after every event, and stops early
+/// when the server does.
+pub(super) struct Sse<'a> {
+    body: ChunkedResponse<'a, TcpStream>,
+    trickle: Duration,
+    shared: &'a Shared,
+    /// The server stopped: every further event is dropped.
+    stopped: bool,
+}
+
+impl<'a> Sse<'a> {
+    fn start(
+        out: &'a mut TcpStream,
+        request_id: &str,
+        trickle: Duration,
+        shared: &'a Shared,
+    ) -> io::Result<Sse<'a>> {
+        let body = ChunkedResponse::start(
+            out,
+            200,
+            &[
+                ("content-type", "text/event-stream"),
+                ("cache-control", "no-cache"),
+                ("request-id", request_id),
+            ],
+        )?;
+        Ok(Sse {
+            body,
+            trickle,
+            shared,
+            stopped: false,
+        })
+    }
+
+    /// Sends one event (`event: <name>` when named) and pauses; false once the
+    /// server stopped.
+    pub fn event(&mut self, name: Option<&str>, data: &Value) -> io::Result<bool> {
+        if self.stopped {
+            return Ok(false);
+        }
+        let text = match name {
+            Some(name) => format!("event: {name}\ndata: {data}\n\n"),
+            None => format!("data: {data}\n\n"),
+        };
+        self.body.send(text.as_bytes())?;
+        self.stopped = !self.shared.pause(self.trickle);
+        Ok(!self.stopped)
+    }
+
+    /// Pieces to split streamed text into: whole unless trickling.
+    pub fn piece(&self) -> usize {
+        if self.trickle.is_zero() {
+            usize::MAX
+        } else {
+            8
+        }
+    }
+
+    fn finish(self) -> io::Result<()> {
+        if self.stopped {
+            return Ok(());
+        }
+        self.body.finish()
     }
 }
 
@@ -142,79 +252,98 @@ fn parse_body(raw: &[u8]) -> Value {
         .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(raw).into()))
 }
 
-/// Chooses the reply and logs the request, both under one lock so the order of
-/// the log is the order turns were taken.
-fn plan_reply(request: &Request, body: &Value, shared: &Shared) -> Plan {
-    let mut state = shared.lock();
-    let path = request.path();
-    let (kind, turn_index, plan) = match (request.method.as_str(), path) {
-        ("HEAD", _) => (RequestKind::Other, None, Plan::Empty),
-        ("GET", _) => (RequestKind::Other, None, Plan::Json(200, json!({}))),
+/// The Messages API's routes.
+fn anthropic_route(request: &Request, body: &Value, state: &State) -> Route {
+    match (request.method.as_str(), request.path()) {
         ("POST", "/v1/messages/count_tokens") => {
             let tokens = rough_tokens(&body["messages"]);
-            (
-                RequestKind::Other,
-                None,
-                Plan::Json(200, json!({"input_tokens": tokens})),
-            )
+            Route::plain(Plan::Json(200, json!({"input_tokens": tokens})))
         }
-        ("POST", "/v1/messages") if !body.is_object() => (
-            RequestKind::Other,
-            None,
-            Plan::Json(
-                400,
-                api_error(
-                    "invalid_request_error",
-                    "fake model: body is not a JSON object",
-                ),
+        ("POST", "/v1/messages") if !body.is_object() => Route::plain(Plan::Json(
+            400,
+            api_error(
+                "invalid_request_error",
+                "fake model: body is not a JSON object",
             ),
-        ),
+        )),
         ("POST", "/v1/messages") => {
             let stream = body["stream"].as_bool().unwrap_or(false);
             let has_tools = body["tools"].as_array().is_some_and(|t| !t.is_empty());
             if !has_tools && state.toolless_as_side {
-                let blocks = json!([{"type": "text", "text": SIDE_TEXT}]);
-                let plan = Plan::Message {
-                    turn: None,
-                    blocks,
-                    stream,
-                };
-                (RequestKind::Side, None, plan)
+                Route::Side { stream }
             } else {
-                let (index, turn) = take_turn(&mut state, body);
-                let plan = match turn {
-                    Some(turn) => match &turn.reply {
-                        Reply::Error { status, body } => Plan::Error {
-                            status: *status,
-                            json: body.clone(),
-                            turn: turn.clone(),
-                        },
-                        Reply::Message(blocks) => Plan::Message {
-                            blocks: blocks_json(blocks),
-                            turn: Some(turn.clone()),
-                            stream,
-                        },
-                    },
-                    None => Plan::Message {
-                        turn: None,
-                        blocks: json!([{"type": "text", "text": EXHAUSTED_TEXT}]),
-                        stream,
-                    },
-                };
-                (RequestKind::Model, index, plan)
+                Route::Model { stream }
             }
         }
-        _ => (
-            RequestKind::Other,
-            None,
-            Plan::Json(
-                404,
-                api_error(
-                    "not_found_error",
-                    &format!("fake model: no endpoint {path}"),
-                ),
-            ),
+        (_, path) => not_found(path),
+    }
+}
+
+pub(super) fn not_found(path: &str) -> Route {
+    Route::plain(Plan::Json(
+        404,
+        api_error(
+            "not_found_error",
+            &format!("fake model: no endpoint {path}"),
         ),
+    ))
+}
+
+/// Every tool output the model received in this request body, as `wire` carries them.
+pub(super) fn tool_results(wire: Wire, body: &Value) -> Vec<ToolResult> {
+    match wire {
+        Wire::Anthropic => body.tool_results(),
+        Wire::Responses => responses::tool_results(body),
+        Wire::Gemini => gemini::tool_results(body),
+    }
+}
+
+/// Chooses the reply and logs the request, both under one lock so the order of
+/// the log is the order turns were taken.
+fn plan_reply(request: &Request, body: &Value, shared: &Shared) -> (Wire, Plan) {
+    let mut state = shared.lock();
+    let wire = state.wire;
+    let route = match (request.method.as_str(), wire) {
+        ("HEAD", _) => Route::plain(Plan::Empty),
+        ("GET", _) => Route::plain(Plan::Json(200, json!({}))),
+        (_, Wire::Anthropic) => anthropic_route(request, body, &state),
+        (_, Wire::Responses) => responses::route(request, body),
+        (_, Wire::Gemini) => gemini::route(request, body),
+    };
+    let (kind, turn_index, plan) = match route {
+        Route::Plain(plan) => (RequestKind::Other, None, *plan),
+        Route::Side { stream } => {
+            let blocks = json!([{"type": "text", "text": SIDE_TEXT}]);
+            let plan = Plan::Message {
+                turn: None,
+                blocks,
+                stream,
+            };
+            (RequestKind::Side, None, plan)
+        }
+        Route::Model { stream } => {
+            let (index, turn) = take_turn(&mut state, body);
+            let plan = match turn {
+                Some(turn) => match &turn.reply {
+                    script::Reply::Error { status, body } => Plan::Error {
+                        status: *status,
+                        json: body.clone(),
+                        turn: turn.clone(),
+                    },
+                    script::Reply::Message(blocks) => Plan::Message {
+                        blocks: blocks_json(blocks),
+                        turn: Some(turn.clone()),
+                        stream,
+                    },
+                },
+                None => Plan::Message {
+                    turn: None,
+                    blocks: json!([{"type": "text", "text": EXHAUSTED_TEXT}]),
+                    stream,
+                },
+            };
+            (RequestKind::Model, index, plan)
+        }
     };
     let reply = match &plan {
         Plan::Message { blocks, .. } => blocks.clone(),
@@ -235,12 +364,16 @@ fn plan_reply(request: &Request, body: &Value, shared: &Shared) -> Plan {
     });
     drop(state);
     shared.changed.notify_all();
-    plan
+    (wire, plan)
 }
 
 /// The first turn with servings left whose `when` matches this request.
 fn take_turn(state: &mut State, body: &Value) -> (Option<usize>, Option<Turn>) {
-    let first = body.first_user_text();
+    let first = match state.wire {
+        Wire::Anthropic => body.first_user_text(),
+        Wire::Responses => responses::user_text(body),
+        Wire::Gemini => gemini::user_text(body),
+    };
     for (i, turn) in state.turns.iter().enumerate() {
         let matches = turn
             .when
@@ -269,7 +402,7 @@ fn blocks_json(blocks: &[Block]) -> Value {
         .collect()
 }
 
-fn rough_tokens(value: &Value) -> u64 {
+pub(super) fn rough_tokens(value: &Value) -> u64 {
     (value.to_string().len() as u64 / 4).max(1)
 }
 
@@ -296,33 +429,13 @@ fn message_json(request: &Value, blocks: Value) -> Value {
     })
 }
 
-/// Sends `message` as the API's SSE event sequence.
-fn stream_message(
-    out: &mut TcpStream,
-    request_id: &str,
-    message: &Value,
-    trickle: Duration,
-    shared: &Shared,
-) -> io::Result<()> {
-    let mut sse = ChunkedResponse::start(
-        out,
-        200,
-        &[
-            ("content-type", "text/event-stream"),
-            ("cache-control", "no-cache"),
-            ("request-id", request_id),
-        ],
-    )?;
-    let mut event = |name: &str, data: Value| -> io::Result<bool> {
-        sse.send(format!("event: {name}\ndata: {data}\n\n").as_bytes())?;
-        Ok(shared.pause(trickle))
-    };
-
+/// Sends `message` as the Messages API's SSE event sequence.
+fn stream_message(sse: &mut Sse<'_>, message: &Value) -> io::Result<()> {
+    let mut event = |name: &str, data: Value| sse.event(Some(name), &data);
     let mut start = message.clone();
     start["content"] = json!([]);
     start["stop_reason"] = Value::Null;
     start["usage"]["output_tokens"] = json!(1);
-    // Each `?` is a write error (the client went away); each `false` a stop.
     if !event(
         "message_start",
         json!({"type": "message_start", "message": start}),
@@ -330,7 +443,8 @@ fn stream_message(
     {
         return Ok(());
     }
-    let piece = if trickle.is_zero() { usize::MAX } else { 8 };
+    let piece = sse.piece();
+    let mut event = |name: &str, data: Value| sse.event(Some(name), &data);
     for (index, block) in message["content"]
         .as_array()
         .into_iter()
@@ -382,12 +496,12 @@ fn stream_message(
     if !event("message_delta", delta)? {
         return Ok(());
     }
-    sse.send(b"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n")?;
-    sse.finish()
+    event("message_stop", json!({"type": "message_stop"}))?;
+    Ok(())
 }
 
 /// `text` cut into pieces of at most `size` characters (one piece if empty).
-fn split_chars(text: &str, size: usize) -> Vec<String> {
+pub(super) fn split_chars(text: &str, size: usize) -> Vec<String> {
     if text.is_empty() || size == usize::MAX {
         return vec![text.to_string()];
     }
