@@ -25,6 +25,8 @@ pub enum Rule {
     Lease,
     /// The input is larger or deeper than the guard can check.
     TooLarge,
+    /// The repo requires the kernel write floor and this machine has none.
+    Floor,
     /// The command rules in session-lock/config.json do not compile.
     Config,
     /// The path boundary of a restricted run (`guard scope`).
@@ -44,6 +46,7 @@ impl Rule {
             Rule::Release => "release",
             Rule::Lease => "lease",
             Rule::TooLarge => "too-large",
+            Rule::Floor => "floor",
             Rule::Config => "config",
             Rule::Boundary => "boundary",
             Rule::Command(id) => id.id(),

@@ -13,6 +13,7 @@ pub mod context; // what one call knows besides its payload: repo, config, locks
 pub mod deadline; // a run past its deadline allows, and is logged
 pub mod decision; // the answer as a value: allow, rewrite, deny with a typed refusal
 pub mod door; // `guard` with no command: stdin → pipeline → rendered answer, block log
+pub mod floor; // an allowed shell command rewritten to run under the kernel write floor
 pub mod notices; // told once per session: corrupt locks, unloadable config, failed heartbeats
 pub mod output; // a decision rendered for the client that sent the payload
 pub mod payload; // the hook payload on stdin
@@ -144,10 +145,21 @@ pub fn pre_tool_use(ctx: &mut Ctx, p: &Payload, env: &Env) -> Decision {
     let mut decision = match prepared.lease_deny.take() {
         Some(refusal) => Decision::deny(event, refusal),
         None => {
-            let d = Decision::of(
-                event,
-                Call::new(ctx, p, env).and_then(|call| run_checks(ctx, &call)),
-            );
+            let d = match Call::new(ctx, p, env) {
+                Err(refusal) => Decision::deny(event, refusal),
+                Ok(call) => match run_checks(ctx, &call) {
+                    Err(refusal) => Decision::deny(event, refusal),
+                    // Allowed: while a round runs, a shell command goes under the floor.
+                    Ok(()) => match floor::stage(ctx, &call, &mut prepared.told) {
+                        floor::Floored::Unchanged => Decision::allow(event),
+                        floor::Floored::Rewrite(input) => Decision {
+                            verdict: Verdict::Rewrite { input },
+                            ..Decision::allow(event)
+                        },
+                        floor::Floored::Deny(refusal) => Decision::deny(event, refusal),
+                    },
+                },
+            };
             // After the checks: a lock file found broken while they read it is said too.
             for b in &ctx.locks.bad() {
                 prepared.told.push(notices::Notice::new(

@@ -59,8 +59,13 @@ pub fn run(a: Args) -> anyhow::Result<Code> {
     let mut ctx = Ctx::new(root.clone(), config);
     ctx.dry = true;
     let decision = crate::hook::pre_tool_use(&mut ctx, &payload, &env);
+    let floor = (!a.powershell).then(|| crate::hook::floor::report(&ctx, "", &env));
     if a.json {
-        crate::cli::print_json(&decision)?;
+        let mut v = serde_json::to_value(&decision)?;
+        if let (Some(f), Some(map)) = (&floor, v.as_object_mut()) {
+            map.insert("floor".into(), serde_json::to_value(f)?);
+        }
+        crate::cli::print_json(&v)?;
     } else {
         print!("{analysis}");
         if let Ok(command) = Command::analyse(&ctx, &cwd, a.command, shell) {
@@ -71,6 +76,9 @@ pub fn run(a: Args) -> anyhow::Result<Code> {
             };
             print!("{}", sources(&command.analysis));
             print!("{}", write_targets(&ctx, &call, &command.analysis));
+        }
+        if let Some(f) = &floor {
+            print!("{}", floor_lines(f, &ctx.root));
         }
         println!("{}", verdict_line(&decision));
     }
@@ -86,9 +94,43 @@ pub fn run(a: Args) -> anyhow::Result<Code> {
 fn verdict_line(d: &Decision) -> String {
     match &d.verdict {
         Verdict::Allow => "verdict: allow".to_string(),
-        Verdict::Rewrite { input } => format!("verdict: allow, rewritten: {input}"),
+        Verdict::Rewrite { .. } => "verdict: allow, under the write floor".to_string(),
         Verdict::Deny(r) => format!("verdict: block ({}): {}", r.rule, r.reason),
     }
+}
+
+/// The floor's lines: the mechanism here, whether the command goes under it, what it denies.
+fn floor_lines(f: &crate::hook::floor::Report, root: &Path) -> String {
+    let mut out = String::new();
+    let mode = serde_json::to_value(f.mode)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default();
+    let here = match (f.mechanism, &f.unavailable) {
+        (Some(k), _) => k.name().to_string(),
+        (None, Some(why)) => format!("none ({why})"),
+        (None, None) => "none".to_string(),
+    };
+    let _ = writeln!(out, "floor ({mode}): mechanism here: {here}");
+    let _ = match &f.why_not {
+        Some(why) => writeln!(out, "  not applied: {why}"),
+        None => writeln!(out, "  the command runs under it"),
+    };
+    if !f.denied.is_empty() {
+        let _ = writeln!(out, "  denied for writing ({}):", f.denied.len());
+    }
+    for d in &f.denied {
+        let _ = writeln!(
+            out,
+            "    {} ({})",
+            crate::floor::shown(&d.path, Some(root)),
+            d.owner.describe()
+        );
+    }
+    for n in &f.notes {
+        let _ = writeln!(out, "  note: {n}");
+    }
+    out
 }
 
 /// The script files and package scripts the analysis read.
