@@ -68,6 +68,7 @@ mod e2e_testbed;
 mod e2e_trust;
 mod exit_codes;
 mod floor;
+mod floor_hook;
 mod guard_explain;
 mod guard_log;
 mod guard_props;

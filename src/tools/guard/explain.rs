@@ -78,7 +78,7 @@ pub fn run(a: Args) -> anyhow::Result<Code> {
             print!("{}", write_targets(&ctx, &call, &command.analysis));
         }
         if let Some(f) = &floor {
-            print!("{}", floor_lines(f, &ctx.root));
+            print!("{}", floor_lines(f, &ctx.root, &decision.verdict));
         }
         println!("{}", verdict_line(&decision));
     }
@@ -100,7 +100,7 @@ fn verdict_line(d: &Decision) -> String {
 }
 
 /// The floor's lines: the mechanism here, whether the command goes under it, what it denies.
-fn floor_lines(f: &crate::hook::floor::Report, root: &Path) -> String {
+fn floor_lines(f: &crate::hook::floor::Report, root: &Path, verdict: &Verdict) -> String {
     let mut out = String::new();
     let mode = serde_json::to_value(f.mode)
         .ok()
@@ -114,7 +114,14 @@ fn floor_lines(f: &crate::hook::floor::Report, root: &Path) -> String {
     let _ = writeln!(out, "floor ({mode}): mechanism here: {here}");
     let _ = match &f.why_not {
         Some(why) => writeln!(out, "  not applied: {why}"),
-        None => writeln!(out, "  the command runs under it"),
+        None => match verdict {
+            Verdict::Rewrite { .. } => writeln!(out, "  the command runs under it"),
+            Verdict::Deny(_) => writeln!(out, "  the guard blocks this command before it runs"),
+            Verdict::Allow => writeln!(
+                out,
+                "  the command runs outside it (a plain call of a suite command writes session-lock/ itself)"
+            ),
+        },
     };
     if !f.denied.is_empty() {
         let _ = writeln!(out, "  denied for writing ({}):", f.denied.len());
