@@ -8,6 +8,13 @@
 //! - A plain call of a suite command (`claim api`) is not rewritten: it writes `session-lock/`.
 //! - `floor: "off"` in the config: never. `"required"`: where this machine has no mechanism, the
 //!   command is blocked. `"auto"`: the analysis alone, said once per session.
+//! - Under `"auto"`, only in permission mode `bypassPermissions`. Measured with the real client:
+//!   it matches its permission rules against the *rewritten* command, so in the modes where it
+//!   asks, an allow rule like `Bash(echo:*)` no longer matches and the wrapper's substitutions
+//!   read as "This command can't be checked before it runs" (refused under `-p`, asked
+//!   interactively). There the analysis alone applies, said once per session; `"required"`
+//!   floors those commands anyway, each then needing the client's approval (or `Bash` allowed
+//!   whole).
 //! - PowerShell commands are not rewritten (the floor runs bash).
 
 use super::context::{Call, Ctx, Env};
@@ -16,7 +23,7 @@ use super::notices::Notice;
 use crate::config::FloorMode;
 use crate::floor::{DeniedSet, mechanism, run, set};
 use crate::state::Held;
-use crate::words::Tool;
+use crate::words::{PermissionMode, Tool};
 
 /// What the stage makes of an allowed call.
 pub enum Floored {
@@ -47,6 +54,21 @@ fn decide(
     }
     let command = p.input_str("command").unwrap_or_default();
     if command.trim().is_empty() || run::plain_suite_call(command, call.env.binary_dir.as_deref()) {
+        return Floored::Unchanged;
+    }
+    // The client matches its permission rules against the rewritten text, which no rule the
+    // user wrote names, and refuses to match a command with substitutions at all ("can't be
+    // checked before it runs"): where it asks, the rewrite would ask or refuse every command.
+    if p.permission_mode != PermissionMode::BypassPermissions
+        && ctx.config.floor != FloorMode::Required
+    {
+        told.push(Notice::new(
+            "floor:permission-mode",
+            format!(
+                "shell commands run without the kernel write floor in permission mode '{}': the client matches its permission rules against a rewritten command, so none of them would match; the guard's analysis alone checks them (floor: \"required\" in session-lock/config.json floors them anyway, and every command then needs its approval)",
+                p.permission_mode.as_str()
+            ),
+        ));
         return Floored::Unchanged;
     }
     let set = denied_set(ctx, &p.session_id, call.env);
@@ -265,6 +287,7 @@ mod tests {
             session_id: "me".into(),
             cwd: ctx.root.display().to_string(),
             tool_name: crate::words::Tool::Bash,
+            permission_mode: PermissionMode::BypassPermissions,
             tool_input: serde_json::json!({"command": command, "description": "d", "timeout": 5000}),
             ..Payload::default()
         }
@@ -304,6 +327,14 @@ mod tests {
         // The suite's own plain calls write session-lock/ and run outside it.
         let (f, _) = run(&ctx, &env, "claim web", Ok(mechanism::Kind::Bubblewrap));
         assert!(matches!(f, Floored::Unchanged));
+        // Where the client asks permissions, only "required" floors (see the module doc).
+        let mut p = bash(&ctx, "ls");
+        p.permission_mode = PermissionMode::Default;
+        let call = Call::new(&ctx, &p, &env).unwrap();
+        let mut told = Vec::new();
+        let f = decide(&ctx, &call, &mut told, || Ok(mechanism::Kind::Bubblewrap));
+        assert!(matches!(f, Floored::Unchanged));
+        assert_eq!(told[0].key, "floor:permission-mode");
         // On Landlock the session is told what it leaves to the analysis.
         let (f, told) = run(&ctx, &env, "ls", Ok(mechanism::Kind::Landlock));
         assert!(matches!(f, Floored::Rewrite(_)));
@@ -329,6 +360,14 @@ mod tests {
             "{}",
             r.reason
         );
+        // Required floors where the client asks permissions too.
+        let mut p = bash(&ctx, "ls");
+        p.permission_mode = PermissionMode::Default;
+        let call = Call::new(&ctx, &p, &env).unwrap();
+        let f = decide(&ctx, &call, &mut Vec::new(), || {
+            Ok(mechanism::Kind::Bubblewrap)
+        });
+        assert!(matches!(f, Floored::Rewrite(_)));
         let (_d, ctx, env) = bed(r#"{"floor": "off"}"#);
         let (f, told) = run(&ctx, &env, "ls", Ok(mechanism::Kind::Bubblewrap));
         assert!(matches!(f, Floored::Unchanged) && told.is_empty());

@@ -23,9 +23,12 @@ fn round() -> Repo {
     repo
 }
 
-/// The guard's answer to `me` running `input` with the Bash tool.
+/// The guard's answer to `me` running `input` with the Bash tool, in permission mode
+/// `bypassPermissions` (where `"auto"` floors).
 fn guard_bash(repo: &Repo, input: Value) -> Output {
-    repo.guard(&repo.payload("me", "Bash", input))
+    let mut payload = repo.payload("me", "Bash", input);
+    payload["permission_mode"] = json!("bypassPermissions");
+    repo.guard(&payload)
 }
 
 /// The rewritten call's `updatedInput`, asserting it is the floor's and carries no decision.
@@ -190,25 +193,54 @@ fn ordinary_commands_still_work_through_the_rewritten_command() {
 fn nothing_is_rewritten_outside_a_round_for_the_suite_s_plain_calls_or_when_off() {
     let repo = Repo::new();
     repo.plan("api", 1, &["src/api/**"]);
-    let out = repo.bash("me", "ls");
+    let out = guard_bash(&repo, json!({"command": "ls"}));
     assert!(out.stdout.is_empty(), "no live lock: {}", shown(&out));
     let repo = round();
-    let out = repo.bash("me", "claim web");
+    let out = guard_bash(&repo, json!({"command": "claim web"}));
     assert!(
         floored_command(&out).is_none(),
         "a plain call of a suite command writes session-lock/ itself: {}",
         shown(&out)
     );
-    let out = repo.bash("me", "true && claim web");
+    let out = guard_bash(&repo, json!({"command": "true && claim web"}));
     assert!(
         floored_command(&out).is_some(),
         "any other command that runs one stays inside: {}",
         shown(&out)
     );
     repo.config(&json!({"floor": "off"}));
-    let out = repo.bash("me", "ls");
+    let out = guard_bash(&repo, json!({"command": "ls"}));
     assert_eq!(verdict(&out), Ok(Verdict::Allow));
     assert!(out.stdout.is_empty(), "floor off: {}", shown(&out));
+}
+
+#[test]
+fn where_the_client_asks_permissions_only_required_floors() {
+    let repo = round();
+    // Default mode: the client would match its rules against the rewrite; analysis alone, said once.
+    let out = repo.bash("me", "ls");
+    assert_eq!(verdict(&out), Ok(Verdict::Allow));
+    assert!(floored_command(&out).is_none(), "{}", shown(&out));
+    let v: Value = serde_json::from_slice(&out.stdout).expect("a notice");
+    assert!(
+        v["systemMessage"].as_str().is_some_and(
+            |m| m.contains("without the kernel write floor in permission mode 'default'")
+        ),
+        "{v}"
+    );
+    let out = repo.bash("me", "ls");
+    assert!(
+        out.stdout.is_empty(),
+        "said once per session: {}",
+        shown(&out)
+    );
+    repo.config(&json!({"floor": "required"}));
+    let out = repo.bash("me", "ls");
+    assert!(
+        floored_command(&out).is_some() || !bubblewrap_here(),
+        "required floors in every mode: {}",
+        shown(&out)
+    );
 }
 
 #[test]

@@ -61,6 +61,7 @@ mod agent_harness;
 mod agent_run;
 mod architecture;
 mod build_lock;
+mod e2e_floor;
 mod e2e_hook_contract;
 mod e2e_lifecycle;
 mod e2e_statusline;

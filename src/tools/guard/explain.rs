@@ -48,6 +48,8 @@ pub fn run(a: Args) -> anyhow::Result<Code> {
         cwd: cwd.clone(),
         tool_name: tool,
         tool_input: serde_json::json!({ "command": a.command }),
+        // The mode in which the floor applies under "auto" (the floor's lines say so).
+        permission_mode: crate::words::PermissionMode::BypassPermissions,
         ..Payload::default()
     };
     // The process's own folders are frozen as the hook's are; no client, so no registry entry.
@@ -112,6 +114,12 @@ fn floor_lines(f: &crate::hook::floor::Report, root: &Path, verdict: &Verdict) -
         (None, None) => "none".to_string(),
     };
     let _ = writeln!(out, "floor ({mode}): mechanism here: {here}");
+    if f.mode == crate::config::FloorMode::Auto {
+        let _ = writeln!(
+            out,
+            "  (for a session in permission mode bypassPermissions; in the modes where the client asks, the analysis alone unless floor is \"required\")"
+        );
+    }
     let _ = match &f.why_not {
         Some(why) => writeln!(out, "  not applied: {why}"),
         None => match verdict {
