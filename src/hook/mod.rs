@@ -142,6 +142,8 @@ fn messages(p: &Payload, env: &Env, config: &Config) -> Decision {
 pub fn pre_tool_use(ctx: &mut Ctx, p: &Payload, env: &Env) -> Decision {
     let event = HookEvent::PreToolUse;
     let mut prepared = prepare(ctx, p, env);
+    // What the floor stage tells once per session: not broken state, so not logged every call.
+    let mut floor_told: Vec<notices::Notice> = Vec::new();
     let mut decision = match prepared.lease_deny.take() {
         Some(refusal) => Decision::deny(event, refusal),
         None => {
@@ -150,7 +152,7 @@ pub fn pre_tool_use(ctx: &mut Ctx, p: &Payload, env: &Env) -> Decision {
                 Ok(call) => match run_checks(ctx, &call) {
                     Err(refusal) => Decision::deny(event, refusal),
                     // Allowed: while a round runs, a shell command goes under the floor.
-                    Ok(()) => match floor::stage(ctx, &call, &mut prepared.told) {
+                    Ok(()) => match floor::stage(ctx, &call, &mut floor_told) {
                         floor::Floored::Unchanged => Decision::allow(event),
                         floor::Floored::Rewrite(input) => Decision {
                             verdict: Verdict::Rewrite { input },
@@ -178,6 +180,7 @@ pub fn pre_tool_use(ctx: &mut Ctx, p: &Payload, env: &Env) -> Decision {
         .log
         .extend(prepared.told.iter().map(|n| format!("guard: {}", n.text)));
     decision.caller_stream = Some(prepared.stream);
+    prepared.told.extend(floor_told);
     let fresh = match ctx.dry {
         true => prepared.told,
         false => notices::unseen(env.state_home.as_deref(), &p.session_id, prepared.told),
