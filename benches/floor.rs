@@ -73,10 +73,9 @@ fn main() {
             println!("{name}: not available here, not measured");
             continue;
         }
-        let n = 3;
         forms.push((
-            format!("{name}, {n} denied"),
-            run::wrapper(guard, &repo, &deny(n), "true"),
+            format!("{name}, 3 denied"),
+            run::wrapper(guard, &repo, &deny(3), "true"),
             mech,
         ));
     }

@@ -7,7 +7,9 @@
 //! `GUARD_BENCH_BASELINE=<folder holding another build's guard and status>` (say, one built from
 //! an older commit) every payload is also run through those binaries, on beds of their own built
 //! the same way, their runs interleaved with this build's, and a second table shows both side by
-//! side.
+//! side. The same build also runs on beds with `"floor": "off"`: its side-by-side table is what
+//! the kernel floor's stage adds to a call (a Bash call while locks are live is answered with the
+//! rewrite into `guard floor`; the bench's payloads are in `bypassPermissions`, where it applies).
 
 use std::io::Write;
 use std::path::Path;
@@ -71,11 +73,12 @@ const LINKED: &str = if cfg!(target_feature = "crt-static") {
     "linked dynamically"
 };
 
-fn bed(locks: usize) -> Bed {
+fn bed(locks: usize, config: &str) -> Bed {
     let dir = tempfile::tempdir().expect("tempdir");
     let repo = dir.path().join("repo");
     let home = dir.path().join("state").display().to_string();
     std::fs::create_dir_all(repo.join("session-lock")).unwrap();
+    std::fs::write(repo.join("session-lock/config.json"), config).unwrap();
     sh(&repo, &["init", "-q"]);
     let now = session_lock::time::iso(session_lock::time::now_ms());
     let me = std::process::id();
@@ -245,6 +248,7 @@ fn payloads(bed: &Bed, locks: usize) -> Vec<(String, Call)> {
 }
 
 /// One build's binaries: the guard and the tools a payload runs.
+#[derive(Clone)]
 struct Build {
     label: String,
     guard: std::path::PathBuf,
@@ -334,8 +338,9 @@ struct Series {
 }
 
 impl Series {
-    fn new(build: Build, scales: &[usize]) -> Series {
-        let beds: Vec<Bed> = scales.iter().map(|n| bed(*n)).collect();
+    /// `build` on beds whose `session-lock/config.json` is `config`.
+    fn new(build: Build, scales: &[usize], config: &str) -> Series {
+        let beds: Vec<Bed> = scales.iter().map(|n| bed(*n, config)).collect();
         let calls: Vec<Vec<(String, Call)>> = beds
             .iter()
             .zip(scales)
@@ -419,11 +424,20 @@ fn main() {
         status: env!("CARGO_BIN_EXE_status").into(),
         statusline: true,
     };
-    let mut series = vec![Series::new(this, &scales)];
+    // The same build with the kernel floor's stage switched off: the stage's own cost (the
+    // denied set computed, the rewrite written) is the difference, measured in the same run.
+    let floor_off = Build {
+        label: "this build, floor off".into(),
+        ..this.clone()
+    };
+    let mut series = vec![
+        Series::new(this, &scales, "{}"),
+        Series::new(floor_off, &scales, r#"{"floor": "off"}"#),
+    ];
     if let Some(dir) = std::env::var_os("GUARD_BENCH_BASELINE").filter(|d| !d.is_empty()) {
         let dir = Path::new(&dir);
         let label = format!("baseline {}", dir.display());
-        series.push(Series::new(Build::from_dir(&label, dir), &scales));
+        series.push(Series::new(Build::from_dir(&label, dir), &scales, "{}"));
     }
     let names: Vec<String> = series[0].calls[0].iter().map(|(n, _)| n.clone()).collect();
     let mut floor_times = Vec::new();
@@ -453,11 +467,11 @@ fn main() {
         }
         println!(" {:>12}", format!("{:+.3}", row[row.len() - 1] - row[0]));
     }
-    if let Some(base) = over.get(1) {
+    for (k, base) in over.iter().enumerate().skip(1) {
         println!();
         println!(
             "side by side, over the floor: this build / {}",
-            series[1].build.label
+            series[k].build.label
         );
         print!("{:<28}", "payload");
         for n in scales {

@@ -11,7 +11,7 @@ use std::path::PathBuf;
     name = "guard",
     version,
     about = "The session-lock hook for Claude Code, Codex CLI and Gemini CLI: records claims, keeps heartbeats, blocks writes to files another live stream owns, and blocks commands that would break other sessions.",
-    long_about = "Wired in .claude/settings.json for PreToolUse, PostToolUse, SessionStart, SessionEnd, UserPromptSubmit and Stop, and in .codex/hooks.json and .gemini/settings.json for those clients' events (see `guard install`). With no command it reads the hook payload on stdin, tells the client from it, and answers in that client's form; run in a terminal with nothing piped in, it prints this help. A block is a JSON decision on stdout with exit 0 (Gemini CLI: a top-level \"decision\"; or, with \"decision\": \"exit2\" in session-lock/config.json, the reason on stderr and exit 2). Any failure of the guard itself allows the tool call, with a one-line note on stderr. Every block and every such failure is appended to session-lock/blocks.jsonl (`guard log`).",
+    long_about = "Wired in .claude/settings.json for PreToolUse, PostToolUse, SessionStart, SessionEnd, UserPromptSubmit and Stop, and in .codex/hooks.json and .gemini/settings.json for those clients' events (see `guard install`). With no command it reads the hook payload on stdin, tells the client from it, and answers in that client's form; run in a terminal with nothing piped in, it prints this help. A block is a JSON decision on stdout with exit 0 (Gemini CLI: a top-level \"decision\"; or, with \"decision\": \"exit2\" in session-lock/config.json, the reason on stderr and exit 2). Any failure of the guard itself allows the tool call, with a one-line note on stderr. Every block and every such failure is appended to session-lock/blocks.jsonl (`guard log`). While a round runs, an allowed Bash call (in a bypassPermissions session, or any with \"floor\": \"required\") is answered with its command rewritten to run under the kernel write floor (`guard floor`, which only that rewrite runs): other streams' files, the protocol's state and the app's outputs are unwritable there (see PROTOCOL.md, The kernel write floor).",
     after_help = format!(
         concat!(
         "Examples:\n",
@@ -37,9 +37,10 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Show how the guard reads a command: segments (argv), peeled wrappers, heredocs, the
-    /// write targets and the lock each hits, the rules it hits, and the verdict: the guard's own
-    /// decision on the command, for a session holding no stream (nothing is written). Rules and
-    /// locks come from the repo.
+    /// write targets and the lock each hits, the rules it hits, the kernel write floor (the
+    /// mechanism here, what it would deny and whose), and the verdict: the guard's own decision
+    /// on the command, for a bypassPermissions session holding no stream (nothing is written).
+    /// Rules and locks come from the repo.
     #[command(after_help = concat!(
         "Examples:\n  guard explain 'git checkout -b x && git reset --hard'\n  guard explain --powershell 'Stop-Process -Name electron'\n  guard explain --cwd web 'rm -rf ../dist'\n  guard explain 'git add -A' >/dev/null || echo blocked\n  guard explain --json 'echo hi > src/api/x.ts'\n\n",
         "Exit codes: 0 the verdict is allow; 1 the verdict is block (the guard's own decision, as the hook would answer a session holding no stream; a shared-tree rule blocks unless the guard can tell no other session works in the tree); 2 bad arguments or a bad session-lock/config.json"
@@ -57,7 +58,8 @@ enum Command {
         #[arg(long, value_name = "DIR")]
         repo: Option<PathBuf>,
         /// Print the decision as JSON: {event, verdict: allow|rewrite|deny, rule, stream, path,
-        /// segment, reason, notices}.
+        /// segment, reason, notices, input (the rewritten tool input), floor: {mode, mechanism,
+        /// applies, why_not, denied: [{path, owner}], notes}}.
         #[arg(long)]
         json: bool,
     },
@@ -125,9 +127,10 @@ enum Command {
     },
     /// Check that the repo is guarded on this machine: hook entries present and running a guard
     /// that answers, no disableAllHooks in any settings file a session reads, matching versions,
-    /// a writable session-lock/, plans that parse, the pinned Claude Code CLI; for Codex CLI and
-    /// Gemini CLI, their entries, the guard answering their payloads, and the trust each needs
-    /// before it runs a project's hooks (with exactly what to add where it is missing).
+    /// a writable session-lock/, plans that parse, the kernel write floor this machine has and
+    /// what it would deny now, the pinned Claude Code CLI; for Codex CLI and Gemini CLI, their
+    /// entries, the guard answering their payloads, and the trust each needs before it runs a
+    /// project's hooks (with exactly what to add where it is missing).
     #[command(after_help = concat!(
         "Examples:\n  guard doctor\n  guard doctor ~/proj --json\n\n",
         "Exit codes: 0 no check failed (warnings allowed); 1 a check failed; 2 REPO is not a git top level"

@@ -54,6 +54,13 @@ pub enum Owner {
     Planting,
 }
 
+/// As its label (`stream:api`), the form `--deny` takes.
+impl serde::Serialize for Owner {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.label())
+    }
+}
+
 impl Owner {
     /// The label on the command line: `stream:api`, `protocol`, `output`, `planting`.
     pub fn label(&self) -> String {
@@ -91,7 +98,7 @@ impl Owner {
 }
 
 /// One denied path: absolute, its symlinks resolved (the mechanisms bind what a write reaches).
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
 pub struct Denied {
     pub path: PathBuf,
     pub owner: Owner,
@@ -183,10 +190,7 @@ impl DeniedSet {
     /// The one line a failed command's output gets: what the floor refused and whose it is.
     /// Paths inside `root` are shown relative to it.
     pub fn refusal_note(&self, root: Option<&Path>) -> String {
-        let show = |p: &Path| match root.and_then(|r| p.strip_prefix(r).ok()) {
-            Some(rel) if !rel.as_os_str().is_empty() => rel.display().to_string(),
-            _ => p.display().to_string(),
-        };
+        let show = |p: &Path| shown(p, root);
         let mut groups: Vec<(&Owner, Vec<String>)> = Vec::new();
         for d in &self.denied {
             match groups.iter_mut().find(|(o, _)| *o == &d.owner) {
@@ -209,6 +213,14 @@ impl DeniedSet {
             "session-lock: this command ran under the write floor; a 'Read-only file system' or 'Permission denied' on these is the floor refusing the write: {}. Write only your own stream's files",
             parts.join("; ")
         )
+    }
+}
+
+/// `path` for a person: relative to `root` when inside it, else whole.
+pub fn shown(path: &Path, root: Option<&Path>) -> String {
+    match root.and_then(|r| path.strip_prefix(r).ok()) {
+        Some(rel) if !rel.as_os_str().is_empty() => rel.display().to_string(),
+        _ => path.display().to_string(),
     }
 }
 

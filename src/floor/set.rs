@@ -447,13 +447,10 @@ impl Walk<'_> {
             }
             let full = self.root.join(&rel);
             let is_dir = std::fs::symlink_metadata(&full).is_ok_and(|m| m.is_dir());
-            // A denied file, or a folder wholly denied (denied itself, or owned below) with no
-            // exception inside it, is denied whole; any other folder is looked into.
-            let whole = if is_dir {
-                (c.denied(&rel) || c.owns_below(&rel)) && !c.may_except(&rel)
-            } else {
-                c.denied(&rel)
-            };
+            // Denied whole: a match with no exception below it, or a folder all of whose
+            // matches are below it and no exception may be.
+            let whole = (c.denied(&rel) && (!is_dir || !c.may_except(&rel)))
+                || (is_dir && c.owns_below(&rel) && !c.may_except(&rel));
             if whole {
                 self.push(&rel, owner);
             } else if is_dir {

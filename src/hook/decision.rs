@@ -28,6 +28,8 @@ pub enum Rule {
     /// Another client's tool input the guard must read to decide and cannot (a Codex patch
     /// that does not parse, a path that is not a string).
     Unreadable,
+    /// The repo requires the kernel write floor and this machine has none.
+    Floor,
     /// The command rules in session-lock/config.json do not compile.
     Config,
     /// The path boundary of a restricted run (`guard scope`).
@@ -48,6 +50,7 @@ impl Rule {
             Rule::Lease => "lease",
             Rule::TooLarge => "too-large",
             Rule::Unreadable => "unreadable",
+            Rule::Floor => "floor",
             Rule::Config => "config",
             Rule::Boundary => "boundary",
             Rule::Command(id) => id.id(),

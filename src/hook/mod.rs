@@ -13,6 +13,7 @@ pub mod context; // what one call knows besides its payload: repo, config, locks
 pub mod deadline; // a run past its deadline allows, and is logged
 pub mod decision; // the answer as a value: allow, rewrite, deny with a typed refusal
 pub mod door; // `guard` with no command: stdin → pipeline → rendered answer, block log
+pub mod floor; // an allowed shell command rewritten to run under the kernel write floor
 pub mod notices; // told once per session: corrupt locks, unloadable config, failed heartbeats
 pub mod output; // a decision rendered for the client that sent the payload
 pub mod payload; // the hook payload on stdin
@@ -162,13 +163,26 @@ fn messages(p: &Payload, env: &Env, config: &Config) -> Decision {
 pub fn pre_tool_use(ctx: &mut Ctx, p: &Payload, env: &Env) -> Decision {
     let event = HookEvent::PreToolUse;
     let mut prepared = prepare(ctx, p, env);
+    // What the floor stage tells once per session: not broken state, so not logged every call.
+    let mut floor_told: Vec<notices::Notice> = Vec::new();
     let mut decision = match prepared.lease_deny.take() {
         Some(refusal) => Decision::deny(event, refusal),
         None => {
-            let d = Decision::of(
-                event,
-                Call::new(ctx, p, env).and_then(|call| run_checks(ctx, &call)),
-            );
+            let d = match Call::new(ctx, p, env) {
+                Err(refusal) => Decision::deny(event, refusal),
+                Ok(call) => match run_checks(ctx, &call) {
+                    Err(refusal) => Decision::deny(event, refusal),
+                    // Allowed: while a round runs, a shell command goes under the floor.
+                    Ok(()) => match floor::stage(ctx, &call, &mut floor_told) {
+                        floor::Floored::Unchanged => Decision::allow(event),
+                        floor::Floored::Rewrite(input) => Decision {
+                            verdict: Verdict::Rewrite { input },
+                            ..Decision::allow(event)
+                        },
+                        floor::Floored::Deny(refusal) => Decision::deny(event, refusal),
+                    },
+                },
+            };
             // After the checks: a lock file found broken while they read it is said too.
             for b in &ctx.locks.bad() {
                 prepared.told.push(notices::Notice::new(
@@ -187,6 +201,7 @@ pub fn pre_tool_use(ctx: &mut Ctx, p: &Payload, env: &Env) -> Decision {
         .log
         .extend(prepared.told.iter().map(|n| format!("guard: {}", n.text)));
     decision.caller_stream = Some(prepared.stream);
+    prepared.told.extend(floor_told);
     let fresh = match ctx.dry {
         true => prepared.told,
         false => notices::unseen(env.state_home.as_deref(), &p.session_id, prepared.told),

@@ -23,12 +23,12 @@ use crate::config::Config;
 use crate::globs::Owns;
 use crate::paths::RepoPath;
 use crate::paths::lexical::{Anchor, Place, Rooted, anchor, join, leading_var, place};
+use crate::plans;
 use crate::rules::args::{expand_braces, glob_match};
 use crate::rules::{CommandContext, Env as Where};
 use crate::shell::word::Word;
 use crate::shell::{Analysis, Dialect, DirStep, Reach, WriteTarget};
 use crate::state::Held;
-use crate::{plans, time};
 use std::path::Path;
 
 /// One path a call writes, as the checks take it: as the tool names it, read the way that tool
@@ -415,11 +415,6 @@ pub fn is_write_tool(cfg: &Config, p: &Payload) -> bool {
     })
 }
 
-/// The millisecond a lock was claimed, for the earlier-claim rule (unreadable: latest).
-fn claimed_ms(h: &Held) -> u64 {
-    time::parse_iso(&h.record.claimed_at).unwrap_or(u64::MAX)
-}
-
 /// Who keeps `rel` among `live` locks: of the locks whose `owns` match, the earliest claim (ties
 /// by stream name). A later claim cannot take a path an earlier live one owns, so a stream cannot
 /// widen itself over another's files. A pure function over lock records, whatever their source.
@@ -429,9 +424,7 @@ pub fn owner_of(rel: &str, live: &[Held], case_insensitive: bool) -> Option<usiz
         .enumerate()
         .filter(|(_, h)| !crate::globs::cannot_match(&h.record.owns, rel, case_insensitive))
         .filter(|(_, h)| Owns::new(&h.record.owns, case_insensitive).is_ok_and(|o| o.is_match(rel)))
-        .min_by(|(_, a), (_, b)| {
-            (claimed_ms(a), &a.record.stream).cmp(&(claimed_ms(b), &b.record.stream))
-        })
+        .min_by(|(_, a), (_, b)| a.claim_order().cmp(&b.claim_order()))
         .map(|(i, _)| i)
 }
 

@@ -18,19 +18,27 @@ use std::time::Duration;
 
 const API: &str = "export const api = 1;\n// uncommitted change\n";
 
+/// True when this machine has a bubblewrap floor; false (the test then skips, saying why)
+/// when not, except under CI, which needs it and fails.
+pub fn bubblewrap_here() -> bool {
+    match mechanism::available(None) {
+        Ok(mechanism::Kind::Bubblewrap) => true,
+        other => {
+            let why = format!("no bubblewrap floor here ({other:?}); install bubblewrap");
+            if in_ci() {
+                panic!("{why}: CI needs it (scripts/setup and .ci/run install it)");
+            }
+            eprintln!("skipped: {why}");
+            false
+        }
+    }
+}
+
 /// Skips (or under CI fails) when this machine has no bubblewrap floor.
 macro_rules! require_bwrap {
     () => {
-        match mechanism::available(None) {
-            Ok(mechanism::Kind::Bubblewrap) => {}
-            other => {
-                let why = format!("no bubblewrap floor here ({other:?}); install bubblewrap");
-                if in_ci() {
-                    panic!("{why}: CI needs it (scripts/setup and .ci/run install it)");
-                }
-                eprintln!("skipped: {why}");
-                return;
-            }
+        if !bubblewrap_here() {
+            return;
         }
     };
 }

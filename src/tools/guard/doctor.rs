@@ -76,7 +76,7 @@ fn ok(name: &'static str, detail: String) -> Check {
 pub type CheckFn = fn(&Ctx) -> Option<Check>;
 
 /// Every check, in the order shown.
-pub const CHECKS: [CheckFn; 13] = [
+pub const CHECKS: [CheckFn; 14] = [
     hooks,
     hook_program,
     guard_runs,
@@ -86,6 +86,7 @@ pub const CHECKS: [CheckFn; 13] = [
     plans,
     locks,
     state_folder,
+    floor,
     status_line,
     messaging_tools,
     claude_cli,
@@ -668,6 +669,84 @@ fn config(ctx: &Ctx) -> Option<Check> {
             Level::Fail,
             format!("{e}; until it loads, the guard applies the protocol's defaults"),
             Some(format!("fix that key in {}", file.display())),
+        ),
+    })
+}
+
+/// The kernel write floor: the mechanism this machine has, what the config asks, and what a
+/// shell command of a session holding no stream would have denied now.
+fn floor(ctx: &Ctx) -> Option<Check> {
+    use crate::config::FloorMode;
+    use crate::floor::mechanism::Kind;
+    const NAME: &str = "write floor";
+    let config = crate::config::Config::load(&ctx.root).unwrap_or_default();
+    let env = crate::hook::context::Env {
+        client_pid: None,
+        project_dir: None,
+        ..crate::hook::context::Env::from_process()
+    };
+    let hook_ctx = crate::hook::context::Ctx::new(ctx.root.clone(), config);
+    let r = crate::hook::floor::report(&hook_ctx, "", &env);
+    let now = match (&r.why_not, r.denied.len()) {
+        (Some(why), _) => format!("now: {why}"),
+        (None, n) => {
+            let shown: Vec<String> = r
+                .denied
+                .iter()
+                .take(6)
+                .map(|d| crate::floor::shown(&d.path, Some(&ctx.root)))
+                .collect();
+            let more = n.saturating_sub(shown.len());
+            format!(
+                "now a shell command runs under it, denying {n} path(s): {}{}",
+                shown.join(", "),
+                if more > 0 {
+                    format!(" and {more} more")
+                } else {
+                    String::new()
+                }
+            )
+        }
+    };
+    // Only Linux has a floor to install; elsewhere the analysis is the line, and says so.
+    let install = cfg!(target_os = "linux").then_some(
+        "install bubblewrap (scripts/install-bubblewrap, or your system's bubblewrap package)",
+    );
+    Some(match (r.mode, r.mechanism, &r.unavailable) {
+        (FloorMode::Off, _, _) => ok(
+            NAME,
+            "off in session-lock/config.json: shell commands are checked by the guard's analysis alone".into(),
+        ),
+        (_, Some(Kind::Bubblewrap), _) => ok(NAME, format!("bubblewrap; {now}")),
+        (_, Some(kind), _) => check(
+            NAME,
+            Level::Warn,
+            format!(
+                "{}: only paths outside the repo, temp folders and home are denied, the rest is left to the analysis; {now}",
+                kind.name()
+            ),
+            install.map(str::to_string),
+        ),
+        (FloorMode::Required, None, why) => check(
+            NAME,
+            Level::Fail,
+            format!(
+                "none ({}) and floor is \"required\": every shell command is blocked while a round runs",
+                why.as_deref().unwrap_or("unknown")
+            ),
+            Some(match install {
+                Some(i) => format!("{i}, or set floor to \"auto\" in session-lock/config.json"),
+                None => "set floor to \"auto\" in session-lock/config.json".into(),
+            }),
+        ),
+        (_, None, why) => check(
+            NAME,
+            Level::Warn,
+            format!(
+                "none ({}): shell commands are checked by the guard's analysis alone",
+                why.as_deref().unwrap_or("unknown")
+            ),
+            install.map(str::to_string),
         ),
     })
 }

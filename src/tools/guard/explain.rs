@@ -48,6 +48,8 @@ pub fn run(a: Args) -> anyhow::Result<Code> {
         cwd: cwd.clone(),
         tool_name: tool,
         tool_input: serde_json::json!({ "command": a.command }),
+        // The mode in which the floor applies under "auto" (the floor's lines say so).
+        permission_mode: crate::words::PermissionMode::BypassPermissions,
         ..Payload::default()
     };
     // The process's own folders are frozen as the hook's are; no client, so no registry entry.
@@ -59,8 +61,13 @@ pub fn run(a: Args) -> anyhow::Result<Code> {
     let mut ctx = Ctx::new(root.clone(), config);
     ctx.dry = true;
     let decision = crate::hook::pre_tool_use(&mut ctx, &payload, &env);
+    let floor = (!a.powershell).then(|| crate::hook::floor::report(&ctx, "", &env));
     if a.json {
-        crate::cli::print_json(&decision)?;
+        let mut v = serde_json::to_value(&decision)?;
+        if let (Some(f), Some(map)) = (&floor, v.as_object_mut()) {
+            map.insert("floor".into(), serde_json::to_value(f)?);
+        }
+        crate::cli::print_json(&v)?;
     } else {
         print!("{analysis}");
         if let Ok(command) = Command::analyse(&ctx, &cwd, a.command, shell) {
@@ -71,6 +78,9 @@ pub fn run(a: Args) -> anyhow::Result<Code> {
             };
             print!("{}", sources(&command.analysis));
             print!("{}", write_targets(&ctx, &call, &command.analysis));
+        }
+        if let Some(f) = &floor {
+            print!("{}", floor_lines(f, &ctx.root, &decision.verdict));
         }
         println!("{}", verdict_line(&decision));
     }
@@ -86,9 +96,56 @@ pub fn run(a: Args) -> anyhow::Result<Code> {
 fn verdict_line(d: &Decision) -> String {
     match &d.verdict {
         Verdict::Allow => "verdict: allow".to_string(),
-        Verdict::Rewrite { input } => format!("verdict: allow, rewritten: {input}"),
+        Verdict::Rewrite { .. } => "verdict: allow, under the write floor".to_string(),
         Verdict::Deny(r) => format!("verdict: block ({}): {}", r.rule, r.reason),
     }
+}
+
+/// The floor's lines: the mechanism here, whether the command goes under it, what it denies.
+fn floor_lines(f: &crate::hook::floor::Report, root: &Path, verdict: &Verdict) -> String {
+    let mut out = String::new();
+    let mode = serde_json::to_value(f.mode)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default();
+    let here = match (f.mechanism, &f.unavailable) {
+        (Some(k), _) => k.name().to_string(),
+        (None, Some(why)) => format!("none ({why})"),
+        (None, None) => "none".to_string(),
+    };
+    let _ = writeln!(out, "floor ({mode}): mechanism here: {here}");
+    if f.mode == crate::config::FloorMode::Auto {
+        let _ = writeln!(
+            out,
+            "  (for a session in permission mode bypassPermissions; in the modes where the client asks, the analysis alone unless floor is \"required\")"
+        );
+    }
+    let _ = match &f.why_not {
+        Some(why) => writeln!(out, "  not applied: {why}"),
+        None => match verdict {
+            Verdict::Rewrite { .. } => writeln!(out, "  the command runs under it"),
+            Verdict::Deny(_) => writeln!(out, "  the guard blocks this command before it runs"),
+            Verdict::Allow => writeln!(
+                out,
+                "  the command runs outside it (a plain call of a suite command writes session-lock/ itself)"
+            ),
+        },
+    };
+    if !f.denied.is_empty() {
+        let _ = writeln!(out, "  denied for writing ({}):", f.denied.len());
+    }
+    for d in &f.denied {
+        let _ = writeln!(
+            out,
+            "    {} ({})",
+            crate::floor::shown(&d.path, Some(root)),
+            d.owner.describe()
+        );
+    }
+    for n in &f.notes {
+        let _ = writeln!(out, "  note: {n}");
+    }
+    out
 }
 
 /// The script files and package scripts the analysis read.

@@ -406,6 +406,15 @@ pub fn verdict(out: &Output) -> Result<Verdict, String> {
         ));
     }
     let hso = &first["hookSpecificOutput"];
+    // The command rewritten to run under the kernel write floor, with no decision: an allow.
+    if hso.get("permissionDecision").is_none() && hso.get("updatedInput").is_some() {
+        return match floored_command(out) {
+            Some(_) => Ok(Verdict::Allow),
+            None => Err(format!(
+                "stdout rewrites the input, not into the floor: {stdout}"
+            )),
+        };
+    }
     // A notice for the user (and context for the model) with no decision: an allow.
     if hso.get("permissionDecision").is_none() && first.get("systemMessage").is_some() {
         return Ok(Verdict::Allow);
@@ -417,6 +426,21 @@ pub fn verdict(out: &Output) -> Result<Verdict, String> {
         Some(r) if !r.is_empty() => Ok(Verdict::Block(r.to_string())),
         _ => Err(format!("deny without a reason: {stdout}")),
     }
+}
+
+/// The command a guard run rewrote a Bash call into, when it is the kernel floor's wrapper
+/// (`<guard> floor --root … -- '<command>' …`) given as `updatedInput` without a permission
+/// decision, so the client's own permission flow still applies.
+pub fn floored_command(out: &Output) -> Option<String> {
+    let v: Value = serde_json::from_slice(&out.stdout).ok()?;
+    let hso = &v["hookSpecificOutput"];
+    if hso["hookEventName"] != "PreToolUse" || hso.get("permissionDecision").is_some() {
+        return None;
+    }
+    let command = hso["updatedInput"]["command"].as_str()?;
+    command
+        .contains(" floor --root ")
+        .then(|| command.to_string())
 }
 
 pub fn text(bytes: &[u8]) -> String {
