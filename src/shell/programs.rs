@@ -244,6 +244,8 @@ pub enum Wrap {
     GitAlias,
     /// `parallel CMD ::: ARGS`.
     Parallel,
+    /// `trap 'CMD' SIGNAL…`: the command runs when the signal comes (or at exit).
+    Trap,
 }
 
 /// Which operands a writer writes.
@@ -1068,6 +1070,7 @@ pub static PROGRAMS: &[Program] = &[
     prefix("torsocks", &PREFIX, Grammar::NONE),
     writer("touch", Writes::All, ALL_OPTS),
     inert("tr"),
+    wrapper("trap", Wrap::Trap, Grammar::NONE),
     writer("trash", Writes::DeleteTree, Grammar::NONE),
     inert("true"),
     writer("truncate", Writes::All, ALL_OPTS),

@@ -53,6 +53,8 @@ pub struct Script {
     pub dialect: Dialect,
     /// The wrapper that carried it (`bash -c`, `eval`, `cmd /c`, ...).
     pub via: &'static str,
+    /// Its positional parameters when the wrapper gives them (`sh -c '…' arg0 a b` → `a b`).
+    pub args: Option<Vec<Word>>,
 }
 
 /// The result of peeling one segment.
@@ -253,6 +255,7 @@ pub fn peel(words: &[Word], dialect: Dialect) -> Peel {
             Some(Wrap::CrossEnvShell) => script_rest(&mut p, Dialect::Posix, "cross-env-shell"),
             Some(Wrap::GitAlias) => launchers::git_alias(&mut p, prog, &mut aliases_done),
             Some(Wrap::Parallel) => table::parallel(&mut p, prog),
+            Some(Wrap::Trap) => posix::trap(&mut p),
         };
         if !more {
             break;
@@ -275,7 +278,12 @@ pub(super) fn keep_from(p: &mut Peel, i: usize, name: impl Into<String>) -> bool
 }
 
 pub(super) fn add_script(p: &mut Peel, text: String, dialect: Dialect, via: &'static str) -> bool {
-    p.scripts.push(Script { text, dialect, via });
+    p.scripts.push(Script {
+        text,
+        dialect,
+        via,
+        args: None,
+    });
     p.wrappers.push(via.to_string());
     p.argv.clear();
     p.shell_c = true;
