@@ -14,9 +14,10 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-fn run_once(program: &Path, payload: &[u8], env: &[(&str, &str)]) -> Duration {
+fn run_once(program: &Path, args: &[&str], payload: &[u8], env: &[(&str, &str)]) -> Duration {
     let start = Instant::now();
     let mut child = Command::new(program)
+        .args(args)
         .envs(env.iter().copied())
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
@@ -132,6 +133,9 @@ enum Call {
     Guard(Vec<u8>),
     /// A tool of the build under test (`status`), with arguments.
     Tool(&'static str, Vec<String>),
+    /// `status --statusline` with a session's status-line JSON on stdin, as the client runs it
+    /// (a build without it shows n/a).
+    Statusline(Vec<u8>),
 }
 
 fn payloads(bed: &Bed, locks: usize) -> Vec<(String, Call)> {
@@ -225,6 +229,18 @@ fn payloads(bed: &Bed, locks: usize) -> Vec<(String, Call)> {
             "status (all streams)".into(),
             Call::Tool("status", vec!["--repo".into(), cwd.clone()]),
         ),
+        (
+            "status --statusline".into(),
+            Call::Statusline(
+                serde_json::json!({
+                    "session_id": "bench-session", "cwd": cwd,
+                    "workspace": {"current_dir": cwd, "project_dir": cwd},
+                    "model": {"id": "claude-opus-5-5", "display_name": "Opus"}, "version": "2.1.328",
+                })
+                .to_string()
+                .into_bytes(),
+            ),
+        ),
     ]
 }
 
@@ -233,6 +249,8 @@ struct Build {
     label: String,
     guard: std::path::PathBuf,
     status: std::path::PathBuf,
+    /// Its `status` has `--statusline`.
+    statusline: bool,
 }
 
 impl Build {
@@ -254,17 +272,28 @@ impl Build {
             );
             p
         };
+        let status = exe("status");
+        let statusline = Command::new(&status)
+            .arg("--statusline")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
         Build {
             label: label.to_string(),
             guard: exe("guard"),
-            status: exe("status"),
+            status,
+            statusline,
         }
     }
 }
 
 fn run_call(build: &Build, call: &Call, env: &[(&str, &str)]) -> Duration {
     match call {
-        Call::Guard(p) => run_once(&build.guard, p, env),
+        Call::Guard(p) => run_once(&build.guard, &[], p, env),
+        Call::Statusline(_) if !build.statusline => Duration::ZERO,
+        Call::Statusline(input) => run_once(&build.status, &["--statusline"], input, env),
         Call::Tool(name, args) => {
             let program = build.tool(name);
             let start = Instant::now();
@@ -285,6 +314,15 @@ fn run_call(build: &Build, call: &Call, env: &[(&str, &str)]) -> Duration {
 
 fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
+}
+
+/// A median over the floor, `n/a` when the build has no such command.
+fn over_text(o: f64) -> String {
+    if o.is_nan() {
+        "n/a".into()
+    } else {
+        format!("+{o:.3}")
+    }
 }
 
 /// One build's runs on its own beds: `times[scale][payload]`.
@@ -339,7 +377,11 @@ impl Series {
             .map(|i| {
                 self.times
                     .iter()
-                    .map(|scale| ms(median(scale[i].clone())) - ms(floor))
+                    .map(|scale| match median(scale[i].clone()) {
+                        // Not measured: the build has no such command.
+                        Duration::ZERO => f64::NAN,
+                        m => ms(m) - ms(floor),
+                    })
                     .collect()
             })
             .collect()
@@ -375,6 +417,7 @@ fn main() {
         label: "this build".into(),
         guard: env!("CARGO_BIN_EXE_guard").into(),
         status: env!("CARGO_BIN_EXE_status").into(),
+        statusline: true,
     };
     let mut series = vec![Series::new(this, &scales)];
     if let Some(dir) = std::env::var_os("GUARD_BENCH_BASELINE").filter(|d| !d.is_empty()) {
@@ -386,7 +429,7 @@ fn main() {
     let mut floor_times = Vec::new();
     // Interleave so machine noise hits every series alike.
     for _ in 0..runs {
-        floor_times.push(run_once(floor, b"", &[]));
+        floor_times.push(run_once(floor, &[], b"", &[]));
         for s in &mut series {
             s.run_round();
         }
@@ -406,7 +449,7 @@ fn main() {
         print!("{name:<28}");
         let row = &over[0][i];
         for o in row {
-            print!(" {:>10}", format!("+{o:.3}"));
+            print!(" {:>10}", over_text(*o));
         }
         println!(" {:>12}", format!("{:+.3}", row[row.len() - 1] - row[0]));
     }
@@ -424,7 +467,7 @@ fn main() {
         for (i, name) in names.iter().enumerate() {
             print!("{name:<28}");
             for (o, b) in over[0][i].iter().zip(&base[i]) {
-                print!(" {:>18}", format!("+{o:.3} / +{b:.3}"));
+                print!(" {:>18}", format!("{} / {}", over_text(*o), over_text(*b)));
             }
             println!();
         }

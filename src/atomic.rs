@@ -2,10 +2,119 @@
 //!
 //! Atomic replace writes a temp file in the same directory, syncs it, renames it over the target
 //! and syncs the directory, so a reader sees the old file or the new one, never half of either.
+//!
+//! Every write here stays inside the suite's state folders: none goes through a symbolic link
+//! planted there. The *state path* of a file is the folders from its state root down to it: the
+//! repo's `session-lock/` (that folder included) or the per-user state home (`$SESSION_LOCK_HOME`,
+//! below it; the platform's default is itself named `session-lock`). A link among those folders
+//! is refused before anything is created, and a file is opened for writing without following a
+//! link in its own name (`O_NOFOLLOW`; a replace renames over a link, which replaces the link,
+//! never what it points to). The refusal names the link. Where the folders above the state root
+//! lead is the user's business (a repo may live behind a link). The check looks at the folders
+//! as they are; a link swapped in between the check and the write by someone racing it is not
+//! caught: that needs write access to the state folder, which is already the user's own.
 
 use std::fs::{self, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+/// The variable naming the per-user state home (read here for the state path of its files, and
+/// by `sessions::state_home`).
+pub const STATE_HOME_VAR: &str = "SESSION_LOCK_HOME";
+
+/// The repo's state folder name, which is also the last part of the default state home.
+const STATE_DIR_NAME: &str = "session-lock";
+
+/// Where the state path ending at `folder` (a state file's folder) starts, and whether that
+/// start is part of it: the state home when `folder` is in it (the home itself is the user's
+/// choice), else the nearest folder at or above `folder` named `session-lock` (itself
+/// included). `None`: not a state folder.
+fn state_root(folder: &Path) -> Option<(PathBuf, bool)> {
+    if let Some(home) = std::env::var_os(STATE_HOME_VAR).filter(|v| !v.is_empty()) {
+        let home = PathBuf::from(home);
+        if folder.starts_with(&home) {
+            return Some((home, false));
+        }
+    }
+    folder
+        .ancestors()
+        .find(|a| a.file_name().is_some_and(|n| n == STATE_DIR_NAME))
+        .map(|a| (a.to_path_buf(), true))
+}
+
+/// The refusal of a write to `path` because `link` is a symbolic link.
+fn through_link(path: &Path, link: &Path) -> io::Error {
+    let what = if link == path {
+        "it is a symbolic link".to_string()
+    } else {
+        format!("{} is a symbolic link", link.display())
+    };
+    io::Error::new(
+        io::ErrorKind::PermissionDenied,
+        format!(
+            "refusing to write {}: {what}, and the suite never writes its state through one (a link planted there sends the write elsewhere); remove the link",
+            path.display()
+        ),
+    )
+}
+
+/// Refuses a write to `path` (a file, or with `dir` a folder to create) when a folder of its
+/// state path is a symbolic link. Folders not made yet end the check: nothing below them can
+/// be a link.
+pub(crate) fn check_state_path(path: &Path, dir: bool) -> io::Result<()> {
+    let last = if dir { path } else { parent_of(path) };
+    let Some((root, inclusive)) = state_root(last) else {
+        return Ok(());
+    };
+    let Ok(below) = last.strip_prefix(&root) else {
+        return Ok(());
+    };
+    let mut at = root.clone();
+    let mut steps: Vec<PathBuf> = Vec::new();
+    if inclusive {
+        steps.push(at.clone());
+    }
+    for part in below.components() {
+        at.push(part);
+        steps.push(at.clone());
+    }
+    for folder in steps {
+        match fs::symlink_metadata(&folder) {
+            Ok(m) if m.file_type().is_symlink() => return Err(through_link(path, &folder)),
+            Ok(_) => {}
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// Creates the state folder `dir` and its parents, refusing a symbolic link among the folders of
+/// its state path (what `fs::create_dir_all` would follow).
+pub fn create_dirs(dir: impl AsRef<Path>) -> io::Result<()> {
+    let dir = dir.as_ref();
+    check_state_path(dir, true)?;
+    fs::create_dir_all(dir)
+}
+
+/// Opens a state file for writing (`options` say how) without following a link in its own name
+/// or in the folders of its state path; a link is refused, naming it.
+pub fn open_for_write(path: &Path, options: &mut OpenOptions) -> io::Result<fs::File> {
+    check_state_path(path, false)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32);
+    }
+    #[cfg(not(unix))]
+    if fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Err(through_link(path, path));
+    }
+    options.open(path).map_err(|e| {
+        let link = fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+        if link { through_link(path, path) } else { e }
+    })
+}
 
 fn parent_of(path: &Path) -> &Path {
     match path.parent() {
@@ -55,6 +164,7 @@ enum Mode {
 }
 
 fn temp_with(path: &Path, bytes: &[u8], mode: &Mode) -> io::Result<tempfile::NamedTempFile> {
+    check_state_path(path, false)?;
     let dir = parent_of(path);
     let mut builder = tempfile::Builder::new();
     builder.prefix(".tmp-").suffix(".part");
@@ -99,6 +209,7 @@ fn replace(path: &Path, bytes: &[u8], mode: &Mode) -> io::Result<()> {
 /// Replaces a derived cache file atomically but without syncing: readers see the old file or the
 /// new one; after a crash the cache may be old or empty, which its readers detect and rebuild.
 pub fn replace_cache(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    check_state_path(path, false)?;
     let mut tmp = tempfile::Builder::new()
         .prefix(".tmp-")
         .suffix(".part")
@@ -122,9 +233,13 @@ pub fn create_new(path: &Path, bytes: &[u8]) -> io::Result<bool> {
 }
 
 /// Appends one line (a `\n` is added) to an append-only ledger; with `sync`, the data is on disk
-/// when this returns. Callers serialize appends with a file lock when several writers exist.
+/// when this returns. A new ledger is private to its owner, whatever the umask. Callers serialize appends with a file lock when several writers exist.
 pub fn append_line(path: &Path, line: &str, sync: bool) -> io::Result<()> {
-    let mut file = OpenOptions::new().create(true).append(true).open(path)?;
+    let mut options = OpenOptions::new();
+    options.create(true).append(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, crate::private::FILE_MODE);
+    let mut file = open_for_write(path, &mut options)?;
     let mut buf = Vec::with_capacity(line.len() + 1);
     buf.extend_from_slice(line.as_bytes());
     buf.push(b'\n');
@@ -169,7 +284,12 @@ pub fn read_lines_as<T: serde::de::DeserializeOwned>(
     path: &Path,
     repair: bool,
 ) -> io::Result<Lines<T>> {
-    let mut file = match OpenOptions::new().read(true).write(repair).open(path) {
+    let opened = if repair {
+        open_for_write(path, OpenOptions::new().read(true).write(true))
+    } else {
+        OpenOptions::new().read(true).open(path)
+    };
+    let mut file = match opened {
         Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Lines::default()),
         Err(e) => return Err(e),
@@ -365,6 +485,75 @@ mod tests {
         assert!(!read_lines(&p, false).unwrap().torn_tail);
         append_line(&p, &json!({"op":"delivered","id":1}).to_string(), true).unwrap();
         assert_eq!(read_lines(&p, false).unwrap().records.len(), 2);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn state_writes_refuse_links_below_the_state_root_and_keep_those_above() {
+        use std::os::unix::fs::symlink;
+        let dir = tempfile::tempdir().unwrap();
+        let outside = dir.path().join("outside");
+        fs::create_dir_all(&outside).unwrap();
+        // The repo behind a link is the user's business.
+        let real = dir.path().join("real-repo");
+        fs::create_dir_all(real.join("session-lock")).unwrap();
+        symlink(&real, dir.path().join("repo")).unwrap();
+        let sl = dir.path().join("repo/session-lock");
+        write_atomic(&sl.join("a.lock"), b"x").unwrap();
+        append_line(&sl.join("blocks.jsonl"), "{}", false).unwrap();
+        create_dirs(sl.join("history/1")).unwrap();
+        // A folder link in the state path, and a link in the file's own name.
+        symlink(&outside, sl.join(".index")).unwrap();
+        symlink(outside.join("log"), sl.join("log.jsonl")).unwrap();
+        let refused = |e: io::Error, link: &str| {
+            let text = e.to_string();
+            assert!(
+                text.starts_with("cannot write ") || text.starts_with("refusing to write "),
+                "{text}"
+            );
+            assert!(
+                text.contains(link) && text.contains("symbolic link"),
+                "{text}"
+            );
+        };
+        refused(
+            write_atomic(&sl.join(".index/round.json"), b"x").unwrap_err(),
+            ".index",
+        );
+        refused(
+            replace_cache(&sl.join(".index/round.json"), b"x").unwrap_err(),
+            ".index",
+        );
+        refused(
+            create_new(&sl.join(".index/n"), b"x").unwrap_err(),
+            ".index",
+        );
+        refused(create_dirs(sl.join(".index/deeper")).unwrap_err(), ".index");
+        refused(
+            append_line(&sl.join("log.jsonl"), "{}", true).unwrap_err(),
+            "log.jsonl",
+        );
+        refused(
+            read_lines(&sl.join("log.jsonl"), true).unwrap_err(),
+            "log.jsonl",
+        );
+        assert!(
+            read_lines(&sl.join("log.jsonl"), false).is_ok(),
+            "reading is not writing"
+        );
+        // The state folder itself is part of its state path.
+        let other = dir.path().join("other");
+        fs::create_dir_all(&other).unwrap();
+        symlink(&outside, other.join("session-lock")).unwrap();
+        refused(
+            write_atomic(&other.join("session-lock/a.lock"), b"x").unwrap_err(),
+            "session-lock",
+        );
+        assert_eq!(
+            fs::read_dir(&outside).unwrap().count(),
+            0,
+            "nothing went through"
+        );
     }
 
     #[test]

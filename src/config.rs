@@ -5,6 +5,21 @@
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
+/// Whether shell commands run under the kernel write floor (src/floor) while other streams are
+/// live.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum FloorMode {
+    /// Under the floor where this machine has a mechanism; elsewhere the analysis alone,
+    /// said once per session.
+    #[default]
+    Auto,
+    /// Under the floor, or not at all: without a mechanism shell commands are blocked.
+    Required,
+    /// Never: the guard's analysis alone.
+    Off,
+}
+
 /// Where the guard puts its decision.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, Default)]
 #[serde(rename_all = "lowercase")]
@@ -32,8 +47,9 @@ pub struct Config {
     pub poll_seconds: u64,
     /// Where plans live, repo-relative.
     pub plan_glob: String,
-    /// Commands `release` runs from the repo root; each must exit 0.
-    pub release_checks: Vec<String>,
+    /// Commands `release` runs from the repo root; each must exit 0. Not set: derived from what
+    /// the repo has (`tools::release_checks`); `[]`: none.
+    pub release_checks: Option<Vec<String>>,
     /// Claude Code tools that write the file named in their input.
     pub write_tools: Vec<String>,
     /// MCP tools (the part after `mcp__<server>__`) that write files like Edit does.
@@ -48,6 +64,8 @@ pub struct Config {
     pub mcp_lookalike_allow: Vec<String>,
     /// How the guard reports a block.
     pub decision: DecisionForm,
+    /// The kernel write floor under shell commands: `auto`, `required` or `off`.
+    pub floor: FloorMode,
     /// Compare paths ignoring case; default: true on Windows and macOS.
     pub case_insensitive_paths: Option<bool>,
     /// An external live-sessions file (`{pid, sessions:[{sessionId,cwd}]}`) the git rules also
@@ -68,6 +86,19 @@ pub struct Config {
     pub rules: crate::rules::RulesConfig,
     /// Streams across machines: claims as leases on this git remote (see src/leases/).
     pub leases: Option<LeasesConfig>,
+    /// What the values above compile to, made at first use (a guard call that needs no rule
+    /// compiles none). Set the values before asking for it. Public only so that
+    /// `Config { …, ..Config::default() }` can be written anywhere.
+    #[serde(skip)]
+    pub compiled: Compiled,
+}
+
+/// The rules and patterns of a [`Config`], each compiled once, when first asked for.
+#[derive(Clone, Debug, Default)]
+pub struct Compiled {
+    rules: std::cell::OnceCell<Result<crate::rules::Rules, crate::rules::RulesError>>,
+    protected: std::cell::OnceCell<Option<crate::globs::Owns>>,
+    plans: std::cell::OnceCell<Option<globset::GlobMatcher>>,
 }
 
 /// The `build` section: what `build-renderer` runs under `session-lock/build.lock`.
@@ -162,10 +193,7 @@ impl Default for Config {
             heartbeat_throttle_seconds: 30,
             poll_seconds: 5,
             plan_glob: "plans/*-ms-*-*/plan.md".into(),
-            release_checks: s(&[
-                "npx --no-install tsc --noEmit -p tsconfig.node.json",
-                "npx --no-install tsc --noEmit -p tsconfig.web.json",
-            ]),
+            release_checks: None,
             write_tools: s(&["Edit", "Write", "MultiEdit", "NotebookEdit"]),
             mcp_write_tools: s(&["write_project_file", "write_plugin_source"]),
             protected_paths: s(&[
@@ -196,6 +224,7 @@ impl Default for Config {
             ]),
             mcp_lookalike_allow: Vec::new(),
             decision: DecisionForm::Json,
+            floor: FloorMode::Auto,
             case_insensitive_paths: None,
             live_sessions_file: None,
             rebuild_command: "npm run build".into(),
@@ -205,6 +234,7 @@ impl Default for Config {
             reload_plugin: ReloadPluginConfig::default(),
             rules: crate::rules::RulesConfig::default(),
             leases: None,
+            compiled: Compiled::default(),
         }
     }
 }
@@ -372,6 +402,51 @@ impl Config {
             .unwrap_or_else(crate::paths::default_case_insensitive)
     }
 
+    /// The command rules, compiled (once).
+    pub fn compiled_rules(&self) -> Result<&crate::rules::Rules, &crate::rules::RulesError> {
+        self.compiled
+            .rules
+            .get_or_init(|| crate::rules::compile(&self.rules))
+            .as_ref()
+    }
+
+    /// True when the repo path `rel` is under `protectedPaths` (compiled once; a pattern that
+    /// does not compile protects nothing, as before).
+    pub fn is_protected(&self, rel: &str) -> bool {
+        let ci = self.case_insensitive();
+        if crate::globs::cannot_match(&self.protected_paths, rel, ci) {
+            return false;
+        }
+        self.compiled
+            .protected
+            .get_or_init(|| crate::globs::Owns::new(&self.protected_paths, ci).ok())
+            .as_ref()
+            .is_some_and(|o| o.is_match(rel))
+    }
+
+    /// True when the repo path `rel` is a plan file under `planGlob` (compiled once).
+    pub fn is_plan(&self, rel: &str) -> bool {
+        let glob = self.plan_glob.as_str();
+        // Cheap first: the glob's last segment, when literal, must be the file name.
+        let last = glob.rsplit('/').next().unwrap_or(glob);
+        let name = rel.rsplit('/').next().unwrap_or(rel);
+        if !last.contains(['*', '?', '[', '{']) && !last.eq_ignore_ascii_case(name) {
+            return false;
+        }
+        self.compiled
+            .plans
+            .get_or_init(|| {
+                globset::GlobBuilder::new(glob)
+                    .literal_separator(true)
+                    .case_insensitive(self.case_insensitive())
+                    .build()
+                    .ok()
+                    .map(|g| g.compile_matcher())
+            })
+            .as_ref()
+            .is_some_and(|m| m.is_match(rel))
+    }
+
     pub fn heartbeat_stale_ms(&self) -> u64 {
         self.heartbeat_stale_minutes * 60_000
     }
@@ -512,9 +587,21 @@ mod tests {
         assert_eq!(c.heartbeat_stale_minutes, 30);
         assert_eq!(c.round_stale_minutes, 60);
         assert_eq!(c.wait_limit_minutes, 25);
-        assert_eq!(c.release_checks.len(), 2);
+        assert_eq!(c.release_checks, None, "derived from the repo");
         assert_eq!(c.plan_glob, "plans/*-ms-*-*/plan.md");
         assert_eq!(c.decision, DecisionForm::Json);
+        assert_eq!(c.floor, FloorMode::Auto);
+    }
+
+    #[test]
+    fn the_floor_mode_is_one_of_three() {
+        assert_eq!(
+            parse(r#"{"floor": "required"}"#).unwrap().floor,
+            FloorMode::Required
+        );
+        assert_eq!(parse(r#"{"floor": "off"}"#).unwrap().floor, FloorMode::Off);
+        let e = parse(r#"{"floor": "on"}"#).unwrap_err();
+        assert!(e.contains("key 'floor'"), "{e}");
     }
 
     #[test]
@@ -603,7 +690,7 @@ mod tests {
             r#"{"releaseChecks": ["true"], "decision": "exit2", "caseInsensitivePaths": true}"#,
         )
         .unwrap();
-        assert_eq!(c.release_checks, vec!["true"]);
+        assert_eq!(c.release_checks, Some(vec!["true".to_string()]));
         assert_eq!(c.decision, DecisionForm::Exit2);
         assert!(c.case_insensitive());
     }

@@ -14,13 +14,15 @@ pub struct FileLock {
     path: PathBuf,
 }
 
+/// Lock files live in the state folders: opened as state writes are (no symbolic link
+/// followed, `crate::atomic::open_for_write`), and created private to their owner whatever the
+/// umask.
 fn open(path: &Path) -> io::Result<File> {
-    OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(path)
+    let mut options = OpenOptions::new();
+    options.read(true).write(true).create(true).truncate(false);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, crate::private::FILE_MODE);
+    crate::atomic::open_for_write(path, &mut options)
 }
 
 impl FileLock {

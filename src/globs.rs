@@ -60,7 +60,7 @@ impl Matcher {
 
 /// A pattern as the matcher reads it: trimmed, `/` separators, no leading `./`, and a folder
 /// pattern (`src/`) as its tree (`src/**`).
-fn normalized(pattern: &str) -> String {
+pub fn normalized(pattern: &str) -> String {
     let mut p = pattern.trim().replace('\\', "/");
     while let Some(rest) = p.strip_prefix("./") {
         p = rest.to_string();
@@ -106,7 +106,7 @@ fn compile(pattern: &str, ci: bool) -> Result<Glob, GlobError> {
 
 /// The fixed text a pattern starts with, up to its first wildcard (`src/api/` for
 /// `src/api/**/*.ts`), as the matcher sees it.
-fn literal_prefix(pattern: &str) -> String {
+pub fn literal_prefix(pattern: &str) -> String {
     let mut p = pattern.trim().replace('\\', "/");
     while let Some(rest) = p.strip_prefix("./") {
         p = rest.to_string();

@@ -3,8 +3,12 @@
 //! process is named by its pid plus its start time, the way Claude Code's session registry records
 //! it (`procStart`: on Linux the start time in clock ticks, field 22 of `/proc/<pid>/stat`).
 //!
-//! Linux reads `/proc` directly (a few microseconds); elsewhere sysinfo refreshes one pid only.
-//! This module is the only reader of `/proc/<pid>/stat`.
+//! Linux reads `/proc` directly (a few microseconds); macOS and Windows read the process table
+//! through sysinfo (`proc_pidinfo` and `sysctl KERN_PROCARGS2` on macOS), refreshing only the
+//! pids asked about. A start time is written the way the platform's client records it: clock
+//! ticks since boot on Linux, `ps -o lstart` text in UTC on macOS, seconds since the epoch on
+//! Windows. This module is the only reader of `/proc/<pid>/stat` and of another process's
+//! environment.
 
 /// What the kernel says about one running process.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -110,8 +114,9 @@ fn parse_stat(text: &str) -> Option<ProcStat> {
     })
 }
 
+/// Linux: `/proc`, read directly.
 #[cfg(target_os = "linux")]
-mod platform {
+mod procfs {
     pub fn stat(pid: u32) -> Option<super::ProcStat> {
         use std::io::Read;
         // One open, reads into a buffer the file fits in, one close: `read_to_string` would ask
@@ -146,67 +151,164 @@ mod platform {
         std::path::Path::new(&format!("/proc/{pid}")).exists()
     }
 
-    /// Pids whose `/proc/<pid>/environ` (NUL-separated) holds `entry`.
-    pub fn with_env_entry(entry: &[u8]) -> Vec<u32> {
+    /// `/proc/<pid>/environ`: the environment the process was started with, NUL-separated.
+    pub fn environ(pid: u32) -> Option<Vec<u8>> {
+        std::fs::read(format!("/proc/{pid}/environ")).ok()
+    }
+
+    /// The environment of every process whose environment can be read.
+    pub fn environs() -> Vec<(u32, Vec<u8>)> {
         pids()
             .into_iter()
-            .filter(|pid| {
-                std::fs::read(format!("/proc/{pid}/environ"))
-                    .is_ok_and(|env| env.split(|&b| b == 0).any(|e| e == entry))
-            })
+            .filter_map(|pid| Some((pid, environ(pid)?)))
             .collect()
     }
 }
 
-#[cfg(not(target_os = "linux"))]
-mod platform {
-    use sysinfo::{Pid, ProcessRefreshKind, ProcessesToUpdate, System};
+/// macOS and Windows: the process table as sysinfo reads it (`proc_pidinfo` and, for the
+/// environment, `sysctl KERN_PROCARGS2` on macOS; the toolhelp snapshot and the process's PEB on
+/// Windows). Built on Linux too for its tests, which hold it against [`procfs`].
+#[cfg(any(not(target_os = "linux"), test))]
+mod table {
+    use sysinfo::{Pid, Process, ProcessRefreshKind, ProcessStatus, ProcessesToUpdate, System};
+
+    /// The table refreshed for `pids` (all when `None`) with what `kind` asks for.
+    fn look(pids: Option<&[Pid]>, kind: ProcessRefreshKind) -> System {
+        let mut sys = System::new();
+        let which = pids.map_or(ProcessesToUpdate::All, ProcessesToUpdate::Some);
+        sys.refresh_processes_specifics(which, true, kind);
+        sys
+    }
+
+    /// A process that has not exited (a zombie has).
+    fn running(p: &Process) -> bool {
+        !matches!(p.status(), ProcessStatus::Zombie | ProcessStatus::Dead)
+    }
+
+    /// The start time the way the platform's client records it: on macOS what
+    /// `LC_ALL=C TZ=UTC ps -o lstart= -p <pid>` prints (Claude Code's `procStart` there), else
+    /// the seconds since the epoch.
+    pub fn start_text(secs: u64) -> String {
+        if cfg!(target_os = "macos") {
+            crate::time::ps_lstart(secs)
+        } else {
+            secs.to_string()
+        }
+    }
+
+    /// `pid` as the kernel's type (`None` for 0 and for what does not fit).
+    #[cfg(unix)]
+    fn unix_pid(pid: u32) -> Option<rustix::process::Pid> {
+        rustix::process::Pid::from_raw(i32::try_from(pid).ok()?)
+    }
+
+    /// The process group and the session of `pid`, from the kernel (`getpgid`, `getsid`).
+    #[cfg(unix)]
+    fn group_and_session(pid: u32, _: &Process) -> (Option<u32>, Option<u32>) {
+        use rustix::process::{getpgid, getsid};
+        let Some(id) = unix_pid(pid) else {
+            return (None, None);
+        };
+        let raw = |r: rustix::io::Result<rustix::process::Pid>| {
+            u32::try_from(r.ok()?.as_raw_nonzero().get()).ok()
+        };
+        (raw(getpgid(Some(id))), raw(getsid(Some(id))))
+    }
+
+    /// Windows has no process groups; the session is the terminal-services one.
+    #[cfg(not(unix))]
+    fn group_and_session(_: u32, p: &Process) -> (Option<u32>, Option<u32>) {
+        (None, p.session_id().map(|x| x.as_u32()))
+    }
 
     pub fn stat(pid: u32) -> Option<super::ProcStat> {
-        let mut sys = System::new();
-        let pid = Pid::from_u32(pid);
-        sys.refresh_processes_specifics(
-            ProcessesToUpdate::Some(&[pid]),
-            true,
-            ProcessRefreshKind::nothing(),
-        );
-        let p = sys.process(pid)?;
+        let id = Pid::from_u32(pid);
+        let sys = look(Some(&[id]), ProcessRefreshKind::nothing());
+        let p = sys.process(id).filter(|p| running(p))?;
+        let (pgrp, session) = group_and_session(pid, p);
         Some(super::ProcStat {
-            start: p.start_time().to_string(),
+            start: start_text(p.start_time()),
             ppid: p.parent().map(|x| x.as_u32()),
-            pgrp: None,
-            session: p.session_id().map(|x| x.as_u32()),
+            pgrp,
+            session,
         })
     }
 
     pub fn pids() -> Vec<u32> {
-        let mut sys = System::new();
-        sys.refresh_processes_specifics(
-            ProcessesToUpdate::All,
-            true,
-            ProcessRefreshKind::nothing(),
-        );
+        let sys = look(None, ProcessRefreshKind::nothing());
         sys.processes().keys().map(|p| p.as_u32()).collect()
     }
 
+    /// Any trace of `pid`, a zombie included: the kernel's answer to a null signal on Unix
+    /// (`EPERM` is another user's process, still there), the process table elsewhere.
     pub fn exists(pid: u32) -> bool {
-        stat(pid).is_some()
+        #[cfg(unix)]
+        {
+            let Some(id) = unix_pid(pid) else {
+                return false;
+            };
+            !matches!(
+                rustix::process::test_kill_process(id),
+                Err(rustix::io::Errno::SRCH)
+            )
+        }
+        #[cfg(not(unix))]
+        {
+            let id = Pid::from_u32(pid);
+            look(Some(&[id]), ProcessRefreshKind::nothing())
+                .process(id)
+                .is_some()
+        }
     }
 
-    /// Pids whose environment, as sysinfo reads it, holds `entry`.
-    pub fn with_env_entry(entry: &[u8]) -> Vec<u32> {
-        let mut sys = System::new();
-        sys.refresh_processes_specifics(
-            ProcessesToUpdate::All,
-            true,
-            ProcessRefreshKind::nothing().with_environ(sysinfo::UpdateKind::Always),
-        );
-        sys.processes()
+    fn joined(p: &Process) -> Vec<u8> {
+        let mut out = Vec::new();
+        for kv in p.environ() {
+            out.extend_from_slice(kv.as_encoded_bytes());
+            out.push(0);
+        }
+        out
+    }
+
+    fn with_environ() -> ProcessRefreshKind {
+        ProcessRefreshKind::nothing().with_environ(sysinfo::UpdateKind::Always)
+    }
+
+    /// `pid`'s environment as it was started, NUL-separated like Linux's `environ`.
+    pub fn environ(pid: u32) -> Option<Vec<u8>> {
+        let id = Pid::from_u32(pid);
+        look(Some(&[id]), with_environ()).process(id).map(joined)
+    }
+
+    /// The environment of every process, from one look at the table.
+    pub fn environs() -> Vec<(u32, Vec<u8>)> {
+        look(None, with_environ())
+            .processes()
             .iter()
-            .filter(|(_, p)| p.environ().iter().any(|e| e.as_encoded_bytes() == entry))
-            .map(|(pid, _)| pid.as_u32())
+            .map(|(pid, p)| (pid.as_u32(), joined(p)))
             .collect()
     }
+}
+
+#[cfg(target_os = "linux")]
+use procfs as platform;
+#[cfg(not(target_os = "linux"))]
+use table as platform;
+
+/// The value of `name` in an environment as [`environ`] gives it (NUL-separated `key=value`
+/// entries); the first entry wins, as in the process itself.
+fn env_lookup<'a>(environ: &'a [u8], name: &str) -> Option<&'a [u8]> {
+    environ
+        .split(|&b| b == 0)
+        .find_map(|kv| kv.strip_prefix(name.as_bytes())?.strip_prefix(b"="))
+}
+
+/// One variable of `pid`'s environment as the process was started (a change it made to its own
+/// environment later is not seen), or `None` when it is not set or cannot be read (another
+/// user's process). The only reader of another process's environment.
+pub fn env_var(pid: u32, name: &str) -> Option<String> {
+    let environ = platform::environ(pid)?;
+    env_lookup(&environ, name).map(|v| String::from_utf8_lossy(v).into_owned())
 }
 
 /// Child processes for tests, spelled for every platform the suite builds for.
@@ -355,9 +457,10 @@ pub fn descendants(root: u32) -> Vec<(u32, ProcStat)> {
 /// other users, whose environment cannot be read, are passed over). Reads every process's
 /// environment: for a rare look after a crash, never for the hot path.
 pub fn find_by_env(key: &str, value: &str) -> Option<u32> {
-    let entry = format!("{key}={value}");
-    platform::with_env_entry(entry.as_bytes())
+    platform::environs()
         .into_iter()
+        .filter(|(_, environ)| env_lookup(environ, key) == Some(value.as_bytes()))
+        .map(|(pid, _)| pid)
         .filter(|&pid| stat(pid).is_some())
         .min()
 }
@@ -412,9 +515,89 @@ mod tree_tests {
             None,
             "so must the key"
         );
+        assert_eq!(env_var(child.id(), key), Some(tag.clone()));
+        assert_eq!(env_var(child.id(), "SESSION_LOCK_TEST"), None);
         let _ = child.kill();
         let _ = child.wait();
         assert_eq!(find_by_env(key, &tag), None, "a reaped child is not found");
+    }
+
+    #[test]
+    fn an_environment_is_looked_up_by_whole_name_first_entry_first() {
+        let env = b"A=1\0AB=2\0B=\0A=3\0C\0";
+        assert_eq!(env_lookup(env, "A"), Some(&b"1"[..]));
+        assert_eq!(env_lookup(env, "AB"), Some(&b"2"[..]));
+        assert_eq!(env_lookup(env, "B"), Some(&b""[..]));
+        assert_eq!(
+            env_lookup(env, "C"),
+            None,
+            "an entry without '=' has no value"
+        );
+        assert_eq!(env_lookup(env, ""), None);
+        assert_eq!(env_lookup(b"", "A"), None);
+    }
+
+    #[test]
+    fn another_process_s_environment_is_the_one_it_was_started_with() {
+        let tag = format!("{}-{}", std::process::id(), crate::time::now_ms());
+        let mut child = test_process::waiting_with_env("SESSION_LOCK_TEST_ENV", &tag);
+        assert_eq!(
+            env_var(child.id(), "SESSION_LOCK_TEST_ENV").as_deref(),
+            Some(tag.as_str())
+        );
+        assert_eq!(env_var(child.id(), "SESSION_LOCK_TEST_UNSET"), None);
+        let _ = child.kill();
+        let _ = child.wait();
+        assert_eq!(env_var(child.id(), "SESSION_LOCK_TEST_ENV"), None);
+    }
+
+    /// The reader macOS and Windows use (sysinfo) against the one Linux uses (`/proc`), on the
+    /// same processes: the same parent, group, session and environment; a zombie is not
+    /// running for either but is still there; a reaped child is gone for both. (Its start time
+    /// is in seconds since the epoch here, so it is checked against the clock instead.)
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_process_table_agrees_with_proc() {
+        let me = std::process::id();
+        let tag = format!("{me}-{}", crate::time::now_ms());
+        let mut child = test_process::waiting_with_env("SESSION_LOCK_TEST_TABLE", &tag);
+        let kid = child.id();
+        for pid in [me, kid] {
+            let (p, t) = (procfs::stat(pid).unwrap(), table::stat(pid).unwrap());
+            assert_eq!((p.ppid, p.pgrp, p.session), (t.ppid, t.pgrp, t.session));
+            let started: u64 = t.start.parse().unwrap();
+            assert!(started * 1000 <= crate::time::now_ms() + 1000, "{started}");
+        }
+        let environ = table::environ(kid).unwrap();
+        assert_eq!(
+            env_lookup(&environ, "SESSION_LOCK_TEST_TABLE"),
+            Some(tag.as_bytes())
+        );
+        assert_eq!(Some(environ), procfs::environ(kid));
+        let seen = |all: Vec<(u32, Vec<u8>)>| {
+            all.iter().any(|(pid, e)| {
+                *pid == kid && env_lookup(e, "SESSION_LOCK_TEST_TABLE") == Some(tag.as_bytes())
+            })
+        };
+        assert!(seen(table::environs()) && seen(procfs::environs()));
+        assert!(table::pids().contains(&kid) && procfs::pids().contains(&kid));
+
+        // Exited, not yet reaped: wait for the exit without reaping it.
+        drop(child.stdin.take());
+        let id = rustix::process::Pid::from_raw(kid as i32).unwrap();
+        let opts = rustix::process::WaitIdOptions::EXITED | rustix::process::WaitIdOptions::NOWAIT;
+        rustix::process::waitid(rustix::process::WaitId::Pid(id), opts).unwrap();
+        assert_eq!((procfs::stat(kid), table::stat(kid)), (None, None));
+        assert!(
+            procfs::exists(kid) && table::exists(kid),
+            "a zombie is still there"
+        );
+        child.wait().unwrap();
+        assert!(
+            !procfs::exists(kid) && !table::exists(kid),
+            "a reaped child is gone"
+        );
+        assert_eq!(table::environ(kid), None);
     }
 
     #[cfg(unix)]

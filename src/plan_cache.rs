@@ -300,7 +300,7 @@ fn write_cache(layout: &Layout, found: &[Found]) {
     }
     let file = cache_path(layout);
     if let Some(dir) = file.parent()
-        && std::fs::create_dir_all(dir).is_ok()
+        && crate::atomic::create_dirs(dir).is_ok()
     {
         let _ = atomic::replace_cache(&file, &text);
     }

@@ -116,6 +116,31 @@ pub struct Held {
 }
 
 impl Held {
+    /// What stands in for a lock file that cannot be read: `owns` (its plan's, or what the
+    /// round index last read from the file), claimed at the epoch (so the earlier-claim rule
+    /// gives it every path it owns), live at `now`, held by no session. A corrupt lock keeps
+    /// protecting its stream's files instead of dropping protection silently.
+    pub fn stand_in(stream: &str, owns: Vec<String>, plan: &str, milestone: u32, now: u64) -> Held {
+        Held {
+            record: LockRecord {
+                stream: stream.to_string(),
+                session_id: String::new(),
+                owns,
+                plan: plan.to_string(),
+                milestone,
+                claimed_at: time::iso(0),
+                heartbeat_at: time::iso(now),
+                round: 0,
+                cwd: String::new(),
+                client_pid: None,
+                client_start: None,
+                taken_from: None,
+            },
+            done: false,
+            heartbeat_ms: now,
+        }
+    }
+
     pub fn age_ms(&self, now: u64) -> u64 {
         now.saturating_sub(self.heartbeat_ms)
     }
@@ -124,6 +149,15 @@ impl Held {
     /// protects its files and its stream.
     pub fn is_live(&self, now: u64, stale_ms: u64) -> bool {
         !self.done && self.age_ms(now) < stale_ms
+    }
+
+    /// Where this lock stands in the earlier-claim rule: of the live locks owning one path, the
+    /// smallest key keeps it (claimed first; ties by stream name; an unreadable time is latest).
+    pub fn claim_order(&self) -> (u64, &str) {
+        (
+            crate::time::parse_iso(&self.record.claimed_at).unwrap_or(u64::MAX),
+            &self.record.stream,
+        )
     }
 
     pub fn state(&self, now: u64, stale_ms: u64) -> StreamState {
@@ -201,7 +235,7 @@ impl Layout {
 
     /// Creates the folder if needed.
     pub fn ensure(&self) -> std::io::Result<()> {
-        std::fs::create_dir_all(&self.dir)
+        crate::atomic::create_dirs(&self.dir)
     }
 
     /// Serializes read-modify-write of this folder. Waits at most `limit` (the guard passes a
@@ -409,7 +443,7 @@ impl Layout {
         // Each error names the file or folder it is about.
         let named =
             |what: String, e: std::io::Error| std::io::Error::new(e.kind(), format!("{what}: {e}"));
-        std::fs::create_dir_all(&target)
+        crate::atomic::create_dirs(&target)
             .map_err(|e| named(format!("cannot create {}", target.display()), e))?;
         for from in moving {
             if let Some(name) = from.file_name() {

@@ -71,6 +71,20 @@ pub fn compact(ms: u64) -> String {
     format!("{y:04}{mo:02}{d:02}T{h:02}{mi:02}{s:02}Z")
 }
 
+/// `Wed Dec  3 08:31:00 2025`: the seconds since the epoch as `LC_ALL=C TZ=UTC ps -o lstart=`
+/// prints them (C's `%c` in the C locale, in UTC), the form Claude Code records a process's
+/// start in on macOS.
+pub fn ps_lstart(secs: u64) -> String {
+    const DAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let (y, mo, d, h, mi, s, _) = parts(secs.saturating_mul(1000));
+    let weekday = DAYS[(secs / 86_400 % 7) as usize];
+    let month = MONTHS[(mo - 1) as usize];
+    format!("{weekday} {month} {d:>2} {h:02}:{mi:02}:{s:02} {y}")
+}
+
 /// Parses what [`iso`] writes (fraction optional, `Z` or `+00:00`). `None` if it is not that.
 pub fn parse_iso(text: &str) -> Option<u64> {
     let b = text.as_bytes();
@@ -128,6 +142,17 @@ mod tests {
         }
         assert_eq!(iso(1_796_011_455_037), "2026-11-30T04:04:15.037Z");
         assert_eq!(compact(1_796_011_455_037), "20261130T040415Z");
+    }
+
+    /// Against GNU `LC_ALL=C TZ=UTC date -d @N '+%c'`: the day padded with a space, a leap day,
+    /// the last second of a century's year.
+    #[test]
+    fn ps_lstart_is_c_locale_percent_c_in_utc() {
+        assert_eq!(ps_lstart(0), "Thu Jan  1 00:00:00 1970");
+        assert_eq!(ps_lstart(951_782_400), "Tue Feb 29 00:00:00 2000");
+        assert_eq!(ps_lstart(1_764_750_660), "Wed Dec  3 08:31:00 2025");
+        assert_eq!(ps_lstart(1_796_011_455), "Mon Nov 30 04:04:15 2026");
+        assert_eq!(ps_lstart(4_102_444_799), "Thu Dec 31 23:59:59 2099");
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! hooks) and `run-agent` (the MCP proxy).
 
 use super::options::{Failure, Problem};
+use crate::platform::{Env, Host};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -17,33 +18,22 @@ fn not_found(msg: String) -> Problem {
     Problem::new(Failure::NotFound, msg)
 }
 
-fn exe_names(name: &str) -> Vec<String> {
-    if cfg!(windows) {
-        vec![
-            format!("{name}.exe"),
-            format!("{name}.cmd"),
-            name.to_string(),
-        ]
-    } else {
-        vec![name.to_string()]
-    }
+/// The first file in `dir` named like an executable `name`.
+fn exe_in(host: &Host<impl Env>, dir: &Path, name: &str) -> Option<PathBuf> {
+    host.exe_names(name)
+        .into_iter()
+        .map(|n| dir.join(n))
+        .find(|p| p.is_file())
 }
 
 /// `name` on `PATH`.
 pub fn on_path(name: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path).find_map(|dir| {
-        exe_names(name)
-            .into_iter()
-            .map(|n| dir.join(n))
-            .find(|p| p.is_file())
-    })
+    on_path_of(&crate::platform::this(), name)
 }
 
-fn env_path(var: &str) -> Option<PathBuf> {
-    std::env::var_os(var)
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
+fn on_path_of(host: &Host<impl Env>, name: &str) -> Option<PathBuf> {
+    let path = host.var("PATH")?;
+    std::env::split_paths(&path).find_map(|dir| exe_in(host, &dir, name))
 }
 
 /// `p` when it is a file; else "`<named>` does not exist", where `named` says how `p` was named
@@ -62,22 +52,23 @@ pub const PINNED_CLAUDE_VERSION: &str = include_str!("../../scripts/claude-cli-v
 /// Where `scripts/install-claude-cli` puts the pinned CLI:
 /// `${SESSION_LOCK_CACHE:-$HOME/.cache/session-lock}/claude-code-<version>/node_modules/.bin/claude`.
 pub fn pinned_claude() -> Option<PathBuf> {
-    let root = env_path("SESSION_LOCK_CACHE")
-        .or_else(|| crate::sessions::home_dir().map(|h| h.join(".cache/session-lock")))?;
+    pinned_claude_of(&crate::platform::this())
+}
+
+fn pinned_claude_of(host: &Host<impl Env>) -> Option<PathBuf> {
+    let root = host
+        .path_var("SESSION_LOCK_CACHE")
+        .or_else(|| host.home().map(|h| h.join(".cache/session-lock")))?;
     let dir = root
         .join(format!("claude-code-{}", PINNED_CLAUDE_VERSION.trim()))
         .join("node_modules/.bin");
-    exe_names("claude")
-        .into_iter()
-        .map(|n| dir.join(n))
-        .find(|p| p.is_file())
-        .or_else(|| Some(dir.join("claude")))
+    exe_in(host, &dir, "claude").or_else(|| Some(dir.join("claude")))
 }
 
 /// One place the CLI was looked for, and whether it was there.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Looked {
-    /// `--claude-bin`, `SESSION_LOCK_CLAUDE_BIN`, `PATH`, `pinned cache`.
+    /// `--claude-bin`, `SESSION_LOCK_CLAUDE_BIN`, `PATH`, `pinned cache`, `client install`.
     pub place: String,
     /// The path tried (`None` for PATH when `claude` is not on it).
     pub path: Option<String>,
@@ -86,8 +77,16 @@ pub struct Looked {
 
 /// Where the CLI is, in order, stopping at the first that names one: `explicit`, else
 /// `SESSION_LOCK_CLAUDE_BIN` (when set it must exist: no fallback), else `claude` on `PATH`, else
-/// the pinned CLI in the cache of `scripts/install-claude-cli`. Also says where it looked.
+/// the pinned CLI in the cache of `scripts/install-claude-cli`, else where the client's own
+/// installers put it ([`crate::platform::Host::claude_install_dirs`]). Also says where it looked.
 pub fn find_claude(explicit: Option<&str>) -> (Result<PathBuf, Problem>, Vec<Looked>) {
+    find_claude_of(&crate::platform::this(), explicit)
+}
+
+fn find_claude_of(
+    host: &Host<impl Env>,
+    explicit: Option<&str>,
+) -> (Result<PathBuf, Problem>, Vec<Looked>) {
     let mut looked = Vec::new();
     let mut note = |place: &str, p: Option<&Path>, found: bool| {
         looked.push(Looked {
@@ -102,33 +101,40 @@ pub fn find_claude(explicit: Option<&str>) -> (Result<PathBuf, Problem>, Vec<Loo
         let named = format!("claude executable {}", p.display());
         return (must_exist(p, named), looked);
     }
-    if let Some(p) = env_path(CLAUDE_BIN_ENV) {
+    if let Some(p) = host.path_var(CLAUDE_BIN_ENV) {
         note(CLAUDE_BIN_ENV, Some(&p), p.is_file());
         let named = format!("{CLAUDE_BIN_ENV}={}", p.display());
         return (must_exist(p, named), looked);
     }
-    if let Some(p) = on_path("claude") {
+    if let Some(p) = on_path_of(host, "claude") {
         note("PATH", Some(&p), true);
         return (Ok(p), looked);
     }
     note("PATH", None, false);
-    match pinned_claude() {
+    let pinned = pinned_claude_of(host);
+    match pinned {
         Some(p) if p.is_file() => {
             note("pinned cache", Some(&p), true);
-            (Ok(p), looked)
+            return (Ok(p), looked);
         }
-        other => {
-            note("pinned cache", other.as_deref(), false);
-            let problem = not_found(format!(
-                "claude CLI not found: {CLAUDE_BIN_ENV} is not set, not on PATH, and not in the \
-                 pinned cache{} (scripts/install-claude-cli installs it)",
-                other
-                    .map(|p| format!(" {}", p.display()))
-                    .unwrap_or_default()
-            ));
-            (Err(problem), looked)
-        }
+        _ => note("pinned cache", pinned.as_deref(), false),
     }
+    for dir in host.claude_install_dirs() {
+        if let Some(p) = exe_in(host, &dir, "claude") {
+            note("client install", Some(&p), true);
+            return (Ok(p), looked);
+        }
+        note("client install", Some(&dir.join("claude")), false);
+    }
+    let problem = not_found(format!(
+        "claude CLI not found: {CLAUDE_BIN_ENV} is not set, not on PATH, not in the pinned \
+         cache{} and not where the client's installers put it (scripts/install-claude-cli \
+         installs it)",
+        pinned
+            .map(|p| format!(" {}", p.display()))
+            .unwrap_or_default()
+    ));
+    (Err(problem), looked)
 }
 
 /// The CLI (see [`find_claude`]).
@@ -142,7 +148,8 @@ pub fn suite_bin(name: &str, explicit: Option<&str>, env_var: &str) -> Result<Pa
         let named = format!("{name} executable {p}");
         return must_exist(PathBuf::from(p), named);
     }
-    if let Some(p) = env_path(env_var) {
+    let host = crate::platform::this();
+    if let Some(p) = host.path_var(env_var) {
         let named = format!("{env_var}={}", p.display());
         return must_exist(p, named);
     }
@@ -152,16 +159,12 @@ pub fn suite_bin(name: &str, explicit: Option<&str>, env_var: &str) -> Result<Pa
         ))
     })?;
     let dir = here.parent().unwrap_or(Path::new("."));
-    exe_names(name)
-        .into_iter()
-        .map(|n| dir.join(n))
-        .find(|p| p.is_file())
-        .ok_or_else(|| {
-            not_found(format!(
-                "{name} not found next to {} (set {env_var})",
-                here.display()
-            ))
-        })
+    exe_in(&host, dir, name).ok_or_else(|| {
+        not_found(format!(
+            "{name} not found next to {} (set {env_var})",
+            here.display()
+        ))
+    })
 }
 
 /// The first line `<bin> --version` prints, within 20 seconds.
@@ -236,6 +239,58 @@ mod tests {
         );
         assert_eq!(looked.len(), 1);
         assert!(!looked[0].found);
+    }
+
+    /// With nothing on PATH, no SESSION_LOCK_CLAUDE_BIN and an empty cache, the client's own
+    /// installer's `~/.local/bin/claude` is found; without it, the answer names every place.
+    #[test]
+    fn the_client_s_own_install_is_found_when_nothing_else_names_it() {
+        let home = tempfile::tempdir().unwrap();
+        let h = home.path().to_path_buf();
+        let host = Host::new(crate::platform::Os::Linux, move |name: &str| {
+            (name == "HOME").then(|| h.clone().into_os_string())
+        });
+        let bin = home.path().join(".local/bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        std::fs::write(bin.join("claude"), "").unwrap();
+        let (found, looked) = find_claude_of(&host, None);
+        assert_eq!(found.unwrap(), bin.join("claude"));
+        let places: Vec<(&str, bool)> =
+            looked.iter().map(|l| (l.place.as_str(), l.found)).collect();
+        assert_eq!(
+            places,
+            [
+                ("PATH", false),
+                ("pinned cache", false),
+                ("client install", true)
+            ]
+        );
+
+        std::fs::remove_file(bin.join("claude")).unwrap();
+        let (found, looked) = find_claude_of(&host, None);
+        let e = found.unwrap_err();
+        assert_eq!(e.failure, Failure::NotFound);
+        assert!(
+            e.message
+                .contains("not where the client's installers put it"),
+            "{}",
+            e.message
+        );
+        let installs: Vec<&str> = looked
+            .iter()
+            .filter(|l| l.place == "client install" && !l.found)
+            .filter_map(|l| l.path.as_deref())
+            .collect();
+        assert_eq!(
+            installs,
+            [
+                bin.join("claude").display().to_string(),
+                home.path()
+                    .join(".claude/local/claude")
+                    .display()
+                    .to_string()
+            ]
+        );
     }
 
     #[test]

@@ -13,6 +13,13 @@
 //! this process when the CLI was spawned, and other runs' CLIs with theirs, are never touched.
 //! Elsewhere, orphans go to the system, so the descendants seen while the CLI runs (looked at
 //! every second, by pid and start time) are what is ended.
+//!
+//! Several runs may share this process (a bus waking sessions, tests) and end side by side. An
+//! orphan re-parented here tells nothing of the run it came from, so each run's CLI starts with
+//! its own [`RUN_VAR`] in its environment, which everything the turn starts inherits: a
+//! leftover that carries another run's id is that run's, and is never ended by this one (a run
+//! that kept its background processes keeps them whoever ends after it). A run started inside
+//! a turn adds its id to the one it inherited, so the outer run still owns what it leaves.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -54,6 +61,28 @@ pub struct Ended {
 /// The CLIs of the runs under way in this process: a run's cleanup never ends another's.
 static ACTIVE: Mutex<Vec<u32>> = Mutex::new(Vec::new());
 
+/// The variable naming the run a process belongs to: `<pid>.<n>` of the process that spawned
+/// the CLI, after the id the CLI inherited (`<outer>/<pid>.<n>`) when runs nest.
+pub const RUN_VAR: &str = "SESSION_LOCK_RUN";
+
+/// A new run id, below the one this process runs in, if any.
+fn new_run_id() -> String {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let own = format!("{}.{n}", std::process::id());
+    match std::env::var(RUN_VAR) {
+        Ok(outer) if !outer.is_empty() => format!("{outer}/{own}"),
+        _ => own,
+    }
+}
+
+/// Does a process whose environment names the run `tag` (`None`: names none) belong to `run`?
+/// Its own id and the runs nested in it do; a process that names no run may (the older rules
+/// decide); another run's does not.
+fn of_run(tag: Option<&str>, run: &str) -> bool {
+    tag.is_none_or(|t| t == run || t.strip_prefix(run).is_some_and(|r| r.starts_with('/')))
+}
+
 fn active() -> std::sync::MutexGuard<'static, Vec<u32>> {
     ACTIVE.lock().unwrap_or_else(|e| e.into_inner())
 }
@@ -72,6 +101,8 @@ fn become_subreaper() {
 /// A spawned CLI.
 pub struct Running {
     child: Child,
+    /// This run's id ([`RUN_VAR`]).
+    run: String,
     /// What already ran below this process at spawn time (pid, start): not the turn's.
     spared: Vec<(u32, String)>,
     keep_background: bool,
@@ -91,7 +122,9 @@ impl Running {
             .into_iter()
             .map(|(pid, s)| (pid, s.start))
             .collect();
-        cmd.stdin(Stdio::piped())
+        let run = new_run_id();
+        cmd.env(RUN_VAR, &run)
+            .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         #[cfg(unix)]
@@ -149,6 +182,7 @@ impl Running {
         }
         Ok(Running {
             child,
+            run,
             spared,
             keep_background: false,
             lines,
@@ -242,7 +276,7 @@ impl Running {
         }
         // The CLI is a zombie now (not reaped): its pid still names the group, so this reaches
         // only what is left of it.
-        end_leftovers(pid, &self.spared, self.keep_background);
+        end_leftovers(pid, &self.run, &self.spared, self.keep_background);
         if !self.keep_background {
             kill_noted(&seen);
         }
@@ -364,17 +398,20 @@ fn kill_tree(pid: u32, child: &mut Child) {
 /// True where orphans of the turn are re-parented to this process (it is their subreaper).
 const REPARENTS: bool = cfg!(target_os = "linux");
 
-/// The processes in `table` that the turn of `cli` left below `me`: in the CLI's group, below
-/// the CLI, or in a session other than `my_session` (the CLI's Bash commands and whatever they
-/// detached). Not the `spared` ones (pid and start) or the subtrees of `others` (other runs'
-/// CLIs), nor anything below them.
+/// Which run a process names in its environment ([`RUN_VAR`]).
+type RunOf<'a> = &'a dyn Fn(u32) -> Option<String>;
+
+/// The processes in `table` that the turn of `cli` (the run `run`) left below `me`: in the
+/// CLI's group, below the CLI, or in a session other than `my_session` (the CLI's Bash commands
+/// and whatever they detached). Not the `spared` ones (pid and start), the subtrees of `others`
+/// (other runs' CLIs), nor anything below them, nor a process `run_of` says is another run's.
 fn turn_leftovers(
     table: &[(u32, ProcStat)],
     me: u32,
-    cli: u32,
+    (cli, run): (u32, &str),
     my_session: Option<u32>,
-    spared: &[(u32, String)],
-    others: &[u32],
+    (spared, others): (&[(u32, String)], &[u32]),
+    run_of: RunOf,
 ) -> Vec<(u32, ProcStat)> {
     let below_me = liveness::descendants_in(table, me);
     let below_cli: Vec<u32> = liveness::descendants_in(table, cli)
@@ -398,13 +435,14 @@ fn turn_leftovers(
                     || below_cli.contains(pid)
                     || (facts.session.is_some() && facts.session != my_session))
         })
+        .filter(|(pid, _)| of_run(run_of(*pid).as_deref(), run))
         .collect()
 }
 
 /// Ends and reaps what the turn of `cli` left running below this process, round after round
 /// (a process may fork while the one before is killed), for at most [`LEFTOVER_GRACE`]. What is
 /// left of the CLI's group is always ended; the rest unless `keep_background`.
-fn end_leftovers(cli: u32, spared: &[(u32, String)], keep_background: bool) {
+fn end_leftovers(cli: u32, run: &str, spared: &[(u32, String)], keep_background: bool) {
     if !REPARENTS {
         kill_group(cli);
         return;
@@ -416,7 +454,15 @@ fn end_leftovers(cli: u32, spared: &[(u32, String)], keep_background: bool) {
     loop {
         let others = active().clone();
         let table = liveness::process_table();
-        let mut left = turn_leftovers(&table, me, cli, my_session, spared, &others);
+        let run_of = |pid: u32| liveness::env_var(pid, RUN_VAR);
+        let mut left = turn_leftovers(
+            &table,
+            me,
+            (cli, run),
+            my_session,
+            (spared, &others),
+            &run_of,
+        );
         if keep_background {
             left.retain(|(_, facts)| facts.pgrp == Some(cli));
         }
@@ -585,15 +631,36 @@ mod tests {
             (700, facts(1, 700, 700)),   // not below me at all
         ];
         let spared = vec![(600, "s100".to_string())];
-        let left: Vec<u32> = turn_leftovers(&table, 100, 200, Some(100), &spared, &[200, 500])
-            .iter()
-            .map(|d| d.0)
-            .collect();
-        assert_eq!(left, vec![300, 301, 302]);
+        let no_tags = |_: u32| None;
+        let left_of =
+            |spared: &[(u32, String)], tags: &dyn Fn(u32) -> Option<String>| -> Vec<u32> {
+                turn_leftovers(
+                    &table,
+                    100,
+                    (200, "100.1"),
+                    Some(100),
+                    (spared, &[200, 500]),
+                    tags,
+                )
+                .iter()
+                .map(|d| d.0)
+                .collect()
+            };
+        assert_eq!(left_of(&spared, &no_tags), vec![300, 301, 302]);
         // A spared pid whose start time changed is a new process (pid reuse): not spared.
         let reused = vec![(600, "other".to_string())];
-        let left = turn_leftovers(&table, 100, 200, Some(100), &reused, &[200, 500]);
-        assert!(left.iter().any(|d| d.0 == 600) && left.iter().any(|d| d.0 == 601));
+        let left = left_of(&reused, &no_tags);
+        assert!(left.contains(&600) && left.contains(&601));
+        // What names another run is that run's (kept, or its own to end); what names this run
+        // or a run nested in it is this turn's.
+        let tags = |pid: u32| match pid {
+            301 => Some("100.2".to_string()),
+            302 => Some("100.1/7.1".to_string()),
+            300 => Some("100.10".to_string()),
+            _ => None,
+        };
+        let left = left_of(&spared, &tags);
+        assert_eq!(left, vec![302]);
     }
 
     #[cfg(target_os = "linux")]
@@ -616,6 +683,28 @@ mod tests {
                 "{pid} outlived the run (or was left a zombie)"
             );
         }
+    }
+
+    /// Issue 29, item 13: runs in one process (tests, a bus that wakes sessions) end side by
+    /// side. A run that ends after another run kept its server must not take that server for
+    /// its own leftover: it is below this process, in a session of its own, started after this
+    /// run's spawn, as this run's own detached processes are.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_run_ending_beside_another_leaves_that_runs_kept_server_alone() {
+        let other = start("echo started; sleep 1; exit 0");
+        other.lines.recv_timeout(Duration::from_secs(30)).unwrap();
+        let kept =
+            start("setsid sh -c 'sleep 3025 & echo $!' </dev/null; exit 0").keep_background(true);
+        let (lines, _, _) = drive_collecting(kept, Duration::from_secs(30));
+        let pid: u32 = lines[0].parse().unwrap();
+        assert!(liveness::is_alive(pid, None), "the server {pid} was kept");
+        let (_, stops, end) = drive_collecting(other, Duration::from_secs(30));
+        assert!(stops.is_empty() && end.status.is_some_and(|s| s.success()));
+        let alive = liveness::is_alive(pid, None);
+        kill_pid(pid);
+        assert!(gone_soon(pid));
+        assert!(alive, "the other run's end killed the kept server {pid}");
     }
 
     #[cfg(target_os = "linux")]

@@ -116,20 +116,9 @@ impl Drop for Registration {
     }
 }
 
-fn private_dir(dir: &Path) -> Result<(), RunsError> {
-    std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
-            .map_err(|e| io(dir, e))?;
-    }
-    Ok(())
-}
-
 /// Records a run under way in `dir`. A stale flag of an earlier run with the same id is cleared.
 pub fn register_in(dir: &Path, entry: &RunEntry) -> Result<Registration, RunsError> {
-    private_dir(dir)?;
+    crate::private::create_dirs(dir).map_err(|e| io(dir, e))?;
     let stem = file_stem(&entry.tab_id);
     let reg = Registration {
         entry: dir.join(format!("{stem}.json")),

@@ -6,7 +6,7 @@ use session_lock::{cli, exit, tools::claim};
     name = "claim",
     version,
     about = "Take a stream: the first command of every session.",
-    long_about = "Run it with the Bash tool of a Claude Code session: `claim <stream>`. The guard hook sees the command before it runs and records session-lock/<stream>.lock with the session's real id and the plan's `owns`; claim then reads the lock back, checks it is this session's, and prints the protocol's rules, the globs you own and who owns what else. If another live session holds the stream, the hook blocks the call and claim never runs.",
+    long_about = "Run it with the Bash tool of a Claude Code session: `claim <stream>`. The guard hook sees the command before it runs and records session-lock/<stream>.lock with the session's real id and the plan's `owns`; claim then reads the lock back, checks it is this session's, and prints the globs you own, who owns what else, and a short summary of the rules that bind the session (at most 4,000 characters: it goes into the model's context) with a pointer to the full session-lock/PROTOCOL.md. If another live session holds the stream, the hook blocks the call and claim never runs.",
     after_help = format!(
         "Examples:\n  claim api\n  claim api --json\n  claim api --offline   (leases on a git remote that is down: claim here only)\n\n{}",
         exit::help(exit::tools::CLAIM)
@@ -15,7 +15,7 @@ use session_lock::{cli, exit, tools::claim};
 struct Args {
     /// The stream, as named by its plan (plans/<prefix>-ms-NN-<stream>/plan.md).
     stream: String,
-    /// Print only the ownership summary, not the protocol text.
+    /// Print only who owns what, not the rules.
     #[arg(long)]
     quiet: bool,
     /// With leases on a git remote (config `leases`) and the remote unreachable: claim here

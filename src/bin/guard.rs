@@ -2,8 +2,8 @@
 
 use clap::{CommandFactory, Parser, Subcommand};
 use session_lock::cli;
-use session_lock::hook;
-use session_lock::tools::guard::{deadline, doctor, explain, hook_mode, install, log};
+use session_lock::hook::{self, deadline, door};
+use session_lock::tools::guard::{doctor, explain, install, log};
 use std::path::PathBuf;
 
 #[derive(Parser)]
@@ -36,11 +36,13 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Show how the guard reads a command: segments (argv), peeled wrappers, heredocs, and the
-    /// rule it hits or "allow". Rules come from the repo's session-lock/config.json.
+    /// Show how the guard reads a command: segments (argv), peeled wrappers, heredocs, the
+    /// write targets and the lock each hits, the rules it hits, and the verdict: the guard's own
+    /// decision on the command, for a session holding no stream (nothing is written). Rules and
+    /// locks come from the repo.
     #[command(after_help = concat!(
-        "Examples:\n  guard explain 'git checkout -b x && git reset --hard'\n  guard explain --powershell 'Stop-Process -Name electron'\n  guard explain --cwd web 'rm -rf ../dist'\n  guard explain 'git add -A' >/dev/null || echo blocked\n\n",
-        "Exit codes: 0 the verdict is allow; 1 the verdict is block (also a block only while another session works in the tree); 2 bad arguments or a bad session-lock/config.json"
+        "Examples:\n  guard explain 'git checkout -b x && git reset --hard'\n  guard explain --powershell 'Stop-Process -Name electron'\n  guard explain --cwd web 'rm -rf ../dist'\n  guard explain 'git add -A' >/dev/null || echo blocked\n  guard explain --json 'echo hi > src/api/x.ts'\n\n",
+        "Exit codes: 0 the verdict is allow; 1 the verdict is block (the guard's own decision, as the hook would answer a session holding no stream; a shared-tree rule blocks unless the guard can tell no other session works in the tree); 2 bad arguments or a bad session-lock/config.json"
     ))]
     Explain {
         /// The command, as the Bash (or PowerShell) tool would receive it.
@@ -54,6 +56,10 @@ enum Command {
         /// The repo (default: the git top level of the current folder).
         #[arg(long, value_name = "DIR")]
         repo: Option<PathBuf>,
+        /// Print the decision as JSON: {event, verdict: allow|rewrite|deny, rule, stream, path,
+        /// segment, reason, notices}.
+        #[arg(long)]
+        json: bool,
     },
     /// Path-boundary hook of run-agent's restricted runs (read-only review, workspace
     /// single-tool). Allows only Read, Grep and Glob (plus --allow-tool names) on targets that
@@ -67,12 +73,16 @@ enum Command {
         allow_tools: Vec<String>,
     },
     /// Wire the guard into a repo: hook entries in .claude/settings.json (others kept), the
-    /// .gitignore lines, session-lock/PROTOCOL.md and the hook launcher session-lock/guard-hook.
-    /// Running it twice changes nothing. Commit what it wrote: the launcher finds the guard on
-    /// every machine that has the suite, and blocks (saying so) on one that has not.
+    /// messaging server in .mcp.json, its approval and the status line in
+    /// .claude/settings.local.json (the status line only when no settings file has one), the
+    /// .gitignore lines, session-lock/PROTOCOL.md and the launcher session-lock/guard-hook. JSON
+    /// files are edited in place: a diff shows only the added block, modes are kept. Running it
+    /// twice changes nothing. It says which release checks `release` will run. Commit what it
+    /// wrote (not settings.local.json, which is yours and git-ignored): the launcher finds the
+    /// suite on every machine that has it, and blocks (saying so) on one that has not.
     #[command(after_help = concat!(
-        "Examples:\n  guard install                 the git top level of the current folder\n  guard install ~/proj\n  guard install --timeout 20 --json\n\n",
-        "Exit codes: 0 wired (or already wired); 1 a file could not be read or written; 2 REPO is not a git top level, or .claude/settings.json is not a JSON object with a hooks object (nothing changed)"
+        "Examples:\n  guard install                 the git top level of the current folder\n  guard install ~/proj\n  guard install --no-statusline\n  guard install --timeout 20 --json\n\n",
+        "Exit codes: 0 wired (or already wired); 1 a file could not be read or written; 2 REPO is not a git top level, or a settings file is not valid JSON of the expected shape (nothing changed)"
     ))]
     Install {
         /// The repo to wire: a git top level (default: the one of the current folder).
@@ -84,13 +94,17 @@ enum Command {
         /// Hook timeout in seconds (the client's default is 600).
         #[arg(long, default_value_t = 10)]
         timeout: u64,
+        /// Do not add the status line (and take ours out if an earlier install added it).
+        #[arg(long)]
+        no_statusline: bool,
         /// Print what changed as JSON.
         #[arg(long)]
         json: bool,
     },
-    /// Remove exactly what install added: the guard's hook entries, the .gitignore lines, and
-    /// PROTOCOL.md and the launcher unless they were edited. On the machine that installed,
-    /// the files come back byte for byte.
+    /// Remove exactly what install added: the guard's hook entries, the MCP server, its
+    /// approval and our status line, the .gitignore lines, and PROTOCOL.md and the launcher
+    /// unless they were edited. On the machine that installed, the files come back byte for
+    /// byte; on a repo that was never wired nothing changes.
     #[command(after_help = concat!(
         "Examples:\n  guard uninstall\n  guard uninstall ~/proj --json\n\n",
         "Exit codes: 0 removed (or nothing to remove); 1 a file could not be read or written; 2 REPO is not a git top level, or .claude/settings.json is not valid (nothing changed)"
@@ -139,7 +153,7 @@ fn main() -> std::process::ExitCode {
     std::panic::set_hook(Box::new(|_| {}));
     // The hook itself (no arguments) runs before every tool call: it builds no clap command.
     if std::env::args_os().len() <= 1 {
-        return hook_mode::run(|| Cli::command().render_help().to_string());
+        return door::run(|| Cli::command().render_help().to_string());
     }
     // A run past its deadline re-executes the guard to allow and log it (not a user command).
     if std::env::args_os().len() == 2
@@ -147,38 +161,58 @@ fn main() -> std::process::ExitCode {
             .nth(1)
             .is_some_and(|a| a == deadline::AFTER_DEADLINE)
     {
-        return hook_mode::after_deadline();
+        return door::after_deadline();
+    }
+    // The floor runs before every floored shell command: no clap command is built either.
+    if std::env::args_os().nth(1).is_some_and(|a| a == "floor") {
+        let words: Vec<String> = std::env::args_os()
+            .skip(2)
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        return std::process::ExitCode::from(session_lock::floor::run::main(&words));
     }
     let cli: Cli = cli::parse("guard");
     match cli.command {
-        None => hook_mode::run(|| Cli::command().render_help().to_string()),
+        None => door::run(|| Cli::command().render_help().to_string()),
         Some(Command::Scope { roots, allow_tools }) => {
             let out = hook::scope::hook_mode(hook::scope::Scope { roots, allow_tools });
-            std::process::ExitCode::from(hook_mode::emit(&out) as u8)
+            std::process::ExitCode::from(door::emit(&out) as u8)
         }
         Some(Command::Explain {
             command,
             cwd,
             powershell,
             repo,
-        }) => cli::finish(
+            json,
+        }) => cli::finish_json(
             "guard explain",
+            json,
             explain::run(explain::Args {
                 command: &command,
                 cwd: cwd.as_deref(),
                 powershell,
                 repo: repo.as_deref(),
+                json,
             }),
         ),
         Some(Command::Install {
             repo,
             guard,
             timeout,
+            no_statusline,
             json,
         }) => cli::finish_json(
             "guard install",
             json,
-            install::run_install(repo.as_deref(), guard.as_deref(), timeout, json),
+            install::run_install(
+                repo.as_deref(),
+                &install::Options {
+                    guard: guard.as_deref(),
+                    timeout_s: timeout,
+                    statusline: !no_statusline,
+                },
+                json,
+            ),
         ),
         Some(Command::Uninstall { repo, json }) => cli::finish_json(
             "guard uninstall",

@@ -87,7 +87,8 @@ struct RunArgs {
     #[arg(long, value_name = "PATH|-")]
     events: Option<String>,
     /// The claude executable [default: SESSION_LOCK_CLAUDE_BIN, else claude on PATH, else the
-    /// pinned CLI that scripts/install-claude-cli installs].
+    /// pinned CLI that scripts/install-claude-cli installs, else where the client's installers
+    /// put it].
     #[arg(long, value_name = "PATH")]
     claude_bin: Option<String>,
     /// The guard executable for restricted runs [default: next to run-agent].

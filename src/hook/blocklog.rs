@@ -6,20 +6,20 @@
 //!  "rule":"git.add-all","segment":"git add -A","reason":"git.add-all: `git add -A` …"}
 //! ```
 //!
-//! Written after the decision is on stdout, only for denies and fail-opens (a plain allow
+//! The entry is made from the decision value (its refusal's rule, stream and path), never from
+//! the rendered text. Written after the decision is on stdout, only for denies and fail-opens (a plain allow
 //! writes nothing), with one `O_APPEND` write and no fsync: a lost line costs a log entry, not
 //! a decision. Secrets are redacted before anything is written (`Authorization`/`Cookie`
 //! headers, `--token`/`--password` values, `*_KEY=`/`*_TOKEN=`/`*_SECRET=`/`*_PASSWORD=`
 //! assignments). The log is bounded: past [`MAX_BYTES`] it is renamed to `blocks.1.jsonl`
 //! (replacing the older one) and a new one starts, so at most twice that is kept.
 
-use super::Outcome;
+use super::Decision;
 use crate::state::Layout;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// The log, in `session-lock/`.
@@ -50,13 +50,20 @@ pub struct Entry {
     pub stream: Option<String>,
     pub tool: String,
     pub kind: Kind,
-    /// The command rule's id (`git.add-all`), or `ownership`/`protocol` for write checks.
+    /// The command rule's id (`git.add-all`), or the protocol check that refused
+    /// ([`super::Rule::as_str`]: `ownership`, `protected`, `claim`, …).
     #[serde(default)]
     pub rule: Option<String>,
-    /// The offending segment (commands) or target path (writes).
+    /// The offending segment (command rules), else the tool's command or target path.
     #[serde(default)]
     pub segment: String,
     pub reason: String,
+    /// The target the refusal is about (repo-relative inside the repo).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// The stream the refusal is about: the target's owner, the stream claimed or released.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
 }
 
 /// Where the log of the repo at `root` lives.
@@ -64,10 +71,13 @@ pub fn path(root: &Path) -> PathBuf {
     Layout::new(root).dir.join(FILE)
 }
 
-/// Appends the entry for `out` (a deny or a fail-open) to the log of the payload's repo.
-/// Nothing for a plain allow, a payload with no repo, or an event other than a tool call's.
-pub fn record(payload: &[u8], out: &Outcome) {
-    let Some(kind) = kind_of(out) else { return };
+/// Appends the entry for `decision` (a deny or a fail-open) to the log of the payload's repo.
+/// Nothing for a plain allow or a payload with no repo. An error says why the line could not
+/// be written (the decision stands).
+pub fn record(payload: &[u8], decision: &Decision) -> std::io::Result<()> {
+    let Some(kind) = kind_of(decision) else {
+        return Ok(());
+    };
     let p: Value = serde_json::from_slice(payload).unwrap_or(Value::Null);
     let field = |k: &str| p.get(k).and_then(Value::as_str).unwrap_or("").to_string();
     let cwd = field("cwd");
@@ -78,25 +88,43 @@ pub fn record(payload: &[u8], out: &Outcome) {
         PathBuf::from(&cwd)
     };
     let Some(root) = crate::state::repo_root(&start, project.as_deref()) else {
-        return;
+        return Ok(());
     };
     let layout = Layout::new(&root);
     if !layout.dir.is_dir() {
-        return;
+        return Ok(());
     }
     let session = field("session_id");
-    let stream = match &out.caller_stream {
+    let stream = match &decision.caller_stream {
         Some(known) => known.clone(),
         None => stream_of(&layout, &session),
     };
-    let entry = entry_for(kind, out, &p, &session, stream);
-    let _ = append(&layout, &entry);
+    let entry = entry_for(kind, decision, &p, &session, stream);
+    if let Err(e) = append(&layout, &entry) {
+        // The decision is out already; said on stderr once per session (the notices file lives
+        // in the state home, off the full disk), so lost lines are not lost silently.
+        let home = crate::sessions::state_home();
+        let notice = super::notices::Notice::new(
+            "block-log-unwritable",
+            format!(
+                "the block log {} cannot be written ({e}); denies are not logged (guard log, status) until it can be (guard doctor checks the folder)",
+                layout.dir.join(FILE).display()
+            ),
+        );
+        for fresh in super::notices::unseen(home.as_deref(), &session, vec![notice]) {
+            let _ = std::io::Write::write_fmt(
+                &mut std::io::stderr(),
+                format_args!("session-lock: {}\n", fresh.text),
+            );
+        }
+    }
+    Ok(())
 }
 
-fn kind_of(out: &Outcome) -> Option<Kind> {
-    if out.is_block() {
+fn kind_of(decision: &Decision) -> Option<Kind> {
+    if decision.is_block() {
         Some(Kind::Deny)
-    } else if out.trouble {
+    } else if decision.trouble {
         Some(Kind::FailOpen)
     } else {
         None
@@ -131,49 +159,34 @@ fn stream_of(layout: &Layout, session: &str) -> Option<String> {
     None
 }
 
-/// The log entry for an outcome, from the payload's fields (`tool_name`, `tool_input`).
+/// The log entry for a decision, with the payload's fields (`tool_name`, `tool_input`).
 pub fn entry_for(
     kind: Kind,
-    out: &Outcome,
+    decision: &Decision,
     payload: &Value,
     session: &str,
     stream: Option<String>,
 ) -> Entry {
-    let reason = match kind {
-        Kind::Deny => serde_json::from_str::<Value>(&out.stdout)
-            .ok()
-            .and_then(|v| {
-                v.pointer("/hookSpecificOutput/permissionDecisionReason")
-                    .and_then(Value::as_str)
-                    .map(str::to_string)
-            })
-            .unwrap_or_else(|| out.stderr.trim().to_string()),
-        Kind::FailOpen => out
-            .stderr
-            .lines()
+    let refusal = decision.refusal();
+    let reason = match refusal {
+        Some(r) => r.reason.clone(),
+        None => decision
+            .log
+            .iter()
             .map(|l| l.strip_prefix("guard: ").unwrap_or(l))
             .collect::<Vec<_>>()
             .join("; "),
     };
     let input = payload.get("tool_input");
     let input_str = |k: &str| input.and_then(|i| i.get(k)).and_then(Value::as_str);
-    let (rule, segment) = match rule_and_segment(&reason) {
-        Some((rule, segment)) => (Some(rule), segment),
-        None => {
-            let target = input_str("command")
-                .or_else(|| input_str("file_path"))
-                .or_else(|| input_str("notebook_path"))
-                .or_else(|| input_str("path"))
-                .unwrap_or("");
-            let rule = (kind == Kind::Deny).then(|| {
-                if reason.contains(" is owned by stream ") {
-                    "ownership".to_string()
-                } else {
-                    "protocol".to_string()
-                }
-            });
-            (rule, target.to_string())
-        }
+    let segment = match refusal.and_then(|r| r.segment.as_deref()) {
+        Some(segment) => segment.to_string(),
+        None => input_str("command")
+            .or_else(|| input_str("file_path"))
+            .or_else(|| input_str("notebook_path"))
+            .or_else(|| input_str("path"))
+            .unwrap_or("")
+            .to_string(),
     };
     Entry {
         time: crate::time::iso(crate::time::now_ms()),
@@ -185,24 +198,14 @@ pub fn entry_for(
             .unwrap_or("")
             .to_string(),
         kind,
-        rule,
+        rule: refusal.map(|r| r.rule.as_str().to_string()),
         segment: clip(&redact(&segment)),
         reason: clip(&redact(&reason)),
+        path: refusal
+            .and_then(|r| r.path.as_deref())
+            .map(|p| clip(&redact(p))),
+        owner: refusal.and_then(|r| r.stream.clone()),
     }
-}
-
-/// A command rule's reason starts `<rule.id>: \`<segment>\``.
-fn rule_and_segment(reason: &str) -> Option<(String, String)> {
-    let (id, rest) = reason.split_once(": `")?;
-    let id_ok = id.contains('.')
-        && id
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"-._".contains(&b));
-    if !id_ok {
-        return None;
-    }
-    let end = rest.find("` ").or_else(|| rest.rfind('`'))?;
-    Some((id.to_string(), rest[..end].to_string()))
 }
 
 fn clip(s: &str) -> String {
@@ -224,14 +227,9 @@ fn append(layout: &Layout, entry: &Entry) -> std::io::Result<()> {
     }
     // Creating the log moves the folder's time, which the round index is stamped with.
     let created = !file.exists();
-    let mut line = serde_json::to_vec(entry).map_err(std::io::Error::other)?;
-    line.push(b'\n');
+    let line = serde_json::to_string(entry).map_err(std::io::Error::other)?;
     // One write on an O_APPEND file: concurrent guards' lines do not interleave.
-    let mut f = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&file)?;
-    f.write_all(&line)?;
+    crate::atomic::append_line(&file, &line, false)?;
     if created {
         crate::round_index::restamp(layout);
     }
@@ -496,7 +494,9 @@ fn value_end(b: &[u8], start: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::DecisionForm;
+    use crate::hook::{Refusal, Rule};
+    use crate::rules::RuleId;
+    use crate::words::HookEvent;
     use serde_json::json;
 
     #[test]
@@ -535,28 +535,47 @@ mod tests {
     #[test]
     fn an_entry_names_the_rule_and_segment_of_a_command_deny() {
         let reason = "git.add-all: `git add -A` stages every session's files; sweeping. Instead: git add <paths>.";
-        let out = Outcome::deny(reason, DecisionForm::Json);
+        let refusal = Refusal {
+            segment: Some("git add -A".into()),
+            ..Refusal::new(Rule::Command(RuleId::GitAddAll), reason)
+        };
+        let d = Decision::deny(HookEvent::PreToolUse, refusal);
         let p = json!({"tool_name": "Bash", "tool_input": {"command": "TOKEN_KEY=s git add -A"}});
-        let e = entry_for(Kind::Deny, &out, &p, "s1", Some("ui".into()));
+        let e = entry_for(Kind::Deny, &d, &p, "s1", Some("ui".into()));
         assert_eq!(e.rule.as_deref(), Some("git.add-all"));
         assert_eq!(e.segment, "git add -A");
         assert_eq!(e.reason, reason);
         assert_eq!((e.tool.as_str(), e.stream.as_deref()), ("Bash", Some("ui")));
 
-        let out = Outcome::deny(
-            "session-lock: src/api/x.ts is owned by stream 'api' (session 3f2a9c1e). Edit only…",
-            DecisionForm::Exit2,
+        // The rule comes from the value, whatever the reason says.
+        let d = Decision::deny(
+            HookEvent::PreToolUse,
+            Refusal::new(Rule::Ownership, "x.ts: `a` is owned")
+                .with_stream("api")
+                .with_path("src/api/x.ts"),
         );
         let p = json!({"tool_name": "Edit", "tool_input": {"file_path": "/r/src/api/x.ts"}});
-        let e = entry_for(Kind::Deny, &out, &p, "s1", None);
+        let e = entry_for(Kind::Deny, &d, &p, "s1", None);
         assert_eq!(e.rule.as_deref(), Some("ownership"));
         assert_eq!(e.segment, "/r/src/api/x.ts");
-        assert!(e.reason.starts_with("session-lock: src/api/x.ts is owned"));
+        assert_eq!(
+            (e.path.as_deref(), e.owner.as_deref()),
+            (Some("src/api/x.ts"), Some("api"))
+        );
+        let d = Decision::deny(
+            HookEvent::PreToolUse,
+            Refusal::new(Rule::Protected, "x is owned by stream 'y'"),
+        );
+        assert_eq!(
+            entry_for(Kind::Deny, &d, &p, "s1", None).rule.as_deref(),
+            Some("protected"),
+            "a reason that reads like another rule's does not change the rule"
+        );
 
-        let out = Outcome::allow_with_note("bad config");
-        assert_eq!(kind_of(&out), Some(Kind::FailOpen));
-        assert_eq!(kind_of(&Outcome::allow()), None);
-        let e = entry_for(Kind::FailOpen, &out, &p, "s1", None);
+        let d = Decision::fail_open("bad config");
+        assert_eq!(kind_of(&d), Some(Kind::FailOpen));
+        assert_eq!(kind_of(&Decision::allow(HookEvent::PreToolUse)), None);
+        let e = entry_for(Kind::FailOpen, &d, &p, "s1", None);
         assert_eq!((e.rule, e.reason.as_str()), (None, "bad config"));
     }
 
@@ -566,13 +585,7 @@ mod tests {
         let sl = dir.path().join("session-lock");
         std::fs::create_dir_all(&sl).unwrap();
         let p = json!({"tool_name": "Bash", "tool_input": {"command": "x"}});
-        let e = entry_for(
-            Kind::FailOpen,
-            &Outcome::allow_with_note("n"),
-            &p,
-            "s",
-            None,
-        );
+        let e = entry_for(Kind::FailOpen, &Decision::fail_open("n"), &p, "s", None);
         std::fs::write(sl.join(FILE), vec![b'\n'; MAX_BYTES as usize]).unwrap();
         append(&Layout::new(dir.path()), &e).unwrap();
         assert_eq!(
@@ -593,6 +606,8 @@ mod tests {
             rule: Some("git.add-all".into()),
             segment: "git add -A".into(),
             reason: format!("blocked #{n}"),
+            path: None,
+            owner: None,
         };
         format!("{}\n", serde_json::to_string(&e).unwrap())
     }

@@ -54,22 +54,13 @@ pub fn unseen(home: Option<&Path>, session_id: &str, notices: Vec<Notice>) -> Ve
         let cut = seen.len().saturating_sub(MAX_KEYS);
         seen.drain(..cut);
         if let Some(dir) = path.parent()
-            && std::fs::create_dir_all(dir).is_ok()
+            && crate::atomic::create_dirs(dir).is_ok()
             && let Ok(text) = serde_json::to_string(&seen)
         {
             let _ = crate::atomic::write_atomic(&path, text.as_bytes());
         }
     }
     fresh
-}
-
-/// The notices as one message.
-pub fn text(notices: &[Notice]) -> String {
-    notices
-        .iter()
-        .map(|n| format!("session-lock: {}", n.text))
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 #[cfg(test)]

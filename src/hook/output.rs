@@ -1,6 +1,18 @@
-//! How a decision leaves the guard: what goes on stdout and stderr, and the exit code.
+//! How a decision leaves the guard: the one place a [`Decision`] becomes bytes on stdout and
+//! stderr and an exit code, for the client that sent the payload.
 
+use super::decision::{Decision, Verdict};
 use crate::config::DecisionForm;
+use crate::words::HookEvent;
+use serde_json::{Map, Value, json};
+
+/// The client a decision is rendered for. Each speaks its own hook output; only Claude Code's
+/// is written today (another client is one more arm of [`render`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Client {
+    #[default]
+    ClaudeCode,
+}
 
 /// The whole effect of one guard run.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -10,143 +22,187 @@ pub struct Outcome {
     /// Notes for humans (the client shows them to nobody but logs).
     pub stderr: String,
     pub code: i32,
-    /// An allow the guard gave because of its own trouble (a fail-open), not a plain allow
-    /// that carries a note.
-    pub trouble: bool,
-    /// The caller's stream as the run found it, for the block log: `Some(None)` when it holds
-    /// none, `None` when the run did not look (the log then finds it itself).
-    pub caller_stream: Option<Option<String>>,
 }
 
-impl Outcome {
-    /// Let the tool run, saying nothing.
-    pub fn allow() -> Outcome {
-        Outcome::default()
+/// `decision` as `client` reads it, in the decision `form` the repo's config chose (a rewrite
+/// is always the JSON form: the exit-2 form has no way to carry it).
+pub fn render(decision: &Decision, client: Client, form: DecisionForm) -> Outcome {
+    match client {
+        Client::ClaudeCode => claude_code(decision, form),
     }
+}
 
-    /// Let the tool run, with a one-line note on stderr (the guard's own trouble).
-    pub fn allow_with_note(note: impl Into<String>) -> Outcome {
-        Outcome {
-            stderr: format!("guard: {}\n", note.into()),
-            trouble: true,
-            ..Outcome::default()
+fn claude_code(d: &Decision, form: DecisionForm) -> Outcome {
+    let mut out = Outcome::default();
+    for line in &d.log {
+        out.stderr.push_str(line);
+        out.stderr.push('\n');
+    }
+    let notice = d
+        .notices
+        .iter()
+        .map(|n| format!("session-lock: {n}"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    if let (Verdict::Deny(r), DecisionForm::Exit2) = (&d.verdict, form) {
+        out.stderr.push_str(&r.reason);
+        out.stderr.push('\n');
+        if !notice.is_empty() {
+            out.stderr.push_str(&notice);
+            out.stderr.push('\n');
+        }
+        out.code = 2;
+        return out;
+    }
+    let mut specific = Map::new();
+    match &d.verdict {
+        Verdict::Allow => {}
+        Verdict::Deny(r) => {
+            specific.insert(
+                "hookEventName".into(),
+                json!(HookEvent::PreToolUse.as_str()),
+            );
+            specific.insert("permissionDecision".into(), json!("deny"));
+            specific.insert("permissionDecisionReason".into(), json!(r.reason));
+        }
+        // Without `permissionDecision`: the client's own permission rules still apply to it.
+        Verdict::Rewrite { input } => {
+            specific.insert(
+                "hookEventName".into(),
+                json!(HookEvent::PreToolUse.as_str()),
+            );
+            specific.insert("updatedInput".into(), input.clone());
         }
     }
-
-    /// Block a PreToolUse call. `reason` is written for the model that made the call.
-    pub fn deny(reason: &str, form: DecisionForm) -> Outcome {
-        match form {
-            DecisionForm::Json => Outcome {
-                stdout: serde_json::json!({
-                    "hookSpecificOutput": {
-                        "hookEventName": "PreToolUse",
-                        "permissionDecision": "deny",
-                        "permissionDecisionReason": reason,
-                    }
-                })
-                .to_string(),
-                stderr: String::new(),
-                code: 0,
-                ..Outcome::default()
-            },
-            DecisionForm::Exit2 => Outcome {
-                stdout: String::new(),
-                stderr: format!("{reason}\n"),
-                code: 2,
-                ..Outcome::default()
-            },
-        }
+    let context = match (&d.context, notice.is_empty()) {
+        (Some(c), true) => Some(c.clone()),
+        (Some(c), false) => Some(format!("{c}\n{notice}")),
+        (None, false) => Some(notice.clone()),
+        (None, true) => None,
+    };
+    let mut doc = Map::new();
+    if !notice.is_empty() {
+        doc.insert("systemMessage".into(), json!(notice));
     }
-
-    /// Add context for the model (PostToolUse, UserPromptSubmit, SessionStart, Stop).
-    pub fn context(event: &str, text: &str) -> Outcome {
-        Outcome {
-            stdout: serde_json::json!({
-                "hookSpecificOutput": {"hookEventName": event, "additionalContext": text}
-            })
-            .to_string(),
-            ..Outcome::default()
-        }
+    if let Some(text) = context {
+        specific
+            .entry("hookEventName")
+            .or_insert_with(|| json!(d.event.as_str()));
+        specific.insert("additionalContext".into(), json!(text));
     }
-
-    /// Adds a message for the user (`systemMessage`) that the model also reads
-    /// (`additionalContext`), keeping the decision. In the exit-2 form it joins the reason.
-    pub fn with_notice(mut self, event: &str, text: &str) -> Outcome {
-        if text.is_empty() {
-            return self;
-        }
-        if self.code == 2 {
-            self.stderr.push_str(&format!("{text}\n"));
-            return self;
-        }
-        let mut doc: serde_json::Value = if self.stdout.is_empty() {
-            serde_json::json!({})
-        } else {
-            match serde_json::from_str(&self.stdout) {
-                Ok(v) => v,
-                Err(_) => return self,
-            }
-        };
-        doc["systemMessage"] = serde_json::json!(text);
-        if doc.get("hookSpecificOutput").is_none() {
-            doc["hookSpecificOutput"] = serde_json::json!({"hookEventName": event});
-        }
-        doc["hookSpecificOutput"]["additionalContext"] = serde_json::json!(text);
-        self.stdout = doc.to_string();
-        self
+    if !specific.is_empty() {
+        doc.insert("hookSpecificOutput".into(), Value::Object(specific));
     }
-
-    /// True when this outcome blocks the tool call.
-    pub fn is_block(&self) -> bool {
-        self.code == 2 || self.stdout.contains("\"permissionDecision\":\"deny\"")
+    if !doc.is_empty() {
+        out.stdout = Value::Object(doc).to_string();
     }
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::hook::decision::{Refusal, Rule};
+
+    fn deny(reason: &str) -> Decision {
+        Decision::deny(HookEvent::PreToolUse, Refusal::new(Rule::Ownership, reason))
+    }
+
+    fn json_of(o: &Outcome) -> Value {
+        serde_json::from_str(&o.stdout).unwrap()
+    }
 
     #[test]
     fn json_deny_is_one_document_and_exit_zero() {
-        let o = Outcome::deny("stream 'api' is held", DecisionForm::Json);
+        let o = render(
+            &deny("stream 'api' is held"),
+            Client::ClaudeCode,
+            DecisionForm::Json,
+        );
         assert_eq!(o.code, 0);
-        let v: serde_json::Value = serde_json::from_str(&o.stdout).unwrap();
+        let v = json_of(&o);
+        assert_eq!(v["hookSpecificOutput"]["hookEventName"], "PreToolUse");
         assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny");
         assert_eq!(
             v["hookSpecificOutput"]["permissionDecisionReason"],
             "stream 'api' is held"
         );
         assert!(!o.stdout.contains('\n'));
-        assert!(o.is_block());
     }
 
     #[test]
     fn exit2_form_puts_reason_on_stderr() {
-        let o = Outcome::deny("no", DecisionForm::Exit2);
+        let o = render(&deny("no"), Client::ClaudeCode, DecisionForm::Exit2);
         assert_eq!(
             (o.code, o.stdout.as_str(), o.stderr.as_str()),
             (2, "", "no\n")
         );
-        assert!(o.is_block());
-        assert!(!Outcome::allow_with_note("x").is_block());
+        let o = render(
+            &Decision::fail_open("x"),
+            Client::ClaudeCode,
+            DecisionForm::Exit2,
+        );
+        assert_eq!(
+            (o.code, o.stdout.as_str(), o.stderr.as_str()),
+            (0, "", "guard: x\n")
+        );
+        let o = render(
+            &Decision::allow(HookEvent::PreToolUse),
+            Client::ClaudeCode,
+            DecisionForm::Json,
+        );
+        assert_eq!(o, Outcome::default(), "a plain allow says nothing");
     }
 
     #[test]
     fn a_notice_keeps_the_decision() {
-        let o = Outcome::allow().with_notice("PreToolUse", "api.lock is corrupt");
-        let v: serde_json::Value = serde_json::from_str(&o.stdout).unwrap();
-        assert_eq!(v["systemMessage"], "api.lock is corrupt");
-        assert_eq!(
-            v["hookSpecificOutput"]["additionalContext"],
-            "api.lock is corrupt"
-        );
-        assert!(!o.is_block());
-        let o = Outcome::deny("no", DecisionForm::Json).with_notice("PreToolUse", "n");
-        let v: serde_json::Value = serde_json::from_str(&o.stdout).unwrap();
+        let mut d = Decision::allow(HookEvent::PreToolUse);
+        d.notices.push("api.lock is corrupt".into());
+        let v = json_of(&render(&d, Client::ClaudeCode, DecisionForm::Json));
+        let text = "session-lock: api.lock is corrupt";
+        assert_eq!(v["systemMessage"], text);
+        assert_eq!(v["hookSpecificOutput"]["additionalContext"], text);
+        assert_eq!(v["hookSpecificOutput"]["hookEventName"], "PreToolUse");
+        assert!(v["hookSpecificOutput"].get("permissionDecision").is_none());
+        let mut d = deny("no");
+        d.notices.push("n".into());
+        let v = json_of(&render(&d, Client::ClaudeCode, DecisionForm::Json));
         assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny");
-        assert_eq!(v["systemMessage"], "n");
-        assert!(o.is_block());
-        let o = Outcome::deny("no", DecisionForm::Exit2).with_notice("PreToolUse", "n");
-        assert_eq!((o.code, o.stderr.as_str()), (2, "no\nn\n"));
+        assert_eq!(v["systemMessage"], "session-lock: n");
+        let o = render(&d, Client::ClaudeCode, DecisionForm::Exit2);
+        assert_eq!((o.code, o.stderr.as_str()), (2, "no\nsession-lock: n\n"));
+    }
+
+    #[test]
+    fn a_rewrite_carries_the_new_input_without_a_permission_decision() {
+        let d = Decision {
+            verdict: Verdict::Rewrite {
+                input: json!({"command": "floor -- ls"}),
+            },
+            ..Decision::allow(HookEvent::PreToolUse)
+        };
+        for form in [DecisionForm::Json, DecisionForm::Exit2] {
+            let o = render(&d, Client::ClaudeCode, form);
+            assert_eq!(o.code, 0);
+            let v = json_of(&o);
+            assert_eq!(
+                v["hookSpecificOutput"]["updatedInput"]["command"],
+                "floor -- ls"
+            );
+            assert!(v["hookSpecificOutput"].get("permissionDecision").is_none());
+        }
+    }
+
+    #[test]
+    fn context_names_its_event() {
+        let d = Decision {
+            context: Some("a message".into()),
+            ..Decision::allow(HookEvent::UserPromptSubmit)
+        };
+        let v = json_of(&render(&d, Client::ClaudeCode, DecisionForm::Json));
+        assert_eq!(
+            v,
+            json!({"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": "a message"}})
+        );
     }
 }

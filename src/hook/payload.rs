@@ -1,5 +1,6 @@
 //! The hook payload Claude Code writes on stdin (see PROTOCOL.md for the fields used).
 
+use crate::words::{HookEvent, PermissionMode, Tool};
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
@@ -7,20 +8,20 @@ use serde_json::Value;
 /// reads as empty: only the guard's decisions give it meaning.
 #[derive(Clone, Debug, Default, Deserialize)]
 pub struct Payload {
-    #[serde(rename = "hook_event_name", default, deserialize_with = "text")]
-    pub event: String,
+    #[serde(rename = "hook_event_name", default, deserialize_with = "word")]
+    pub event: HookEvent,
     #[serde(default, deserialize_with = "text")]
     pub session_id: String,
     #[serde(default, deserialize_with = "text")]
     pub cwd: String,
-    #[serde(default, deserialize_with = "text")]
-    pub tool_name: String,
+    #[serde(default, deserialize_with = "word")]
+    pub tool_name: Tool,
     #[serde(default)]
     pub tool_input: Value,
     #[serde(default, deserialize_with = "text")]
     pub transcript_path: String,
-    #[serde(default, deserialize_with = "text")]
-    pub permission_mode: String,
+    #[serde(default, deserialize_with = "word")]
+    pub permission_mode: PermissionMode,
     /// Set only for calls made inside a subagent.
     #[serde(default, deserialize_with = "maybe_text")]
     pub agent_id: Option<String>,
@@ -84,6 +85,11 @@ fn text<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
     Ok(maybe_text(d)?.unwrap_or_default())
 }
 
+/// A word of the client's (an event, a tool, a mode), read like [`text`].
+fn word<'de, D: Deserializer<'de>, T: From<String>>(d: D) -> Result<T, D::Error> {
+    Ok(T::from(maybe_text(d)?.unwrap_or_default()))
+}
+
 fn maybe_text<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
     Ok(match Value::deserialize(d)? {
         Value::String(s) => Some(s),
@@ -113,8 +119,7 @@ impl Payload {
     /// The MCP tool part of `mcp__<server>__<tool>`, if this is an MCP call: the last `__`
     /// component, so a server name holding `__` cannot hide the tool.
     pub fn mcp_tool(&self) -> Option<&str> {
-        let rest = self.tool_name.strip_prefix("mcp__")?;
-        rest.rsplit_once("__").map(|(_, tool)| tool)
+        self.tool_name.mcp_tool()
     }
 }
 
@@ -148,13 +153,13 @@ mod tests {
                 "transcript_path":"/t.jsonl","permission_mode":"plan","extra":[1]}"#,
         )
         .unwrap();
-        assert_eq!(p.event, "PreToolUse");
+        assert_eq!(p.event, HookEvent::PreToolUse);
         assert_eq!((p.session_id.as_str(), p.cwd.as_str()), ("", ""));
         assert_eq!(p.agent_id, None);
-        assert_eq!(p.tool_name, "Write");
+        assert_eq!(p.tool_name, Tool::Write);
         assert_eq!(p.input_str("file_path"), Some("a"));
         assert_eq!(p.transcript_path, "/t.jsonl");
-        assert_eq!(p.permission_mode, "plan");
+        assert_eq!(p.permission_mode, PermissionMode::Plan);
         let sub = Payload::parse(br#"{"agent_id":"a-1"}"#).unwrap();
         assert_eq!(sub.agent_id.as_deref(), Some("a-1"));
         assert_eq!(sub.tool_input, Value::Null);

@@ -15,18 +15,23 @@
 //! - `Glob.pattern` and `Grep.glob` must stay below the base: a `..` segment, an absolute path
 //!   (POSIX, `\`, `C:`) or a leading `~` denies;
 //! - a directory target is scanned, recursively and cycle-safe, for symlinks that resolve outside
-//!   every root (or do not resolve); more than [`SCAN_BUDGET`] entries denies (`too-large`).
+//!   every root (or do not resolve); more than [`SCAN_BUDGET`] entries denies (`too-large`);
+//! - a client's config files that hold credentials ([`holds_credentials`]: `.mcp.json`, the
+//!   client's settings, its login) are never read, whatever the roots say: a Read of one (by any
+//!   link) denies, and so does a Grep of a folder that holds one (its matches, even file names
+//!   alone, would tell the file's contents bit by bit). Glob, which reads names only, passes.
 
 use crate::config::DecisionForm;
-use crate::hook::{Outcome, Payload};
+use crate::hook::{Client, Decision, Outcome, Payload, Refusal, Rule};
 use crate::paths::lexical::{self, is_drive};
+use crate::words::{HookEvent, Tool};
 use std::collections::HashSet;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// The built-in tools a restricted run may use.
-pub const READ_TOOLS: [&str; 3] = ["Read", "Grep", "Glob"];
+pub const READ_TOOLS: [Tool; 3] = [Tool::Read, Tool::Grep, Tool::Glob];
 /// How many directory entries a symlink scan may visit before it gives up and denies.
 pub const SCAN_BUDGET: usize = 5000;
 /// How long one hook run may take before it denies.
@@ -59,6 +64,10 @@ pub enum Denial {
     Unreadable(String),
     /// The scan passed its budget.
     TooLarge(String),
+    /// The target is a client config file that holds credentials.
+    Credentials(String),
+    /// A Grep of a folder that holds such a file (the folder, the file).
+    CredentialsBelow { dir: String, file: String },
     /// The hook itself failed (bad payload, panic, deadline).
     Internal(String),
 }
@@ -97,6 +106,14 @@ impl std::fmt::Display for Denial {
             Denial::TooLarge(d) => write!(
                 f,
                 "too-large: {d} holds more than {SCAN_BUDGET} entries; search a narrower path"
+            ),
+            Denial::Credentials(p) => write!(
+                f,
+                "{p} is a client config file that holds credentials (MCP servers' headers and env, settings' env, logins): never readable in this restricted run"
+            ),
+            Denial::CredentialsBelow { dir, file } => write!(
+                f,
+                "{dir} holds {file}, a client config file with credentials: a search there could reveal them; search a path that does not hold it"
             ),
             Denial::Internal(why) => write!(f, "restricted run: {why}; denied"),
         }
@@ -169,9 +186,47 @@ pub fn resolve_target(cwd: &str, raw: &str) -> Result<PathBuf, Denial> {
     std::fs::canonicalize(&joined).map_err(|_| Denial::Unresolved(text(&joined)))
 }
 
-/// Walks `dir` looking for symlinks that leave every root. Bounded by [`SCAN_BUDGET`] entries;
-/// follows links that stay inside, never twice into the same directory.
-pub fn scan_for_escaping_symlinks(dir: &Path, roots: &[PathBuf]) -> Result<(), Denial> {
+/// The file names that are a client's config with credentials: its MCP servers (their headers and
+/// env), its global state, its login.
+const CREDENTIAL_FILES: [&str; 3] = [".mcp.json", ".claude.json", ".credentials.json"];
+/// The client's settings (their `env` may hold keys), inside a `.claude` folder.
+const CLIENT_SETTINGS: [&str; 2] = ["settings.json", "settings.local.json"];
+
+/// True when the (resolved) path is a client config file that holds credentials.
+pub fn holds_credentials(path: &Path) -> bool {
+    let ci = crate::paths::default_case_insensitive();
+    let same = |a: &str, b: &str| {
+        if ci {
+            a.eq_ignore_ascii_case(b)
+        } else {
+            a == b
+        }
+    };
+    let name = |p: Option<&std::ffi::OsStr>| p.map(|n| n.to_string_lossy().into_owned());
+    let Some(file) = name(path.file_name()) else {
+        return false;
+    };
+    if CREDENTIAL_FILES.iter().any(|c| same(c, &file)) {
+        return true;
+    }
+    let parent = name(path.parent().and_then(Path::file_name));
+    parent.is_some_and(|d| same(&d, ".claude")) && CLIENT_SETTINGS.iter().any(|c| same(c, &file))
+}
+
+/// Walks `dir` looking for symlinks that leave every root, and (with `contents`: the tool reads
+/// what files hold) for client config files with credentials. Bounded by [`SCAN_BUDGET`]
+/// entries; follows links that stay inside, never twice into the same directory.
+pub fn scan_for_escaping_symlinks(
+    dir: &Path,
+    roots: &[PathBuf],
+    contents: bool,
+) -> Result<(), Denial> {
+    let credentials = |file: &Path| {
+        (contents && holds_credentials(file)).then(|| Denial::CredentialsBelow {
+            dir: text(dir),
+            file: text(file),
+        })
+    };
     let mut visited: HashSet<PathBuf> = HashSet::new();
     visited.insert(dir.to_path_buf());
     let mut stack = vec![dir.to_path_buf()];
@@ -198,11 +253,16 @@ pub fn scan_for_escaping_symlinks(dir: &Path, roots: &[PathBuf]) -> Result<(), D
                         target: text(&real),
                     });
                 }
+                if let Some(d) = credentials(&real) {
+                    return Err(d);
+                }
                 if real.is_dir() && visited.insert(real.clone()) {
                     stack.push(real);
                 }
             } else if kind.is_dir() && visited.insert(path.clone()) {
                 stack.push(path);
+            } else if let Some(d) = credentials(&path) {
+                return Err(d);
             }
         }
     }
@@ -211,7 +271,7 @@ pub fn scan_for_escaping_symlinks(dir: &Path, roots: &[PathBuf]) -> Result<(), D
 
 fn bad_input(p: &Payload, key: &str) -> Denial {
     Denial::Input {
-        tool: p.tool_name.clone(),
+        tool: p.tool_name.to_string(),
         key: key.to_string(),
     }
 }
@@ -236,20 +296,20 @@ fn optional(p: &Payload, key: &str) -> Result<Option<String>, Denial> {
 
 /// Decides one PreToolUse call.
 pub fn check(p: &Payload, scope: &Scope) -> Result<(), Denial> {
-    if scope.allow_tools.contains(&p.tool_name) {
+    if scope.allow_tools.iter().any(|t| t == p.tool_name.as_str()) {
         return Ok(());
     }
-    if !READ_TOOLS.contains(&p.tool_name.as_str()) {
-        return Err(Denial::Tool(p.tool_name.clone()));
+    if !READ_TOOLS.contains(&p.tool_name) {
+        return Err(Denial::Tool(p.tool_name.to_string()));
     }
     let roots = resolve_roots(&scope.roots)?;
-    let target = match p.tool_name.as_str() {
-        "Read" => required(p, "file_path")?,
+    let target = match p.tool_name {
+        Tool::Read => required(p, "file_path")?,
         _ => optional(p, "path")?.unwrap_or_else(|| p.cwd.clone()),
     };
-    let pattern_key = match p.tool_name.as_str() {
-        "Glob" => Some(("pattern", required(p, "pattern")?)),
-        "Grep" => optional(p, "glob")?.map(|g| ("glob", g)),
+    let pattern_key = match p.tool_name {
+        Tool::Glob => Some(("pattern", required(p, "pattern")?)),
+        Tool::Grep => optional(p, "glob")?.map(|g| ("glob", g)),
         _ => None,
     };
     if let Some((key, pattern)) = pattern_key
@@ -267,14 +327,17 @@ pub fn check(p: &Payload, scope: &Scope) -> Result<(), Denial> {
     if !inside_any(&roots, &real) {
         return Err(Denial::Outside(text(&real)));
     }
+    if holds_credentials(&real) {
+        return Err(Denial::Credentials(text(&real)));
+    }
     if real.is_dir() {
-        scan_for_escaping_symlinks(&real, &roots)?;
+        scan_for_escaping_symlinks(&real, &roots, p.tool_name != Tool::Glob)?;
     }
     Ok(())
 }
 
-/// One hook run on `bytes`: a JSON deny for anything not proven inside the scope.
-pub fn decide(bytes: &[u8], scope: &Scope) -> Outcome {
+/// One hook run on `bytes`: a deny for anything not proven inside the scope.
+pub fn decide(bytes: &[u8], scope: &Scope) -> Decision {
     if bytes.len() > crate::hook::MAX_PAYLOAD {
         return deny(&Denial::Internal("payload too large".into()));
     }
@@ -282,17 +345,20 @@ pub fn decide(bytes: &[u8], scope: &Scope) -> Outcome {
         Ok(p) => p,
         Err(e) => return deny(&Denial::Internal(e)),
     };
-    if !p.event.is_empty() && p.event != "PreToolUse" {
-        return Outcome::allow();
+    if !p.event.is_empty() && p.event != HookEvent::PreToolUse {
+        return Decision::allow(p.event);
     }
     match check(&p, scope) {
-        Ok(()) => Outcome::allow(),
+        Ok(()) => Decision::allow(HookEvent::PreToolUse),
         Err(d) => deny(&d),
     }
 }
 
-fn deny(d: &Denial) -> Outcome {
-    Outcome::deny(&d.to_string(), DecisionForm::Json)
+fn deny(d: &Denial) -> Decision {
+    Decision::deny(
+        HookEvent::PreToolUse,
+        Refusal::new(Rule::Boundary, d.to_string()),
+    )
 }
 
 /// `guard scope`: reads the payload on stdin and decides, denying on its own failure, panic or
@@ -311,12 +377,13 @@ pub fn hook_mode(scope: Scope) -> Outcome {
         .unwrap_or_else(|_| deny(&Denial::Internal("internal error".into())));
         let _ = tx.send(out);
     });
-    rx.recv_timeout(DEADLINE).unwrap_or_else(|_| {
+    let decision = rx.recv_timeout(DEADLINE).unwrap_or_else(|_| {
         deny(&Denial::Internal(format!(
             "no decision within {}s",
             DEADLINE.as_secs()
         )))
-    })
+    });
+    crate::hook::output::render(&decision, Client::ClaudeCode, DecisionForm::Json)
 }
 
 #[cfg(test)]
@@ -373,6 +440,46 @@ mod tests {
             roots: roots.iter().map(|r| text(r)).collect(),
             allow_tools: vec![],
         }
+    }
+
+    #[test]
+    fn a_clients_config_with_credentials_is_never_read_nor_searched() {
+        let t = tree();
+        let s = scope_of(&[&t.root]);
+        fs::write(t.root.join(".mcp.json"), "{}").unwrap();
+        fs::create_dir_all(t.root.join("sub/.claude")).unwrap();
+        fs::write(t.root.join("sub/.claude/settings.local.json"), "{}").unwrap();
+        fs::write(t.root.join("sub/settings.json"), "{}").unwrap(); // not the client's
+        let mcp = text(&t.root.join(".mcp.json"));
+        assert_eq!(
+            check(&read(&t.root, ".mcp.json"), &s),
+            Err(Denial::Credentials(mcp))
+        );
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink(t.root.join(".mcp.json"), t.root.join("sub/alias")).unwrap();
+            let p = read(&t.root, "sub/alias");
+            assert!(matches!(check(&p, &s), Err(Denial::Credentials(_))));
+        }
+        let p = read(&t.root, "sub/.claude/settings.local.json");
+        assert!(matches!(check(&p, &s), Err(Denial::Credentials(_))));
+        assert_eq!(check(&read(&t.root, "sub/settings.json"), &s), Ok(()));
+        // A search of a folder that holds one is denied; Glob reads names only.
+        for dir in [&t.root, &t.root.join("sub")] {
+            let grep = payload("Grep", &t.root, json!({"pattern": "x", "path": dir}));
+            assert!(
+                matches!(check(&grep, &s), Err(Denial::CredentialsBelow { .. })),
+                "{dir:?}"
+            );
+            let glob = payload("Glob", &t.root, json!({"pattern": "*", "path": dir}));
+            assert_eq!(check(&glob, &s), Ok(()), "{dir:?}");
+        }
+        let grep = payload(
+            "Grep",
+            &t.root,
+            json!({"pattern": "x", "path": t.root.join("sub/b.txt")}),
+        );
+        assert_eq!(check(&grep, &s), Ok(()));
     }
 
     #[test]
@@ -671,8 +778,9 @@ mod tests {
             allow_tools: vec![],
         };
         for bad in [&b"not json"[..], b"[1]", b""] {
-            let out = decide(bad, &s);
-            assert!(out.is_block(), "{:?}", String::from_utf8_lossy(bad));
+            let d = decide(bad, &s);
+            assert!(d.is_block(), "{:?}", String::from_utf8_lossy(bad));
+            let out = crate::hook::output::render(&d, Client::ClaudeCode, DecisionForm::Json);
             assert_eq!(out.code, 0);
             let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
             assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny");
@@ -680,6 +788,9 @@ mod tests {
         let bash = json!({"hook_event_name":"PreToolUse","tool_name":"Bash","cwd":"/","tool_input":{"command":"ls"}});
         assert!(decide(bash.to_string().as_bytes(), &s).is_block());
         let other = json!({"hook_event_name":"SessionStart","cwd":"/"});
-        assert_eq!(decide(other.to_string().as_bytes(), &s), Outcome::allow());
+        assert_eq!(
+            decide(other.to_string().as_bytes(), &s),
+            Decision::allow(HookEvent::SessionStart)
+        );
     }
 }

@@ -23,7 +23,7 @@ pub struct Told {
 /// Creates `name` under `.leases/told/` if it is not there: `true` the first time.
 fn first_time(layout: &Layout, name: &str) -> bool {
     let dir = super::dir(layout).join("told");
-    std::fs::create_dir_all(&dir).is_ok()
+    crate::atomic::create_dirs(&dir).is_ok()
         && crate::atomic::create_new(&dir.join(name), b"").unwrap_or(false)
 }
 
@@ -104,7 +104,7 @@ fn start_refresher(
     if now.saturating_sub(last) < refresh_ms {
         return;
     }
-    if std::fs::create_dir_all(super::dir(layout)).is_err()
+    if crate::atomic::create_dirs(super::dir(layout)).is_err()
         || crate::atomic::replace_cache(&stamp, now.to_string().as_bytes()).is_err()
     {
         return;

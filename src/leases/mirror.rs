@@ -58,7 +58,7 @@ impl Mirror {
 
     /// Replaces the file (a cache of the remote: atomic, not synced).
     pub fn write(&self, layout: &Layout) -> std::io::Result<()> {
-        std::fs::create_dir_all(super::dir(layout))?;
+        crate::atomic::create_dirs(super::dir(layout))?;
         let text = serde_json::to_vec_pretty(self).map_err(std::io::Error::other)?;
         crate::atomic::replace_cache(&path(layout), &text)
     }

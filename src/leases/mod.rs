@@ -98,32 +98,21 @@ pub fn lock(
     name: &str,
     wait: std::time::Duration,
 ) -> Option<crate::filelock::FileLock> {
-    std::fs::create_dir_all(dir(layout))
+    crate::atomic::create_dirs(dir(layout))
         .and_then(|()| crate::filelock::FileLock::exclusive_within(&dir(layout).join(name), wait))
         .ok()
         .flatten()
 }
 
-/// This machine's name as leases show it: `SESSION_LOCK_HOST`, else the OS host name.
+/// This machine's name as leases show it: `SESSION_LOCK_HOST`, else
+/// [`crate::platform::host_name`].
 pub fn host() -> String {
     if let Ok(h) = std::env::var("SESSION_LOCK_HOST")
         && !h.trim().is_empty()
     {
         return h.trim().to_string();
     }
-    for var in ["HOSTNAME", "COMPUTERNAME"] {
-        if let Ok(h) = std::env::var(var)
-            && !h.trim().is_empty()
-        {
-            return h.trim().to_string();
-        }
-    }
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .or_else(|_| std::fs::read_to_string("/etc/hostname"))
-        .map(|h| h.trim().to_string())
-        .ok()
-        .filter(|h| !h.is_empty())
-        .unwrap_or_else(|| "unknown".into())
+    crate::platform::host_name()
 }
 
 /// This clone's id: random, made once, kept in `.leases/clone-id`.
@@ -134,7 +123,7 @@ pub fn clone_id(layout: &crate::state::Layout) -> std::io::Result<String> {
     {
         return Ok(id);
     }
-    std::fs::create_dir_all(dir(layout))?;
+    crate::atomic::create_dirs(dir(layout))?;
     let id = crate::messaging::frame::new_id();
     if !crate::atomic::create_new(&file, id.as_bytes())? {
         // Another process made it first: theirs stands.

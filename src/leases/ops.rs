@@ -33,7 +33,7 @@ pub fn read_pushed(layout: &Layout, stream: &str) -> Option<Pushed> {
 fn write_pushed(layout: &Layout, p: &Pushed) -> std::io::Result<()> {
     let file = held_path(layout, &p.lease.stream);
     if let Some(dir) = file.parent() {
-        std::fs::create_dir_all(dir)?;
+        crate::atomic::create_dirs(dir)?;
     }
     let text = serde_json::to_vec_pretty(p).map_err(std::io::Error::other)?;
     crate::atomic::write_atomic(&file, &text)

@@ -13,9 +13,11 @@
 //! One JSON line comes back, then the connection closes: `{"ok":true,"result":…}` or
 //! `{"ok":false,"error":{"code":"unauthenticated|bad_request|too_large|timeout|failed",
 //! "message":"…"}}`. A connection that sends no complete request in 30 s, or a request that
-//! takes over 25 s, gets `timeout`. The socket's folder is 0700 and the socket 0600; a second
-//! server finds the first one answering and fails instead of taking its endpoint; on stop every
-//! open connection is closed and the socket file removed.
+//! takes over 25 s, gets `timeout`. A field the operation does not have is a `bad_request`.
+//! The socket's folder is this user's (made 0700, or an existing one checked: owner, no write
+//! for others, not a link; never taken over) and the socket 0600; a second server finds the
+//! first one answering and fails instead of taking its endpoint; on stop every open connection
+//! is closed and the socket file removed.
 
 use super::identity;
 use super::{Ctx, Error, io};
@@ -41,21 +43,18 @@ pub struct BusOptions {
     pub max_request: usize,
 }
 
-fn uid() -> String {
-    std::fs::metadata("/proc/self")
-        .map(|m| m.uid().to_string())
-        .or_else(|_| std::env::var("USER"))
-        .unwrap_or_else(|_| "user".into())
-}
-
-/// `SESSION_LOCK_MESSAGING_SOCKET`, else `<tmp>/session-lock-messaging-<uid>/bus.sock`.
-pub fn default_socket() -> PathBuf {
-    if let Some(p) = std::env::var_os("SESSION_LOCK_MESSAGING_SOCKET").filter(|v| !v.is_empty()) {
-        return PathBuf::from(p);
+/// `SESSION_LOCK_MESSAGING_SOCKET`, else `$XDG_RUNTIME_DIR/session-lock/bus.sock`, else
+/// `<state home>/run/bus.sock`: a folder of this user's, never a name in a shared folder that
+/// another user could take first. `None` without any of them (no HOME).
+pub fn default_socket() -> Option<PathBuf> {
+    let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
+    if let Some(p) = var("SESSION_LOCK_MESSAGING_SOCKET") {
+        return Some(PathBuf::from(p));
     }
-    std::env::temp_dir()
-        .join(format!("session-lock-messaging-{}", uid()))
-        .join("bus.sock")
+    if let Some(run) = var("XDG_RUNTIME_DIR") {
+        return Some(PathBuf::from(run).join("session-lock").join("bus.sock"));
+    }
+    crate::sessions::state_home().map(|h| h.join("run").join("bus.sock"))
 }
 
 impl BusOptions {
@@ -216,15 +215,9 @@ fn answer(base: &Ctx, token: &str, peer: Option<u32>, seen: &Tokens, op: Op) -> 
 /// Which session each token came from (in memory, for the server's life).
 type Tokens = Arc<Mutex<std::collections::HashMap<String, String>>>;
 
-/// The connecting process, from the kernel.
-fn peer_pid(conn: &UnixStream) -> Option<u32> {
-    let cred = rustix::net::sockopt::socket_peercred(conn).ok()?;
-    Some(cred.pid.as_raw_nonzero().get() as u32)
-}
-
 fn handle(ctx: &Ctx, mut conn: UnixStream, opts: &BusOptions, seen: &Tokens) {
     let _ = conn.set_nonblocking(false);
-    let peer = peer_pid(&conn);
+    let peer = super::peer::peer_pid(&conn);
     let reply = match read_request(&mut conn, opts).and_then(|(b, auth)| parse_request(&b, auth)) {
         Err(v) => v,
         Ok((token, op)) => {
@@ -257,12 +250,23 @@ fn handle(ctx: &Ctx, mut conn: UnixStream, opts: &BusOptions, seen: &Tokens) {
     let _ = conn.shutdown(std::net::Shutdown::Both);
 }
 
-/// Prepares the endpoint: a private folder, and no other server already on it.
+/// Prepares the endpoint: a private folder (made 0700, or one that exists checked: this user's,
+/// not a link, nobody else may write in it; never taken over), and no other server already on
+/// it.
 fn bind(path: &Path) -> Result<UnixListener, Error> {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(io(format!("cannot create {}", dir.display())))?;
-        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
-            .map_err(io(format!("cannot make {} private", dir.display())))?;
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        crate::private::secret_dir(dir).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::PermissionDenied {
+                Error::Usage(format!(
+                    "cannot serve there: {e}; clients would hand their tokens to whoever controls it (remove it, or set SESSION_LOCK_MESSAGING_SOCKET to a socket in a folder of your own)"
+                ))
+            } else {
+                Error::Io {
+                    what: format!("cannot create {}", dir.display()),
+                    source: e,
+                }
+            }
+        })?;
     }
     if let Ok(meta) = std::fs::symlink_metadata(path) {
         if UnixStream::connect(path).is_ok() {

@@ -58,7 +58,8 @@ pub enum Command {
     /// Serve the local bus for programs in any language (one JSON request per connection).
     Serve {
         /// The socket (default: SESSION_LOCK_MESSAGING_SOCKET, else
-        /// <tmp>/session-lock-messaging-<uid>/bus.sock).
+        /// $XDG_RUNTIME_DIR/session-lock/bus.sock, else <state home>/run/bus.sock); its folder
+        /// must be yours, and nobody else's to write in.
         #[arg(long)]
         socket: Option<PathBuf>,
         /// How long a connection may take to send its request, in ms.
@@ -376,7 +377,9 @@ fn serve(
     idle_ms: u64,
     processing_ms: u64,
 ) -> anyhow::Result<Code> {
-    let path = socket.unwrap_or_else(super::bus::default_socket);
+    let path = socket
+        .or_else(super::bus::default_socket)
+        .ok_or_else(|| lib(Error::NoStateHome))?;
     let mut opts = super::bus::BusOptions::new(path.clone());
     opts.idle = std::time::Duration::from_millis(idle_ms);
     opts.processing = std::time::Duration::from_millis(processing_ms);

@@ -138,7 +138,7 @@ pub fn create(ctx: &Ctx, caller: &Caller, req: &CreateRequest) -> Result<CreateR
             .append_locked(&lock, std::slice::from_ref(&start))
             .map_err(io("outbox"))?;
     }
-    let prompt = super::send::content_of(&start).unwrap_or_default();
+    let prompt = super::delivery::content_of(&start).unwrap_or_default();
     let mode = match caller.mode() {
         frame::Mode::Bypass => "bypassPermissions",
         frame::Mode::Prompting => "default",

@@ -56,6 +56,37 @@ pub struct Live {
     pub socket: Option<PathBuf>,
 }
 
+/// A live target right now, per either registry (a wake checks again before resuming).
+pub fn live_now(session_id: &str) -> Option<Live> {
+    let mut best: Option<(u64, Live)> = None;
+    for e in claude::entries() {
+        if e.session_id == session_id && e.alive() {
+            let at = e.started_at.unwrap_or(0);
+            if best.as_ref().is_none_or(|(b, _)| at >= *b) {
+                best = Some((
+                    at,
+                    Live {
+                        pid: e.pid,
+                        proc_start: e.proc_start.clone(),
+                        socket: e.messaging_socket_path.as_ref().map(PathBuf::from),
+                    },
+                ));
+            }
+        }
+    }
+    if let Some((_, l)) = best {
+        return Some(l);
+    }
+    let home = sessions::state_home()?;
+    let e = registry::read(&home, session_id)?;
+    let pid = e.pid?;
+    crate::liveness::is_alive(pid, e.proc_start.as_deref()).then_some(Live {
+        pid,
+        proc_start: e.proc_start,
+        socket: None,
+    })
+}
+
 /// A session one could address.
 #[derive(Clone, Debug, Default)]
 pub struct Target {
@@ -311,7 +342,7 @@ impl InfoReader {
             return;
         }
         if let Some(dir) = path.parent() {
-            let _ = std::fs::create_dir_all(dir);
+            let _ = crate::private::create_dirs(dir);
         }
         if let Ok(text) = serde_json::to_string(&keep) {
             let _ = crate::atomic::write_atomic(&path, text.as_bytes());

@@ -23,6 +23,15 @@ pub fn policy_for(cfg: &MessagingConfig, t: &Target) -> InboundPolicy {
     cfg.inbound
 }
 
+/// Loads the config of the target's repo (its inbound policy); the caller's on any trouble.
+pub fn target_config(ctx: &Ctx, t: &Target) -> MessagingConfig {
+    let root = crate::state::git_top(Path::new(&t.cwd));
+    match root.map(|r| crate::config::Config::load(&r)) {
+        Some(Ok(c)) => c.messaging,
+        _ => ctx.m().clone(),
+    }
+}
+
 fn expires_ms(e: &Entry, expiry_ms: u64) -> u64 {
     e.start
         .as_ref()

@@ -10,19 +10,24 @@
 //! next call, or by any later command), like every other route. One accepted by a process of
 //! the session that stopped before that is handed over again by the next process.
 
+use super::delivery::{content_of, needs_write, start_of};
 use super::directory;
 use super::frame::{self, Mode};
 use super::ledger::{self, Entry, Ledger, Op, Record, State, Via};
 use super::progress::{Seen, seen_all};
-use super::send::{content_of, needs_write, start_of};
 use crate::config::Config;
 use crate::time;
+use crate::words::{HookEvent, PermissionMode};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// The events whose additional context reaches the model.
-const EVENTS: [&str; 3] = ["PostToolUse", "UserPromptSubmit", "SessionStart"];
+const EVENTS: [HookEvent; 3] = [
+    HookEvent::PostToolUse,
+    HookEvent::UserPromptSubmit,
+    HookEvent::SessionStart,
+];
 
 fn notice_path(home: &Path, session: &str) -> Option<PathBuf> {
     Some(
@@ -45,7 +50,7 @@ fn notice_due(home: &Path, session: &str, held: &[String]) -> bool {
         return false;
     }
     if let Some(dir) = path.parent() {
-        let _ = std::fs::create_dir_all(dir);
+        let _ = crate::private::create_dirs(dir);
     }
     let text = serde_json::to_string(held).unwrap_or_default();
     let _ = crate::atomic::write_atomic(&path, text.as_bytes());
@@ -54,16 +59,16 @@ fn notice_due(home: &Path, session: &str, held: &[String]) -> bool {
 
 /// What the hook route needs to know of one hook call; the guard fills it in from its payload
 /// and environment (messaging never reads the hook's own types).
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug)]
 pub struct HookInput<'a> {
     /// `hook_event_name`.
-    pub event: &'a str,
+    pub event: &'a HookEvent,
     pub session_id: &'a str,
     /// Set for a subagent's call: messages are for the session, not its subagents.
     pub agent_id: Option<&'a str>,
     pub transcript: Option<&'a Path>,
     /// The payload's `permission_mode` (SessionStart payloads carry none).
-    pub mode: Option<&'a str>,
+    pub mode: Option<&'a PermissionMode>,
     /// The suite's state folder.
     pub home: Option<&'a Path>,
     /// The client process (`CLAUDE_PID`), when the hook's environment names it.
@@ -73,12 +78,15 @@ pub struct HookInput<'a> {
 /// The context to add for this hook call, if any. Called by the guard on every event but
 /// PreToolUse; cheap when the session has no inbound ledger.
 pub fn hook_context(p: &HookInput, config: &Config) -> Option<String> {
-    if !EVENTS.contains(&p.event) || p.agent_id.is_some() || p.session_id.is_empty() {
+    if !EVENTS.contains(p.event) || p.agent_id.is_some() || p.session_id.is_empty() {
         return None;
     }
     let home = p.home?;
     let inbound = Ledger::existing_inbound(home, p.session_id)?;
     let cfg = &config.messaging;
+    // The write lock first (the socket route decides and records under it too), then the
+    // ledger's: a message is handed over here or written to the socket, never both.
+    let _writing = inbound.write_lock_within(Duration::from_secs(2)).ok()??;
     let lock = inbound.lock_within(Duration::from_secs(2)).ok()??;
     let mut updates = super::hold::sweep_locked(&inbound, &lock, cfg, 0).unwrap_or_default();
     let entries = inbound.entries_since(u64::MAX).ok()?;
@@ -105,7 +113,7 @@ pub fn hook_context(p: &HookInput, config: &Config) -> Option<String> {
                 })
         })
         .flatten();
-    let my_mode = p.mode.or(recorded.as_deref());
+    let my_mode = p.mode.map(PermissionMode::as_str).or(recorded.as_deref());
     let mut parts = Vec::new();
     let mut lines: Vec<Record> = Vec::new();
     let mut by_sender: BTreeMap<String, Vec<Record>> = BTreeMap::new();

@@ -12,8 +12,8 @@
 //! - the token presented is S's `peerToken` (constant-time compare).
 //!
 //! A person at a terminal, outside any session, sends as `terminal`, authorized by the folder
-//! they run in. On the bus the kernel names the connecting process (SO_PEERCRED), and the same
-//! two tests apply.
+//! they run in. On the bus the kernel names the connecting process (`messaging::peer`), and the
+//! same two tests apply.
 
 use super::directory::{self, workspace_of};
 use super::frame::{self, Mode};
@@ -159,36 +159,6 @@ fn registry_dir() -> Option<PathBuf> {
     claude::config_dir().map(|d| d.join("sessions"))
 }
 
-/// One variable of a process's environment as it was started (`/proc/<pid>/environ`).
-fn environ_var(pid: u32, name: &str) -> Option<String> {
-    #[cfg(target_os = "linux")]
-    {
-        let bytes = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
-        let prefix = format!("{name}=");
-        bytes
-            .split(|b| *b == 0)
-            .find_map(|kv| kv.strip_prefix(prefix.as_bytes()))
-            .map(|v| String::from_utf8_lossy(v).into_owned())
-    }
-    #[cfg(not(target_os = "linux"))]
-    {
-        use sysinfo::{Pid, ProcessRefreshKind, ProcessesToUpdate, System, UpdateKind};
-        let mut sys = System::new();
-        let p = Pid::from_u32(pid);
-        sys.refresh_processes_specifics(
-            ProcessesToUpdate::Some(&[p]),
-            true,
-            ProcessRefreshKind::nothing().with_environ(UpdateKind::Always),
-        );
-        let prefix = format!("{name}=");
-        sys.process(p)?.environ().iter().find_map(|kv| {
-            kv.to_str()
-                .and_then(|s| s.strip_prefix(&prefix))
-                .map(str::to_string)
-        })
-    }
-}
-
 /// The messaging token the client handed its own children: the one in the environment of the
 /// process right below `client` on the way up from `pid`. `None` when `pid` does not run under
 /// `client` (or is the client itself).
@@ -197,7 +167,7 @@ fn child_token(pid: u32, client: u32) -> Option<String> {
     let mut cur = pid;
     for _ in 0..64 {
         if cur == client {
-            return environ_var(below?, "CLAUDE_CODE_MESSAGING_TOKEN");
+            return liveness::env_var(below?, "CLAUDE_CODE_MESSAGING_TOKEN");
         }
         if cur <= 1 {
             return None;
@@ -312,26 +282,15 @@ mod tests {
         assert_eq!(key_tokens(dir.path(), 420, None), vec!["t2"]);
     }
 
-    #[cfg(target_os = "linux")]
+    #[cfg(unix)]
     #[test]
     fn the_token_must_be_the_one_the_client_gave_its_child() {
         let me = std::process::id();
-        let mut child = std::process::Command::new("sleep")
-            .arg("5")
-            .env(
-                "CLAUDE_CODE_MESSAGING_TOKEN",
-                "0123456789abcdef0123456789abcdef",
-            )
-            .spawn()
-            .unwrap();
-        // Until it has exec'd, the child still shows this process's environment.
-        let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
-        while !std::fs::read(format!("/proc/{}/cmdline", child.id()))
-            .is_ok_and(|c| c.starts_with(b"sleep"))
-            && std::time::Instant::now() < until
-        {
-            std::thread::yield_now();
-        }
+        // `spawn` returns once the child has exec'd, so its environment is already its own.
+        let mut child = crate::liveness::test_process::waiting_with_env(
+            "CLAUDE_CODE_MESSAGING_TOKEN",
+            "0123456789abcdef0123456789abcdef",
+        );
         let token = child_token(child.id(), me);
         assert_eq!(token.as_deref(), Some("0123456789abcdef0123456789abcdef"));
         assert_eq!(

@@ -284,9 +284,18 @@ impl Entry {
         self.start.as_ref().and_then(|r| r.summary.as_deref())
     }
 
-    /// True when the last write went to a client that holds it for its permission mode.
+    /// True once a write went to a client that holds it for its permission mode: the hold is
+    /// that client's decision, and no later route hands the message over past it.
     pub fn client_hold(&self) -> bool {
-        self.attempts.last().is_some_and(|a| a.client_hold)
+        self.attempts.iter().any(|a| a.client_hold)
+    }
+
+    /// When a client first held it.
+    pub fn client_hold_ms(&self) -> Option<u64> {
+        self.attempts
+            .iter()
+            .find(|a| a.client_hold)
+            .map(Record::at_ms)
     }
 }
 
@@ -439,7 +448,7 @@ impl Ledger {
     fn in_dir(dir: &Path, id: &str) -> io::Result<Ledger> {
         let name = safe_name(id)
             .ok_or_else(|| io::Error::other(format!("ledger: bad session id '{id}'")))?;
-        std::fs::create_dir_all(dir)?;
+        crate::private::create_dirs(dir)?;
         Ok(Ledger {
             path: dir.join(format!("{name}.jsonl")),
         })
@@ -448,6 +457,18 @@ impl Ledger {
     /// Takes the ledger's lock; appends and compaction need it.
     pub fn lock(&self) -> io::Result<FileLock> {
         FileLock::exclusive(&self.path.with_extension("lock"))
+    }
+
+    /// Takes the target's write lock (an inbound ledger's): every route decides whether a
+    /// process of the target needs a message, and records the `sent` line, under it, so two
+    /// commands looking at once never both write one message to one process.
+    pub fn write_lock(&self) -> io::Result<FileLock> {
+        FileLock::exclusive(&self.path.with_extension("write.lock"))
+    }
+
+    /// [`Ledger::write_lock`] if it comes within `limit`.
+    pub fn write_lock_within(&self, limit: std::time::Duration) -> io::Result<Option<FileLock>> {
+        FileLock::exclusive_within(&self.path.with_extension("write.lock"), limit)
     }
 
     /// Takes the lock if it comes within `limit` (the hook never waits long).

@@ -10,6 +10,7 @@
 //! limits     size, summary, duplicates, rate, pending
 //! ledger     outbox/<sender>.jsonl and inbound/<target>.jsonl: the durable record
 //! frame      the framed text and the client's socket line
+//! delivery   the lines a delivery writes in both ledgers, the start line and its framed text
 //! send       send: resolve → authorize → limits → ledger → route, one function per stage
 //! socket     the socket route: the framed line on the client's socket, the transcript watched
 //! progress   how far a message got, from the target's transcript: taken, consumed
@@ -20,65 +21,11 @@
 //! hook       the suite's hook route: queued messages and held notices at the next tool call
 //! wake       resuming a session that is not running (one wake per target)
 //! bus        `serve`: the local bus for programs in any language
+//! peer       the process at the other end of a Unix socket, as the kernel names it
 //! request    the JSON fields of a list or send request (bus and MCP tools), checked once
 //! mcp        `mcp`: the two tools as a stdio MCP server the session's client starts
 //! create     start a new session with a message as its first prompt
 //! ```
-
-/// Declares a string-valued enum with an `Other(String)` variant for values this build does not
-/// know: serde reads and writes the exact strings, so a line keeps its bytes.
-macro_rules! string_enum {
-    ($(#[$m:meta])* $name:ident { $($(#[$vm:meta])* $v:ident = $s:literal,)* }) => {
-        $(#[$m])*
-        #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-        pub enum $name {
-            $($(#[$vm])* $v,)*
-            /// A value of another build, kept as it is.
-            Other(String),
-        }
-
-        impl Default for $name {
-            fn default() -> $name {
-                $name::Other(String::new())
-            }
-        }
-
-        impl $name {
-            pub fn as_str(&self) -> &str {
-                match self {
-                    $($name::$v => $s,)*
-                    $name::Other(s) => s,
-                }
-            }
-
-            pub fn parse(s: &str) -> $name {
-                match s {
-                    $($s => $name::$v,)*
-                    other => $name::Other(other.to_string()),
-                }
-            }
-        }
-
-        impl serde::Serialize for $name {
-            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-                s.serialize_str(self.as_str())
-            }
-        }
-
-        impl<'de> serde::Deserialize<'de> for $name {
-            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<$name, D::Error> {
-                let s = <std::borrow::Cow<'de, str> as serde::Deserialize>::deserialize(d)?;
-                Ok($name::parse(&s))
-            }
-        }
-
-        impl std::fmt::Display for $name {
-            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str(self.as_str())
-            }
-        }
-    };
-}
 
 pub mod address;
 pub mod auth;
@@ -86,6 +33,7 @@ pub mod auth;
 pub mod bus; // Unix domain sockets; `serve` says so elsewhere
 pub mod cli;
 pub mod create;
+pub mod delivery;
 pub mod directory;
 pub mod frame;
 pub mod hold;
@@ -95,6 +43,8 @@ pub mod ledger;
 pub mod limits;
 pub mod list;
 pub mod mcp;
+#[cfg(unix)]
+pub mod peer; // the process at the other end of a Unix socket, from the kernel
 pub mod progress;
 pub mod recover;
 pub mod request;

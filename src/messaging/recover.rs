@@ -3,6 +3,7 @@
 //!
 //! | now | seen | becomes |
 //! |---|---|---|
+//! | queued, in the sender's outbox only (its send was killed between the two lines) | — | in the target's inbound ledger too |
 //! | queued or accepted | in a model request's input, answered | delivered |
 //! | queued, written to a live process | the client took it | accepted |
 //! | accepted | the process that took it stopped, its model never saw it | queued again |
@@ -13,11 +14,11 @@
 //! or wake, and `allowColdWake: false` hands a message over as soon as anyone's command sees
 //! the target running again. Best effort and bounded: at most [`MAX_OPEN`] messages per look.
 
+use super::delivery::{mark, mark_line, needs_write};
 use super::directory::{Live, Target};
 use super::identity::Caller;
-use super::ledger::{Entry, Ledger, Op, Record, State, Via};
+use super::ledger::{self, Entry, Ledger, Op, Record, State, Via};
 use super::progress::{Seen, Tracker, seen_all};
-use super::send::{mark, mark_line, needs_write};
 use super::{Ctx, hold};
 use crate::time;
 use std::collections::{HashMap, HashSet};
@@ -86,6 +87,10 @@ pub fn advance(ctx: &Ctx, e: &Entry, start: &Record, t: &Target, seen: Seen, loo
     if state != State::Queued {
         return;
     }
+    if e.client_hold() {
+        expire_client_hold(ctx, e, start, t);
+        return;
+    }
     match &t.live {
         Some(live) => {
             let resend = ctx.m().resend_after_seconds * 1000;
@@ -93,7 +98,7 @@ pub fn advance(ctx: &Ctx, e: &Entry, start: &Record, t: &Target, seen: Seen, loo
                 && needs_write(e, live, time::now_ms(), resend)
                 && !super::wake::riding_a_wake(ctx, e, &t.id)
             {
-                let _ = super::socket::attempt(home, t, live, sock, start, 0);
+                let _ = super::socket::attempt(ctx, t, live, sock, start, 0);
             }
         }
         None => {
@@ -104,6 +109,32 @@ pub fn advance(ctx: &Ctx, e: &Entry, start: &Record, t: &Target, seen: Seen, loo
                 super::wake::spawn_if_idle(ctx, &t.id);
             }
         }
+    }
+}
+
+/// A message the target's client held (it runs in bypassPermissions and the sender prompts) is
+/// that client's to let in; no route hands it over past the hold. It ends as a review hold
+/// does: past the target's `holdExpirySeconds` it expires and its text is deleted.
+fn expire_client_hold(ctx: &Ctx, e: &Entry, start: &Record, t: &Target) {
+    let cfg = hold::target_config(ctx, t);
+    let now = time::now_ms();
+    let held_at = e.client_hold_ms().unwrap_or(e.first_ms);
+    if now.saturating_sub(held_at) <= cfg.hold_expiry_seconds * 1000 {
+        return;
+    }
+    let mut r = Record::new(Op::Expired, &e.id, now);
+    r.reason = Some(format!(
+        "held by {}'s client (it runs in bypassPermissions and this sender does not) and never let in there within {}s",
+        t.name, cfg.hold_expiry_seconds
+    ));
+    if mark_line(&ctx.home, start, r).is_ok()
+        && let Some(outbox) = start
+            .sender_id
+            .as_deref()
+            .and_then(|s| Ledger::outbox(&ctx.home, s).ok())
+        && let Ok(lock) = outbox.lock()
+    {
+        let _ = outbox.compact_locked(&lock, now, ledger::RETAIN_MS);
     }
 }
 
@@ -128,7 +159,7 @@ pub fn outbox(ctx: &Ctx, caller: &Caller, targets: &[Target], look: Look) -> Has
             continue;
         };
         if e.state == State::Held {
-            hold::sweep_target(&ctx.home, tid, &super::send::target_config(ctx, t));
+            hold::sweep_target(&ctx.home, tid, &hold::target_config(ctx, t));
             hold::mirror_final(&ctx.home, &caller.id, tid, &e.id);
             continue;
         }
@@ -138,6 +169,7 @@ pub fn outbox(ctx: &Ctx, caller: &Caller, targets: &[Target], look: Look) -> Has
         let Some(t) = targets.iter().find(|t| t.id == tid) else {
             continue;
         };
+        finish_recording(ctx, &outbox, tid, &list);
         // One read of each target's transcript, however many messages wait for it.
         let ids: Vec<String> = list.iter().map(|e| e.id.clone()).collect();
         let seen = seen_all(t.transcript.as_deref(), &ids);
@@ -149,6 +181,65 @@ pub fn outbox(ctx: &Ctx, caller: &Caller, targets: &[Target], look: Look) -> Has
         }
     }
     looked
+}
+
+/// A send killed between its two start lines (the sender's outbox, then the target's inbound
+/// ledger) left its message in the outbox only, where no route sees it: the hook and a wake
+/// read the inbound ledger. The missing line is written now, as the send would have written it
+/// (without the text), under the outbox lock the send held across both lines and then the
+/// inbound lock, so a send still under way is waited for, not doubled. When it cannot be
+/// written, an `unsent` line in the outbox says why (`status` shows it).
+fn finish_recording(ctx: &Ctx, outbox: &Ledger, target: &str, list: &[&Entry]) {
+    let queued: Vec<&Entry> = list
+        .iter()
+        .copied()
+        .filter(|e| e.state == State::Queued)
+        .collect();
+    if queued.is_empty() {
+        return;
+    }
+    let recorded = |inbound: &Ledger| -> std::io::Result<HashSet<String>> {
+        Ok(inbound
+            .entries_since(u64::MAX)?
+            .into_iter()
+            .filter(|e| e.start.is_some())
+            .map(|e| e.id)
+            .collect())
+    };
+    let inbound = Ledger::inbound(&ctx.home, target);
+    let missing = |have: &HashSet<String>| -> Vec<&Entry> {
+        queued
+            .iter()
+            .copied()
+            .filter(|e| !have.contains(&e.id))
+            .collect()
+    };
+    let result = inbound.and_then(|inbound| {
+        if missing(&recorded(&inbound)?).is_empty() {
+            return Ok(());
+        }
+        let _olock = outbox.lock()?;
+        let ilock = inbound.lock()?;
+        let lines: Vec<Record> = missing(&recorded(&inbound)?)
+            .into_iter()
+            .filter_map(|e| e.start.clone())
+            .map(|mut start| {
+                start.text = None;
+                start
+            })
+            .collect();
+        inbound.append_locked(&ilock, &lines)
+    });
+    if let Err(e) = result {
+        // Said once per message, not at every look.
+        for m in queued.iter().filter(|m| m.failure.is_none()) {
+            let mut un = Record::new(Op::Unsent, &m.id, time::now_ms());
+            un.reason = Some(format!(
+                "the target's inbound ledger could not record it: {e}"
+            ));
+            let _ = outbox.append(&[un]);
+        }
+    }
 }
 
 /// The start lines (with their text) of the unfinished messages in senders' outboxes, each

@@ -1,8 +1,8 @@
 //! The fields of a `list` or `send` request given as JSON — a bus request and an MCP tool's
 //! arguments alike — read by one set of rules, the command line's: `limit` an integer
 //! 1..=[`MAX_LIMIT`](super::list::MAX_LIMIT), `scope` one of three words, booleans booleans,
-//! `to` and `message` required strings. A wrong field is a [`BadRequest`] naming it; nothing is
-//! sent.
+//! `to` and `message` required strings, and no field besides these. A wrong or unknown field is
+//! a [`BadRequest`] naming it; nothing is sent.
 
 use super::list::{ListRequest, MAX_LIMIT, Scope};
 use super::send::SendRequest;
@@ -18,8 +18,9 @@ impl std::fmt::Display for BadRequest {
     }
 }
 
-/// The fields of a list (as on the command line).
+/// The fields of a list (as on the command line); any other is refused, naming it.
 #[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 struct ListFields {
     #[serde(default)]
     scope: Option<Scope>,
@@ -29,8 +30,10 @@ struct ListFields {
     limit: Option<u16>,
 }
 
-/// The fields of a send (as on the command line).
+/// The fields of a send (as on the command line); any other is refused, naming it (a `from`
+/// names no sender: the token does).
 #[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 struct SendFields {
     #[serde(default)]
     to: Option<String>,
@@ -147,6 +150,8 @@ mod tests {
             json!({"op": "send", "to": "a"}),
             json!({"op": "send", "to": "a", "message": 5}),
             json!({"op": "send", "to": "a", "message": "m", "summary": ["x"]}),
+            json!({"op": "send", "to": "a", "message": "m", "from": "b"}),
+            json!({"op": "list", "limt": 5}),
         ] {
             assert!(parse(bad.clone()).is_err(), "{bad}");
         }

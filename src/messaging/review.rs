@@ -2,10 +2,10 @@
 //! message stands now, from the ledgers).
 
 use super::auth::{Verdict, authorize};
+use super::delivery::content_of;
 use super::directory::{self, Target, workspace_of};
 use super::identity::Caller;
 use super::ledger::{self, Entry, Ledger, Op, Record, State, Via};
-use super::send::content_of;
 use super::{Ctx, Error, TargetRef, hold, io};
 use crate::filelock::FileLock;
 use crate::time;
@@ -319,7 +319,7 @@ pub fn status(ctx: &Ctx, caller: &Caller, id: &str) -> Result<Option<StatusView>
                 }
                 State::Held => {
                     let cfg = match targets.iter().find(|t| t.id == tid) {
-                        Some(t) => super::send::target_config(ctx, t),
+                        Some(t) => hold::target_config(ctx, t),
                         None => ctx.m().clone(),
                     };
                     hold::sweep_target(&ctx.home, tid, &cfg);

@@ -14,25 +14,14 @@
 //! neither loses nor duplicates one.
 
 use super::address::{self, Resolved};
-use super::directory::{self, Live, Target};
-use super::frame;
+use super::delivery::crash_point;
+use super::directory::{self, Target};
 use super::identity::Caller;
-use super::ledger::{Durability, Entry, Ledger, Op, Record, Size, Via};
-use super::socket::Attempt;
-use super::{Ctx, Error, SendResult, SendStatus, TargetRef, hold, io, limits};
-use crate::config::{InboundPolicy, MessagingConfig};
+use super::ledger::{Entry, Ledger, Op, Record, Size};
+use super::{Ctx, Error, SendResult, SendStatus, TargetRef, frame, hold, io, limits};
+use crate::config::InboundPolicy;
 use crate::filelock::FileLock;
 use crate::time;
-use std::path::{Path, PathBuf};
-
-/// Set to a step name to make `send` (or a wake) abort there (tests of crash recovery use it).
-pub const CRASH_SWITCH: &str = "SESSION_LOCK_MESSAGING_CRASH_AT";
-
-pub(crate) fn crash_point(step: &str) {
-    if std::env::var(CRASH_SWITCH).is_ok_and(|v| v == step) {
-        std::process::abort();
-    }
-}
 
 /// What to send.
 #[derive(Clone, Debug, Default)]
@@ -62,142 +51,11 @@ impl From<SendResult> for Refusal {
     }
 }
 
-/// The framed content of a message from its start line.
-pub fn content_of(start: &Record) -> Option<String> {
-    let text = start.text.as_deref()?;
-    let sender_id = start.sender_id.as_deref().unwrap_or("terminal");
-    let name = start.sender_name.as_deref().unwrap_or(sender_id);
-    let mode = start.sender_mode.unwrap_or(frame::Mode::Prompting);
-    let from = start.sender_address.as_deref().unwrap_or("terminal");
-    Some(frame::wrap(
-        from,
-        name,
-        mode,
-        &frame::body(&start.message_id, name, sender_id, text),
-    ))
-}
-
-/// Appends durably to a ledger, taking its lock.
-pub fn append(ledger: std::io::Result<Ledger>, recs: &[Record]) -> Result<(), Error> {
-    append_as(ledger, recs, Durability::Synced)
-}
-
-fn append_as(
-    ledger: std::io::Result<Ledger>,
-    recs: &[Record],
-    durability: Durability,
-) -> Result<(), Error> {
-    let l = ledger.map_err(io("ledger"))?;
-    l.append_as(recs, durability)
-        .map_err(io(format!("cannot append to {}", l.path.display())))
-}
-
-/// Appends one line about a message to both its ledgers, durably.
-pub fn mark_line(home: &Path, start: &Record, r: Record) -> Result<(), Error> {
-    mark_line_as(home, start, r, Durability::Synced)
-}
-
-/// [`mark_line`], synced or not.
-pub fn mark_line_as(
-    home: &Path,
-    start: &Record,
-    r: Record,
-    durability: Durability,
-) -> Result<(), Error> {
-    if let Some(s) = start.sender_id.as_deref() {
-        append_as(
-            Ledger::outbox(home, s),
-            std::slice::from_ref(&r),
-            durability,
-        )?;
-    }
-    if let Some(t) = start.target_id.as_deref() {
-        append_as(Ledger::inbound(home, t), &[r], durability)?;
-    }
-    Ok(())
-}
-
-/// Records an op (a final one, mostly) in both ledgers.
-pub fn mark(home: &Path, start: &Record, op: Op, via: Via) -> Result<(), Error> {
-    let mut r = Record::new(op, &start.message_id, time::now_ms());
-    r.via = Some(via);
-    mark_line(home, start, r)
-}
-
-/// A live target right now, per either registry (a wake checks again before resuming).
-pub fn live_now(session_id: &str) -> Option<Live> {
-    let mut best: Option<(u64, Live)> = None;
-    for e in crate::sessions::claude::entries() {
-        if e.session_id == session_id && e.alive() {
-            let at = e.started_at.unwrap_or(0);
-            if best.as_ref().is_none_or(|(b, _)| at >= *b) {
-                best = Some((
-                    at,
-                    Live {
-                        pid: e.pid,
-                        proc_start: e.proc_start.clone(),
-                        socket: e.messaging_socket_path.as_ref().map(PathBuf::from),
-                    },
-                ));
-            }
-        }
-    }
-    if let Some((_, l)) = best {
-        return Some(l);
-    }
-    let home = crate::sessions::state_home()?;
-    let e = crate::sessions::registry::read(&home, session_id)?;
-    let pid = e.pid?;
-    crate::liveness::is_alive(pid, e.proc_start.as_deref()).then_some(Live {
-        pid,
-        proc_start: e.proc_start,
-        socket: None,
-    })
-}
-
-/// True when the message must be written (again) to this live process: never written to it,
-/// or written long ago without the client ever taking it (and not held by its client).
-pub fn needs_write(e: &Entry, live: &Live, now_ms: u64, resend_after_ms: u64) -> bool {
-    let to_this = e.attempts.iter().rev().find(|a| {
-        a.pid == Some(live.pid) && a.proc_start == live.proc_start && a.via != Some(Via::Wake)
-    });
-    match to_this {
-        None => true,
-        Some(a) => !a.client_hold && now_ms.saturating_sub(a.at_ms()) > resend_after_ms,
-    }
-}
-
-/// The start line of a message from its sender's outbox.
-pub fn start_of(home: &Path, sender: &str, id: &str) -> Option<Record> {
-    let l = Ledger::outbox(home, sender).ok()?;
-    l.entries_since(u64::MAX)
-        .ok()?
-        .into_iter()
-        .find(|e| e.id == id)
-        .and_then(|e| e.start)
-}
-
-/// Loads the config of the target's repo (its inbound policy); the caller's on any trouble.
-pub fn target_config(ctx: &Ctx, t: &Target) -> MessagingConfig {
-    let root = crate::state::git_top(Path::new(&t.cwd));
-    match root.map(|r| crate::config::Config::load(&r)) {
-        Some(Ok(c)) => c.messaging,
-        _ => ctx.m().clone(),
-    }
-}
-
-fn hold_detail(t: &Target) -> String {
-    format!(
-        "held by {}'s client: it runs in bypassPermissions mode and holds messages from sessions in a prompting mode (this sender); it is delivered only if accepted there, and never reported delivered before its model sees it",
-        t.name
-    )
-}
-
 /// Delivers a recorded message along the target's one route.
 pub fn route(ctx: &Ctx, target: &Target, start: &Record) -> Result<(SendStatus, String), Error> {
     let name = &target.name;
     if let Some(live) = &target.live {
-        return live_route(ctx, target, live, start);
+        return super::socket::live_route(ctx, target, live, start);
     }
     if !ctx.m().allow_cold_wake {
         return Ok((
@@ -208,52 +66,6 @@ pub fn route(ctx: &Ctx, target: &Target, start: &Record) -> Result<(SendStatus, 
         ));
     }
     super::wake::begin(ctx, target, start)
-}
-
-/// The route of a target that runs: its socket, or its hook.
-pub fn live_route(
-    ctx: &Ctx,
-    target: &Target,
-    live: &Live,
-    start: &Record,
-) -> Result<(SendStatus, String), Error> {
-    let name = &target.name;
-    let Some(sock) = &live.socket else {
-        return Ok((
-            SendStatus::Queued,
-            format!(
-                "{name}'s client has no messaging socket; the suite's hook hands the message over at {name}'s next tool call"
-            ),
-        ));
-    };
-    let wait = ctx.m().confirm_milliseconds;
-    Ok(
-        match super::socket::attempt(&ctx.home, target, live, sock, start, wait)? {
-            Attempt::Delivered => (
-                SendStatus::Delivered,
-                format!("delivered: {name}'s model has it in its input"),
-            ),
-            Attempt::Accepted => (
-                SendStatus::Accepted,
-                format!(
-                    "accepted: {name}'s client took it; its model sees it at its next request (send-message status <message_id>)"
-                ),
-            ),
-            Attempt::Waiting { client_hold: true } => (SendStatus::Held, hold_detail(target)),
-            Attempt::Waiting { .. } => (
-                SendStatus::Queued,
-                format!(
-                    "written to {name}'s messaging socket but its client has not taken it yet; it is confirmed (or written again) later"
-                ),
-            ),
-            Attempt::Failed(e) => (
-                SendStatus::Queued,
-                format!(
-                    "{name}'s messaging socket could not be written ({e}); the message is kept and retried"
-                ),
-            ),
-        },
-    )
 }
 
 /// Sends one message. Identity is `caller`, already verified.
@@ -451,7 +263,7 @@ fn record(
 ) -> Result<Record, Refusal> {
     let now = time::now_ms();
     let mut start = start_line(caller, target, summary, id, now);
-    let tcfg = target_config(ctx, target);
+    let tcfg = hold::target_config(ctx, target);
     match hold::policy_for(&tcfg, target) {
         InboundPolicy::Refuse => {
             let mut r = start.clone();
@@ -508,64 +320,4 @@ fn record(
         .outbox
         .maybe_compact_locked(&book.lock, &book.size, now);
     Ok(with_text)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn entry_with(attempts: Vec<Record>) -> Entry {
-        let mut lines = vec![Record::new(Op::Queued, "m", 0)];
-        lines.extend(attempts);
-        crate::messaging::ledger::fold(lines).remove(0)
-    }
-
-    fn sent(pid: u32, start: &str, at: u64, hold: bool) -> Record {
-        let mut r = Record::new(Op::Sent, "m", at);
-        r.via = Some(Via::Socket);
-        r.pid = Some(pid);
-        r.proc_start = Some(start.into());
-        r.client_hold = hold;
-        r
-    }
-
-    #[test]
-    fn write_again_only_when_this_process_never_took_it() {
-        let live = Live {
-            pid: 7,
-            proc_start: Some("100".into()),
-            socket: None,
-        };
-        let base = 1_000_000_000;
-        assert!(needs_write(&entry_with(vec![]), &live, base, 30_000));
-        // Written to an earlier process with the same pid: write to this one.
-        assert!(needs_write(
-            &entry_with(vec![sent(7, "99", base, false)]),
-            &live,
-            base,
-            30_000
-        ));
-        // Written to this one just now: wait for the transcript.
-        let e = entry_with(vec![sent(7, "100", base, false)]);
-        assert!(!needs_write(&e, &live, base + 1000, 30_000));
-        // Long ago and never seen: the client did not take it.
-        assert!(needs_write(&e, &live, base + 31_000, 30_000));
-        // Held by the client for its mode: never again.
-        let h = entry_with(vec![sent(7, "100", base, true)]);
-        assert!(!needs_write(&h, &live, base + 3_600_000, 30_000));
-    }
-
-    #[test]
-    fn content_carries_the_frame() {
-        let mut s = Record::new(Op::Queued, "m-1", 0);
-        s.sender_id = Some("s-1".into());
-        s.sender_name = Some("alpha".into());
-        s.sender_mode = Some(frame::Mode::Bypass);
-        s.sender_address = Some("uds:/tmp/a.sock".into());
-        s.text = Some("do it".into());
-        let c = content_of(&s).unwrap();
-        assert!(c.starts_with("<cross-session-message from=\"uds:/tmp/a.sock\" from-name=\"alpha\" from-mode=\"bypass\">\nSession message m-1 from alpha (s-1):\ndo it"));
-        s.text = None;
-        assert!(content_of(&s).is_none());
-    }
 }

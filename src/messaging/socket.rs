@@ -4,12 +4,12 @@
 //! the `taken` lines it then writes are not synced ([`record_taken`]), so `send` returns within
 //! about a millisecond of the client's own write.
 
+use super::delivery::{append, content_of, crash_point, mark, mark_line_as, needs_write};
 use super::directory::{Live, Target};
 use super::frame;
-use super::ledger::{Durability, Ledger, Op, Record, Via};
+use super::ledger::{Durability, Ledger, Op, Record, State, Via};
 use super::progress::{Seen, Tracker};
-use super::send::{append, content_of, crash_point, mark, mark_line_as};
-use super::{Error, directory};
+use super::{Ctx, Error, SendStatus, directory, io};
 use crate::time;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -86,16 +86,73 @@ pub fn record_taken(home: &Path, start: &Record, live: &Live, via: Via) -> Resul
     mark_line_as(home, start, r, Durability::Restated)
 }
 
+fn hold_detail(t: &Target) -> String {
+    format!(
+        "held by {}'s client: it runs in bypassPermissions mode and holds messages from sessions in a prompting mode (this sender); it is delivered only if accepted there, and never reported delivered before its model sees it",
+        t.name
+    )
+}
+
+/// The route of a target that runs: its socket, or its hook.
+pub fn live_route(
+    ctx: &Ctx,
+    target: &Target,
+    live: &Live,
+    start: &Record,
+) -> Result<(SendStatus, String), Error> {
+    let name = &target.name;
+    let Some(sock) = &live.socket else {
+        return Ok((
+            SendStatus::Queued,
+            format!(
+                "{name}'s client has no messaging socket; the suite's hook hands the message over at {name}'s next tool call"
+            ),
+        ));
+    };
+    let wait = ctx.m().confirm_milliseconds;
+    Ok(match attempt(ctx, target, live, sock, start, wait)? {
+        Attempt::Delivered => (
+            SendStatus::Delivered,
+            format!("delivered: {name}'s model has it in its input"),
+        ),
+        Attempt::Accepted => (
+            SendStatus::Accepted,
+            format!(
+                "accepted: {name}'s client took it; its model sees it at its next request (send-message status <message_id>)"
+            ),
+        ),
+        Attempt::Waiting { client_hold: true } => (SendStatus::Held, hold_detail(target)),
+        Attempt::Waiting { .. } => (
+            SendStatus::Queued,
+            format!(
+                "written to {name}'s messaging socket but its client has not taken it yet; it is confirmed (or written again) later"
+            ),
+        ),
+        Attempt::Failed(e) => (
+            SendStatus::Queued,
+            format!(
+                "{name}'s messaging socket could not be written ({e}); the message is kept and retried"
+            ),
+        ),
+    })
+}
+
 /// Writes the message on the target's socket, records the attempt, watches the transcript for
 /// the client taking it (up to `wait_ms`).
+///
+/// Whether this process needs the message is decided again under the target's write lock, from
+/// its inbound ledger, and the `sent` lines are recorded under it: commands that look at once
+/// (ten senders, each moving the others' messages on) write a message to a process once. One
+/// that finds it written there already only watches for it.
 pub fn attempt(
-    home: &Path,
+    ctx: &Ctx,
     target: &Target,
     live: &Live,
     sock: &Path,
     start: &Record,
     wait_ms: u64,
 ) -> Result<Attempt, Error> {
+    let home = &ctx.home;
     let Some(content) = content_of(start) else {
         return Ok(Attempt::Failed(
             "the message text is gone from the ledger".into(),
@@ -105,6 +162,44 @@ pub fn attempt(
         .transcript
         .clone()
         .or_else(|| directory::find_transcript(&target.id, &target.cwd));
+    let inbound = Ledger::inbound(home, &target.id).map_err(io("inbound ledger"))?;
+    let lock = inbound
+        .write_lock()
+        .map_err(io(format!("cannot lock {}", inbound.path.display())))?;
+    let resend = ctx.m().resend_after_seconds * 1000;
+    let now_entry = inbound
+        .entries_since(u64::MAX)
+        .map_err(io(format!("cannot read {}", inbound.path.display())))?
+        .into_iter()
+        .find(|e| e.id == start.message_id);
+    if let Some(e) = &now_entry {
+        if e.client_hold() {
+            return Ok(Attempt::Waiting { client_hold: true });
+        }
+        match e.state {
+            State::Queued | State::Unknown => {}
+            State::Delivered => return Ok(Attempt::Delivered),
+            State::Accepted => return Ok(Attempt::Accepted),
+            s => return Ok(Attempt::Failed(format!("the message is {}", s.as_str()))),
+        }
+        if !needs_write(e, live, time::now_ms(), resend) {
+            let earlier = e.attempts.iter().rev().find(|a| {
+                a.pid == Some(live.pid)
+                    && a.proc_start == live.proc_start
+                    && a.via != Some(Via::Wake)
+            });
+            let (offset, client_hold) =
+                earlier.map_or((0, false), |a| (a.offset.unwrap_or(0), a.client_hold));
+            drop(lock);
+            return Ok(watch_only(
+                transcript.as_deref(),
+                start,
+                offset,
+                client_hold,
+                wait_ms,
+            ));
+        }
+    }
     let offset = transcript.as_deref().map(directory::file_len).unwrap_or(0);
     let sender_mode = start.sender_mode.unwrap_or(frame::Mode::Prompting);
     let client_hold = frame::receiver_holds(sender_mode, target.permission_mode.as_deref());
@@ -116,10 +211,8 @@ pub fn attempt(
     sent.offset = transcript.is_some().then_some(offset);
     let sender = start.sender_id.as_deref().unwrap_or("terminal");
     append(Ledger::outbox(home, sender), std::slice::from_ref(&sent))?;
-    append(
-        Ledger::inbound(home, &target.id),
-        std::slice::from_ref(&sent),
-    )?;
+    append(Ok(inbound.clone()), std::slice::from_ref(&sent))?;
+    drop(lock);
     crash_point("before-write");
     let line = frame::socket_line(
         &start.message_id,
@@ -132,7 +225,7 @@ pub fn attempt(
         un.pid = sent.pid;
         un.reason = Some(e.to_string());
         append(Ledger::outbox(home, sender), std::slice::from_ref(&un))?;
-        append(Ledger::inbound(home, &target.id), &[un])?;
+        append(Ok(inbound), &[un])?;
         return Ok(Attempt::Failed(e.to_string()));
     }
     crash_point("after-write");
@@ -151,5 +244,25 @@ pub fn attempt(
             mark(home, start, Op::Delivered, Via::Socket)?;
             Ok(Attempt::Delivered)
         }
+    }
+}
+
+/// Another command wrote the message to this process: what the transcript shows of it within
+/// `wait_ms`. That command (or the next look) records it; this one records nothing.
+fn watch_only(
+    transcript: Option<&Path>,
+    start: &Record,
+    offset: u64,
+    client_hold: bool,
+    wait_ms: u64,
+) -> Attempt {
+    let Some(path) = transcript else {
+        return Attempt::Waiting { client_hold };
+    };
+    let mut tracker = Tracker::new(path, vec![start.message_id.clone()], offset);
+    match watch(&mut tracker, wait_ms, Seen::Taken) {
+        Seen::Nothing => Attempt::Waiting { client_hold },
+        Seen::Taken => Attempt::Accepted,
+        Seen::Consumed => Attempt::Delivered,
     }
 }

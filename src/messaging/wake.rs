@@ -8,10 +8,11 @@
 //! message stays `queued` with the failure recorded. A session that runs (per either registry)
 //! is never resumed: the client does not stop two processes from writing one transcript.
 
+use super::delivery::{append, content_of, crash_point, mark, needs_write, start_of};
 use super::directory::{self, Target};
 use super::ledger::{self, Ledger, Op, Record, State, Via};
 use super::progress::{Seen, seen_all};
-use super::send::{append, content_of, crash_point, live_route, mark, start_of};
+use super::socket::live_route;
 use super::{Ctx, Error, SendStatus, io};
 use crate::filelock::FileLock;
 use crate::time;
@@ -109,7 +110,7 @@ pub fn origin<'a>(
 
 fn lock_path(ctx: &Ctx, target: &str) -> Result<PathBuf, Error> {
     let dir = ledger::root(&ctx.home).join("wake");
-    std::fs::create_dir_all(&dir).map_err(io("wake folder"))?;
+    crate::private::create_dirs(&dir).map_err(io(format!("cannot create {}", dir.display())))?;
     let name = ledger::safe_name(target)
         .ok_or_else(|| Error::Usage(format!("bad session id '{target}'")))?;
     Ok(dir.join(format!("{name}.lock")))
@@ -164,7 +165,7 @@ pub fn spawn_if_idle(ctx: &Ctx, target: &str) {
 /// The cold route of `send`: a detached wake; the answer is `waking`.
 pub fn begin(ctx: &Ctx, target: &Target, start: &Record) -> Result<(SendStatus, String), Error> {
     let name = &target.name;
-    if let Some(live) = super::send::live_now(&target.id) {
+    if let Some(live) = directory::live_now(&target.id) {
         return live_route(ctx, target, &live, start);
     }
     crash_point("before-wake");
@@ -190,7 +191,8 @@ fn waiting(ctx: &Ctx, target: &str) -> Result<Vec<Record>, Error> {
         .entries_since(u64::MAX)
         .map_err(io("inbound ledger"))?
     {
-        if e.state != State::Queued {
+        // A message a client held stays held: a wake would hand it over in another mode.
+        if e.state != State::Queued || e.client_hold() {
             continue;
         }
         let full = e.sender_id().and_then(|s| start_of(&ctx.home, s, &e.id));
@@ -218,7 +220,7 @@ pub fn run(ctx: &Ctx, target_id: &str) -> Result<(), Error> {
         .find(|t| t.id == target_id)
     };
     let _lock: FileLock = loop {
-        if let Some(live) = super::send::live_now(target_id) {
+        if let Some(live) = directory::live_now(target_id) {
             return hand_to_live(ctx, target(), &live);
         }
         if let Some(l) = FileLock::try_exclusive(&lock_path).map_err(io("wake lock"))? {
@@ -230,7 +232,7 @@ pub fn run(ctx: &Ctx, target_id: &str) -> Result<(), Error> {
         std::thread::sleep(Duration::from_millis(100));
     };
     // Under the lock: look again; a running session is never resumed.
-    if let Some(live) = super::send::live_now(target_id) {
+    if let Some(live) = directory::live_now(target_id) {
         return hand_to_live(ctx, target(), &live);
     }
     let Some(target) = target() else {
@@ -286,7 +288,7 @@ fn record_failure(ctx: &Ctx, starts: &[Record], why: &str) -> Result<(), Error> 
         let mut un = Record::new(Op::Unsent, &s.message_id, time::now_ms());
         un.via = Some(Via::Wake);
         un.reason = Some(why.to_string());
-        super::send::mark_line(&ctx.home, s, un)?;
+        super::delivery::mark_line(&ctx.home, s, un)?;
     }
     Ok(())
 }
@@ -371,9 +373,7 @@ fn hand_to_live(
         let Some(e) = entries.iter().find(|e| e.id == s.message_id) else {
             continue;
         };
-        if riding_a_wake(ctx, e, &target.id)
-            || !super::send::needs_write(e, live, time::now_ms(), resend)
-        {
+        if riding_a_wake(ctx, e, &target.id) || !needs_write(e, live, time::now_ms(), resend) {
             continue;
         }
         live_route(ctx, &target, live, &s)?;

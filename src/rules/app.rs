@@ -5,7 +5,7 @@ use super::args::{
     expand_braces, glob_match, has_url_path, json_unescaped, mentions_id, names_program,
     percent_decoded,
 };
-use super::{Env, Rules, View};
+use super::{Env, Found, Rules, View};
 use crate::shell::Word;
 use crate::shell::pm::PmCall;
 use crate::shell::word::{base_lower, win_switch};
@@ -225,7 +225,7 @@ fn piped_app<'r>(r: &'r Rules, v: &View) -> Option<&'r str> {
 }
 
 /// `app.emit-over-running`
-pub(super) fn emit(r: &Rules, v: &View, _env: &Env) -> Option<String> {
+pub(super) fn emit(r: &Rules, v: &View, _env: &Env) -> Option<Found> {
     let args: &[Word] = if v.name == "tsc" {
         v.args
     } else {
@@ -272,12 +272,52 @@ pub(super) fn emit(r: &Rules, v: &View, _env: &Env) -> Option<String> {
         .into_iter()
         .chain(built)
         .find(|p| r.emit_projects.contains(&base_lower(p)))?;
-    Some(format!("emits `{p}` without --noEmit"))
+    Some(
+        Found::from(format!("emits `{p}` without --noEmit")).instead(format!(
+            "typecheck with `tsc --noEmit -p {p}`; its output is rebuilt by the restart at the end of the round"
+        )),
+    )
+}
+
+/// Package scripts that start the app or a dev server rather than build it (the part before a
+/// `:`): they are caught by `buildScripts` too, but their harm and alternative are not a build's.
+const STARTS_APP: [&str; 5] = ["dev", "start", "serve", "preview", "headless"];
+
+/// Programs that package the app (from dist/ and dist-electron/) rather than build the renderer.
+fn packages_app(program: &str) -> bool {
+    ["builder", "packager", "forge"]
+        .iter()
+        .any(|w| program.ends_with(w))
+}
+
+/// What a build command found is, and what to run instead.
+fn build_found(detail: String, command: &str, program: &str) -> Found {
+    if packages_app(program) {
+        return Found::from(detail)
+            .because("it packages the app from the output folders other sessions build into")
+            .instead("leave packaging to the end of the round, after every stream is released and the app is rebuilt");
+    }
+    Found::from(detail).instead(format!(
+        "run it through the build lock: `build-renderer` runs the configured build, `build-renderer -- {command}` this one"
+    ))
+}
+
+/// A package script's hit: a start is not a build.
+fn script_found(detail: String, pm: &str, name: &str) -> Found {
+    let base = name.split(':').next().unwrap_or(name).to_ascii_lowercase();
+    if STARTS_APP.contains(&base.as_str()) {
+        return Found::from(detail)
+            .because("it starts a second copy of the app (or its dev server) beside the one every session works in, and they fight over its ports, its user data and the bridge")
+            .instead("the app is already running: check renderer changes with `build-renderer` and a window reload, plugin backends with `reload-plugin <id>`; starting or restarting the app waits for the end of the round");
+    }
+    Found::from(detail).instead(format!(
+        "`build-renderer -- {pm} run {name}`, which waits its turn for the build lock"
+    ))
 }
 
 /// `build.outside-build-renderer`
-pub(super) fn build(r: &Rules, v: &View, _env: &Env) -> Option<String> {
-    let runs = |head: &str, args: &[Word]| -> Option<String> {
+pub(super) fn build(r: &Rules, v: &View, _env: &Env) -> Option<Found> {
+    let runs = |head: &str, args: &[Word]| -> Option<Found> {
         r.build_commands
             .iter()
             .find(|cmd| {
@@ -286,7 +326,14 @@ pub(super) fn build(r: &Rules, v: &View, _env: &Env) -> Option<String> {
                         .iter()
                         .all(|sub| args.iter().any(|w| w.text.eq_ignore_ascii_case(sub)))
             })
-            .map(|cmd| format!("runs `{}` outside build-renderer", cmd.join(" ")))
+            .map(|cmd| {
+                let command = cmd.join(" ");
+                build_found(
+                    format!("runs `{command}` outside build-renderer"),
+                    &command,
+                    &cmd[0],
+                )
+            })
     };
     if let Some(d) = runs(&v.name, v.args) {
         return Some(d);
@@ -294,14 +341,18 @@ pub(super) fn build(r: &Rules, v: &View, _env: &Env) -> Option<String> {
     match v.pm.as_ref()? {
         PmCall::Script { pm, name, args } => {
             if r.is_build_script(name) {
-                return Some(format!("runs the `{name}` package script ({pm})"));
+                return Some(script_found(
+                    format!("runs the `{name}` package script ({pm})"),
+                    pm,
+                    name,
+                ));
             }
             runs(&name.to_ascii_lowercase(), &v.argv[*args..])
         }
         PmCall::Scripts(names) => names
             .iter()
             .find(|n| r.is_build_script(n))
-            .map(|n| format!("runs the `{n}` package script")),
+            .map(|n| script_found(format!("runs the `{n}` package script"), "npm", n)),
         PmCall::Exec { .. } => None,
     }
 }

@@ -1,4 +1,5 @@
-//! `guard explain '<command>'`: the analysis and the verdict, readable.
+//! `guard explain '<command>'`: the analysis and what the rules say of it, readable (the guard's
+//! decision, its last line, comes from the hook pipeline).
 
 use std::fmt::Write;
 
@@ -130,7 +131,7 @@ fn segment_lines(out: &mut String, i: usize, seg: &Segment, hits: &[&Hit]) {
 }
 
 /// A readable analysis of `command`: its segments (argv, peeled wrappers, heredocs, cd
-/// steps), each hit with its scope, and the verdict.
+/// steps), each hit with its scope, and what the rules say.
 pub fn explain(rules: &Rules, command: &str, ctx: &CommandContext) -> String {
     let dialect = match ctx.shell {
         Shell::Bash => crate::shell::Dialect::Posix,
@@ -178,14 +179,14 @@ pub fn explain(rules: &Rules, command: &str, ctx: &CommandContext) -> String {
     let always = ids(Scope::Always);
     let shared = ids(Scope::WhenShared);
     if !always.is_empty() {
-        let _ = writeln!(out, "verdict: block ({always})");
+        let _ = writeln!(out, "rules: block ({always})");
     } else if !shared.is_empty() {
         let _ = writeln!(
             out,
-            "verdict: block only while another session works in this tree ({shared})"
+            "rules: block only while another session works in this tree ({shared})"
         );
     } else {
-        let _ = writeln!(out, "verdict: allow");
+        let _ = writeln!(out, "rules: allow");
     }
     out
 }

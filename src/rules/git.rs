@@ -24,7 +24,7 @@
 //! - `gh pr checkout` and `gh repo sync` change the checked-out branch too.
 
 use super::args::Opts;
-use super::{Base, Env, Rules, View};
+use super::{Base, Env, Found, Rules, View};
 use crate::paths::lexical::{Anchor, Place, anchor, is_drive, place};
 use crate::shell::Word;
 
@@ -107,7 +107,7 @@ fn whole_tree(env: &Env, v: &View, w: &Word) -> bool {
 }
 
 /// `git.add-all`
-pub(super) fn add_all(_r: &Rules, v: &View, env: &Env) -> Option<String> {
+pub(super) fn add_all(_r: &Rules, v: &View, env: &Env) -> Option<Found> {
     let (sub, args) = v.git.as_ref()?;
     let args: &[Word] = args;
     match sub.as_str() {
@@ -117,12 +117,12 @@ pub(super) fn add_all(_r: &Rules, v: &View, env: &Env) -> Option<String> {
                 return None;
             }
             if o.has(&["A", "--all", "u", "--update", "--no-ignore-removal"]) {
-                return Some("stages every change in the tree".to_string());
+                return Some("stages every change in the tree".to_string().into());
             }
             o.operands
                 .iter()
                 .find(|w| whole_tree(env, v, w))
-                .map(|w| format!("stages everything under `{}`", w.text))
+                .map(|w| format!("stages everything under `{}`", w.text).into())
         }
         "commit" => {
             let o = Opts::parse(
@@ -146,15 +146,19 @@ pub(super) fn add_all(_r: &Rules, v: &View, env: &Env) -> Option<String> {
             if o.help() || o.has(&["--dry-run"]) {
                 return None;
             }
+            let instead = "stage the paths you own (`git add <path>...`), then `git commit` without -a or a pathspec";
             if o.has(&["a", "--all"]) {
-                return Some("commits every tracked change in the tree (-a)".to_string());
+                return Some(
+                    Found::from("commits every tracked change in the tree (-a)".to_string())
+                        .instead(instead),
+                );
             }
             // `git commit -m x .`: commits the working tree's state of every tracked file
             // under the pathspec, staged or not.
-            o.operands
-                .iter()
-                .find(|w| whole_tree(env, v, w))
-                .map(|w| format!("commits every tracked change under `{}`", w.text))
+            o.operands.iter().find(|w| whole_tree(env, v, w)).map(|w| {
+                Found::from(format!("commits every tracked change under `{}`", w.text))
+                    .instead(instead)
+            })
         }
         _ => None,
     }
@@ -174,8 +178,32 @@ fn moves_head(operand: &str) -> bool {
     !path_like
 }
 
+/// The alternative to a head change, by what it does: the rule's general one (commit your own
+/// files, look at other revisions read-only) where no closer one fits.
+fn head_change_found(detail: String, sub: &str) -> Found {
+    let instead = if detail.contains("new branch (others' commits") {
+        "create the branch without switching to it (`git branch <name>`) and switch once you are alone in the tree; until then commit on the current branch"
+    } else if detail.starts_with("stashes") {
+        "commit your own files instead of stashing them (`git add <path>`, `git commit`); `git stash list` and `git stash show` are fine"
+    } else if sub == "pull" {
+        "`git fetch` is fine; merge or rebase what it fetched once you are alone in the tree"
+    } else if detail.starts_with("overwrites files") || detail.starts_with("resets the shared") {
+        "put back only files you own, one by one: `git show HEAD:<path> > <path>`; `git reset <path>` (unstaging) is fine"
+    } else if detail.starts_with("deletes untracked files") {
+        "delete your own untracked files by name (`rm <path>`); `git clean -n` shows what it would delete"
+    } else {
+        return Found::from(detail);
+    };
+    Found::from(detail).instead(instead)
+}
+
 /// `git.head-change`
-pub(super) fn head_change(_r: &Rules, v: &View, _env: &Env) -> Option<String> {
+pub(super) fn head_change(r: &Rules, v: &View, env: &Env) -> Option<Found> {
+    let sub = v.git.as_ref().map(|(s, _)| s.clone()).unwrap_or_default();
+    head_change_detail(r, v, env).map(|d| head_change_found(d, &sub))
+}
+
+fn head_change_detail(_r: &Rules, v: &View, _env: &Env) -> Option<String> {
     if v.name == "gh" {
         let ops: Vec<&str> = v
             .args

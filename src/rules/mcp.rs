@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use super::args::{has_url_path, mentions_id};
-use super::{Hit, RuleId, Rules, clip};
+use super::{Found, Hit, RuleId, Rules, clip};
 
 /// Most characters of the input quoted in a hit.
 const MAX_INPUT_TEXT: usize = 120;
@@ -148,7 +148,9 @@ pub(super) fn check(r: &Rules, tool_name: &str, input: &Value, lookalike_ok: boo
         out.push(Hit::new(
             RuleId::McpArbitraryCommand,
             describe(tool_name, input),
-            &format!("is the MCP tool `{tool}`, which runs commands outside the guard's view"),
+            Found::from(format!(
+                "is the MCP tool `{tool}`, which runs commands outside the guard's view"
+            )),
         ));
     }
     if has_word(named, HTTP_WORDS) {
@@ -163,7 +165,9 @@ pub(super) fn check(r: &Rules, tool_name: &str, input: &Value, lookalike_ok: boo
             out.push(Hit::new(
                 RuleId::AppRestart,
                 describe(tool_name, input),
-                &format!("calls the bridge's `{path}`, which relaunches the app"),
+                Found::from(format!(
+                    "calls the bridge's `{path}`, which relaunches the app"
+                )),
             ));
         }
         if r.enabled(RuleId::PluginProtectedToggle)
@@ -179,7 +183,9 @@ pub(super) fn check(r: &Rules, tool_name: &str, input: &Value, lookalike_ok: boo
             out.push(Hit::new(
                 RuleId::PluginProtectedToggle,
                 describe(tool_name, input),
-                &format!("calls the bridge's `{path}` for the protected plugin `{id}`"),
+                Found::from(format!(
+                    "calls the bridge's `{path}` for the protected plugin `{id}`"
+                )),
             ));
         }
     }
@@ -192,7 +198,7 @@ pub(super) fn check(r: &Rules, tool_name: &str, input: &Value, lookalike_ok: boo
                 out.push(Hit::new(
                     RuleId::PluginProtectedToggle,
                     describe(tool_name, input),
-                    &format!("toggles the protected plugin `{id}`"),
+                    Found::from(format!("toggles the protected plugin `{id}`")),
                 ));
                 break;
             }

@@ -145,19 +145,55 @@ pub struct Hit {
     pub instead: String,
 }
 
+/// What a matcher found: the detail of the reason (`runs the `dev` package script (npm)`), and,
+/// for a form the rule's general texts do not fit, the harm and the alternative that do
+/// (`npm run start` starts an app, it is no build).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Found {
+    pub detail: String,
+    pub why: Option<&'static str>,
+    pub instead: Option<String>,
+}
+
+impl From<String> for Found {
+    fn from(detail: String) -> Found {
+        Found {
+            detail,
+            why: None,
+            instead: None,
+        }
+    }
+}
+
+impl Found {
+    /// The harm of this form, in place of the rule's.
+    pub fn because(mut self, why: &'static str) -> Found {
+        self.why = Some(why);
+        self
+    }
+
+    /// The alternative to this form, in place of the rule's.
+    pub fn instead(mut self, instead: impl Into<String>) -> Found {
+        self.instead = Some(instead.into());
+        self
+    }
+}
+
 impl Hit {
-    fn new(id: RuleId, segment: String, detail: &str) -> Hit {
+    fn new(id: RuleId, segment: String, found: Found) -> Hit {
         let info = id.info();
+        let why = found.why.unwrap_or(info.why);
+        let instead = found.instead.unwrap_or_else(|| info.instead.to_string());
         let reason = format!(
             "{}: `{}` {}; {}. Instead: {}.",
-            info.id, segment, detail, info.why, info.instead
+            info.id, segment, found.detail, why, instead
         );
         Hit {
             rule: info.id.to_string(),
             scope: info.scope,
             segment,
             reason,
-            instead: info.instead.to_string(),
+            instead,
         }
     }
 }
@@ -315,14 +351,21 @@ pub(crate) struct View<'a> {
     pub prog: Option<&'static Program>,
 }
 
-type Matcher = fn(&Rules, &View, &Env) -> Option<String>;
+type Matcher = fn(&Rules, &View, &Env) -> Option<Found>;
 
+/// The matchers; those whose rule's general texts fit every form they find give a bare detail.
 const MATCHERS: [(RuleId, Matcher); 7] = [
-    (RuleId::AppRestart, app::restart),
+    (RuleId::AppRestart, |r, v, e| {
+        app::restart(r, v, e).map(Found::from)
+    }),
     (RuleId::EmitOverRunning, app::emit),
     (RuleId::BuildOutsideRenderer, app::build),
-    (RuleId::PluginProtectedToggle, app::plugin_toggle),
-    (RuleId::RmAppOutput, fs::rm_app_output),
+    (RuleId::PluginProtectedToggle, |r, v, e| {
+        app::plugin_toggle(r, v, e).map(Found::from)
+    }),
+    (RuleId::RmAppOutput, |r, v, e| {
+        fs::rm_app_output(r, v, e).map(Found::from)
+    }),
     (RuleId::GitAddAll, git::add_all),
     (RuleId::GitHeadChange, git::head_change),
 ];
@@ -412,11 +455,8 @@ impl Rules {
                 if !self.enabled(id) || (app_only && !reaches_app(id)) {
                     continue;
                 }
-                if let Some(detail) = matcher(self, &view, &env) {
-                    out.push((
-                        i,
-                        Hit::new(id, clip(seg.render(), MAX_SEGMENT_TEXT), &detail),
-                    ));
+                if let Some(found) = matcher(self, &view, &env) {
+                    out.push((i, Hit::new(id, clip(seg.render(), MAX_SEGMENT_TEXT), found)));
                 }
             }
         }

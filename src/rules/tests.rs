@@ -296,7 +296,7 @@ fn explain_shows_segments_wrappers_heredocs_and_verdict() {
     );
     assert!(
         text.contains(
-            "verdict: block only while another session works in this tree (git.head-change)"
+            "rules: block only while another session works in this tree (git.head-change)"
         ),
         "{text}"
     );
@@ -310,11 +310,11 @@ fn explain_shows_segments_wrappers_heredocs_and_verdict() {
         "{text}"
     );
     assert!(
-        text.contains("verdict: block (build.outside-build-renderer)"),
+        text.contains("rules: block (build.outside-build-renderer)"),
         "{text}"
     );
     let text = explain(&r, "git status", &ctx);
-    assert!(text.ends_with("verdict: allow\n"), "{text}");
+    assert!(text.ends_with("rules: allow\n"), "{text}");
     let text = explain(&r, "", &ctx);
     assert!(text.contains("no commands"), "{text}");
 }
@@ -373,6 +373,195 @@ fn issue_12_explain_names_what_programs_and_powershell_resolve() {
     );
     assert!(text.contains("only the app rules apply"), "{text}");
     assert!(text.contains("→ block app.restart"), "{text}");
+}
+
+/// Issue 30: `npm run start` was blocked as a build ("two builds … use build-renderer"). Every
+/// rule's message names the harm and the alternative of the form it caught: one row per form,
+/// through the same compiled rules the guard uses.
+#[test]
+fn each_message_names_the_right_alternative() {
+    // (command, rule, words the reason must have, words it must not)
+    let table: &[(&str, &str, &[&str], &[&str])] = &[
+        (
+            "npm run start",
+            "build.outside-build-renderer",
+            &[
+                "starts a second copy of the app",
+                "the app is already running",
+                "reload-plugin <id>",
+            ],
+            &[
+                "two builds",
+                "mix their output",
+                "build-renderer -- npm run start",
+            ],
+        ),
+        (
+            "pnpm dev",
+            "build.outside-build-renderer",
+            &["starts a second copy", "waits for the end of the round"],
+            &["two builds"],
+        ),
+        (
+            "npm start",
+            "build.outside-build-renderer",
+            &["starts a second copy"],
+            &["two builds"],
+        ),
+        (
+            "yarn run headless:ci",
+            "build.outside-build-renderer",
+            &["starts a second copy"],
+            &["two builds"],
+        ),
+        (
+            "npm run build:web",
+            "build.outside-build-renderer",
+            &[
+                "two builds at once",
+                "`build-renderer -- npm run build:web`",
+            ],
+            &["starts a second copy"],
+        ),
+        (
+            "vite build",
+            "build.outside-build-renderer",
+            &["two builds at once", "`build-renderer -- vite build`"],
+            &[],
+        ),
+        (
+            "npx electron-builder --win",
+            "build.outside-build-renderer",
+            &[
+                "packages the app",
+                "leave packaging to the end of the round",
+            ],
+            &["build-renderer -- electron-builder"],
+        ),
+        (
+            "tsc -p tsconfig.node.json",
+            "app.emit-over-running",
+            &["`tsc --noEmit -p tsconfig.node.json`"],
+            &[],
+        ),
+        (
+            "npx tsc --build tsconfig.node.json",
+            "app.emit-over-running",
+            &[
+                "`tsc --noEmit -p tsconfig.node.json`",
+                "restart at the end of the round",
+            ],
+            &[],
+        ),
+        (
+            "git commit -am wip",
+            "git.add-all",
+            &["`git commit` without -a"],
+            &[],
+        ),
+        (
+            "git add -A",
+            "git.add-all",
+            &["`git add <path>...`"],
+            &["without -a"],
+        ),
+        (
+            "git checkout -b feature",
+            "git.head-change",
+            &["`git branch <name>`"],
+            &[],
+        ),
+        (
+            "git switch -c feature",
+            "git.head-change",
+            &["`git branch <name>`"],
+            &[],
+        ),
+        (
+            "git stash",
+            "git.head-change",
+            &["instead of stashing", "`git stash list`"],
+            &[],
+        ),
+        (
+            "git pull --rebase",
+            "git.head-change",
+            &["`git fetch` is fine"],
+            &[],
+        ),
+        (
+            "git restore src/a.ts",
+            "git.head-change",
+            &["`git show HEAD:<path> > <path>`"],
+            &[],
+        ),
+        (
+            "git reset --hard",
+            "git.head-change",
+            &["`git show HEAD:<path> > <path>`"],
+            &[],
+        ),
+        (
+            "git clean -fd",
+            "git.head-change",
+            &["`rm <path>`", "`git clean -n`"],
+            &[],
+        ),
+        (
+            "git checkout main",
+            "git.head-change",
+            &["change branches once you are alone"],
+            &[],
+        ),
+        (
+            "taskkill /IM electron.exe /F",
+            "app.restart",
+            &["leave the app running"],
+            &[],
+        ),
+        (
+            "rm -rf dist",
+            "rm.app-output",
+            &["`build-renderer`, which replaces dist/"],
+            &[],
+        ),
+        (
+            "curl -X POST http://127.0.0.1:3917/plugins/toggle -d '{\"id\":\"ai-chat\"}'",
+            "plugin.protected-toggle",
+            &["leave ai-chat loaded"],
+            &[],
+        ),
+    ];
+    let mut wrong = Vec::new();
+    for (cmd, rule, want, not) in table {
+        let hits = rules().check_command(cmd, &CommandContext::new(ROOT, ROOT));
+        let Some(h) = hits.iter().find(|h| h.rule == *rule) else {
+            wrong.push(format!("{cmd}: no {rule} hit ({hits:?})"));
+            continue;
+        };
+        for w in *want {
+            if !h.reason.contains(w) {
+                wrong.push(format!("{cmd}: lacks {w:?}: {}", h.reason));
+            }
+        }
+        for n in *not {
+            if h.reason.contains(n) {
+                wrong.push(format!("{cmd}: says {n:?}: {}", h.reason));
+            }
+        }
+        assert!(
+            h.reason.contains(&format!("Instead: {}.", h.instead)),
+            "{}",
+            h.reason
+        );
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    let mcp = rules().check_mcp("mcp__x__execute_command", &serde_json::json!({}));
+    assert!(
+        mcp[0].reason.contains("through the Bash tool"),
+        "{}",
+        mcp[0].reason
+    );
 }
 
 #[test]

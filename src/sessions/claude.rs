@@ -39,10 +39,7 @@ impl ClaudeSession {
 
 /// `CLAUDE_CONFIG_DIR`, else `~/.claude`.
 pub fn config_dir() -> Option<PathBuf> {
-    if let Some(d) = std::env::var_os("CLAUDE_CONFIG_DIR").filter(|v| !v.is_empty()) {
-        return Some(PathBuf::from(d));
-    }
-    super::home_dir().map(|h| h.join(".claude"))
+    crate::platform::this().claude_config_dir()
 }
 
 /// Every parseable registry entry, alive or not.

@@ -10,32 +10,14 @@ pub mod registry;
 use std::path::{Path, PathBuf};
 
 /// The per-user state folder: `SESSION_LOCK_HOME`, else the platform's user state dir
-/// (`$XDG_STATE_HOME/session-lock`, `~/.local/state/session-lock`, `%LOCALAPPDATA%\session-lock`,
-/// `~/Library/Application Support/session-lock`).
+/// ([`crate::platform::Host::state_home`]).
 pub fn state_home() -> Option<PathBuf> {
-    if let Some(v) = std::env::var_os("SESSION_LOCK_HOME").filter(|v| !v.is_empty()) {
-        return Some(PathBuf::from(v));
-    }
-    if cfg!(windows) {
-        return std::env::var_os("LOCALAPPDATA").map(|d| PathBuf::from(d).join("session-lock"));
-    }
-    let home = home_dir()?;
-    if cfg!(target_os = "macos") {
-        return Some(home.join("Library/Application Support/session-lock"));
-    }
-    if let Some(x) = std::env::var_os("XDG_STATE_HOME").filter(|v| !v.is_empty()) {
-        return Some(PathBuf::from(x).join("session-lock"));
-    }
-    Some(home.join(".local/state/session-lock"))
+    crate::platform::this().state_home()
 }
 
 /// The user's home folder (`HOME`, or `USERPROFILE` on Windows).
 pub fn home_dir() -> Option<PathBuf> {
-    let var = if cfg!(windows) { "USERPROFILE" } else { "HOME" };
-    std::env::var_os(var)
-        .or_else(|| std::env::var_os("HOME"))
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
+    crate::platform::this().home()
 }
 
 /// One live session somebody reported.

@@ -53,7 +53,7 @@ pub fn read(home: &Path, session_id: &str) -> Option<Entry> {
 pub fn write(home: &Path, entry: &Entry) -> std::io::Result<()> {
     let path = file_for(home, &entry.session_id)
         .ok_or_else(|| std::io::Error::other(format!("bad session id '{}'", entry.session_id)))?;
-    std::fs::create_dir_all(dir(home))?;
+    crate::private::create_dirs(&dir(home))?;
     let text = serde_json::to_string(entry).map_err(std::io::Error::other)?;
     crate::atomic::write_atomic(&path, text.as_bytes())
 }

@@ -1,6 +1,6 @@
 //! Write targets: the paths a command writes, replaces or deletes, as words.
 //!
-//! The hook checks each target like an Edit of that path (see `hook/bash_writes.rs`); this
+//! The hook checks each target like an Edit of that path (see `hook/targets.rs`); this
 //! module only reads words. A target keeps the word as the shell would pass it (quotes
 //! removed, expansions kept and flagged [`Word::dynamic`], patterns flagged
 //! [`Word::glob`]), the command that writes it, and its [`Reach`]: a file, or a tree

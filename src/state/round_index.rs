@@ -20,6 +20,12 @@
 //!   rebuilt index is written back). It is never trusted over them: the locks a decision rests
 //!   on (the caller's own, and those whose `owns` could match the path) are read from their
 //!   files, so their heartbeat, session and done state are the files' own.
+//! - A lock file rewritten in place (not by rename: a hand edit, a truncation) leaves the
+//!   folder's time as it was. When a decision reads it and finds it broken, it protects what the
+//!   index last read it to own (a stand-in held by no session, as for any corrupt lock), it is
+//!   listed among the broken files, and the index is rebuilt so the next call knows it from the
+//!   start. A lock already done or stale when it was overwritten is not read by a decision that
+//!   sees no live lock; it is found at the folder's next change.
 //!
 //! Writers (claim, heartbeat, release, archive) update the index under the state lock, from an
 //! index they checked before their write ([`Index::before_write`] → [`Index::after_write`]).
@@ -192,7 +198,7 @@ impl Index {
     pub fn write(&self, layout: &Layout) -> std::io::Result<()> {
         let file = path(layout);
         if let Some(dir) = file.parent() {
-            std::fs::create_dir_all(dir)?;
+            crate::atomic::create_dirs(dir)?;
         }
         let text = view::render(self).map_err(std::io::Error::other)?;
         atomic::replace_cache(&file, &text)
@@ -258,7 +264,7 @@ fn ensure_folder(layout: &Layout) {
     if layout.dir.is_dir()
         && let Some(dir) = path(layout).parent()
     {
-        let _ = std::fs::create_dir_all(dir);
+        let _ = crate::atomic::create_dirs(dir);
     }
 }
 
@@ -285,9 +291,13 @@ pub struct LockSet {
     entries: Vec<Entry>,
     latest_heartbeat_ms: u64,
     bad: Vec<BadLock>,
+    /// Lock files the index called good that could not be read when a decision read them
+    /// (written in place, which leaves the folder's time and so the index as they were).
+    found_bad: std::cell::RefCell<Vec<BadLock>>,
     /// The locks as read from their files, when the index was rebuilt in this call.
     read: Option<Vec<Held>>,
-    /// Every lock file, read when an index entry could not be (the files decide then).
+    /// Every lock file, read when an index entry could not be (the files decide then): the
+    /// good ones, and stand-ins for the broken ones.
     fallback: std::cell::OnceCell<Vec<Held>>,
     /// The caller's own locks, once asked: a command with several write targets asks per target.
     own: std::cell::OnceCell<(String, Vec<Held>)>,
@@ -315,18 +325,22 @@ impl LockSet {
             }
             Err(why) => {
                 let (built, good, bad) = Index::build(layout);
-                let rebuilt = match built {
+                let written = match built {
                     Some(index) => write_locked(layout, &index),
-                    None => false,
+                    None => Ok(false),
                 };
-                let note = (rebuilt
-                    && !(why == Unusable::Missing && good.is_empty() && bad.is_empty()))
-                .then(|| {
-                    format!(
-                        "guard: the round index {} was {why}; rebuilt it from the lock files",
-                        path(layout).display()
-                    )
-                });
+                let note = match written {
+                    // Said at every call: each one rebuilds it until the write can be made.
+                    Err(e) => Some(format!("guard: the round index was not written: {e}")),
+                    Ok(rebuilt) => (rebuilt
+                        && !(why == Unusable::Missing && good.is_empty() && bad.is_empty()))
+                    .then(|| {
+                        format!(
+                            "guard: the round index {} was {why}; rebuilt it from the lock files",
+                            path(layout).display()
+                        )
+                    }),
+                };
                 let entries: Vec<Entry> = good.iter().map(Entry::of).collect();
                 LockSet {
                     layout: layout.clone(),
@@ -334,6 +348,7 @@ impl LockSet {
                     latest_heartbeat_ms: latest(entries.iter()),
                     entries,
                     bad,
+                    found_bad: Default::default(),
                     read: Some(good),
                     fallback: Default::default(),
                     own: Default::default(),
@@ -358,6 +373,7 @@ impl LockSet {
             latest_heartbeat_ms: view.latest_heartbeat_ms,
             view: Some(view),
             entries: Vec::new(),
+            found_bad: Default::default(),
             read: None,
             fallback: Default::default(),
             own: Default::default(),
@@ -367,9 +383,12 @@ impl LockSet {
         }
     }
 
-    /// Lock files that could not be read.
-    pub fn bad(&self) -> &[BadLock] {
-        &self.bad
+    /// Lock files that could not be read: those the index or the files named at load, and
+    /// those found broken since, when a decision read them.
+    pub fn bad(&self) -> Vec<BadLock> {
+        let mut out = self.bad.clone();
+        out.extend(self.found_bad.borrow().iter().cloned());
+        out
     }
 
     /// Every lock the index lists (each entry parsed).
@@ -383,9 +402,34 @@ impl LockSet {
         }
     }
 
-    /// Every lock file, read once (when the index cannot answer).
+    /// Every lock file, read once (when the index cannot answer); a broken one is a stand-in
+    /// with the `owns` the index last knew for it.
     fn files(&self) -> &[Held] {
-        self.fallback.get_or_init(|| self.layout.read_locks().0)
+        self.fallback.get_or_init(|| {
+            let (mut good, bad) = self.layout.read_locks();
+            for b in bad {
+                let known = self.view.as_ref().and_then(|v| v.find(&b.stream()));
+                if let Some(held) = self.broken(&b, known.as_ref()) {
+                    good.push(held);
+                }
+            }
+            good
+        })
+    }
+
+    /// A lock file found broken while deciding, that the index did not list as broken: kept
+    /// for [`LockSet::bad`], the index rebuilt so the next call starts from it, and a
+    /// stand-in that protects what `entry` (the index's last reading of it) owns.
+    fn broken(&self, bad: &BadLock, entry: Option<&Entry>) -> Option<Held> {
+        let stream = bad.stream();
+        let known = |list: &[BadLock]| list.iter().any(|b| b.path == bad.path);
+        if !known(&self.bad) && !known(&self.found_bad.borrow()) {
+            self.found_bad.borrow_mut().push(bad.clone());
+            if let (Some(index), _, _) = Index::build(&self.layout) {
+                let _ = write_locked(&self.layout, &index);
+            }
+        }
+        entry.map(|e| Held::stand_in(&stream, e.owns.clone(), "", 0, time::now_ms()))
     }
 
     /// The locks `wanted` picks among those `hint` could concern, read from their files.
@@ -410,7 +454,11 @@ impl LockSet {
             Ok(entries) => entries
                 .into_iter()
                 .filter(|e| wanted(e))
-                .filter_map(|e| self.layout.read_lock(&e.stream).ok().flatten())
+                .filter_map(|e| match self.layout.read_lock(&e.stream) {
+                    Ok(held) => held,
+                    // Broken behind the index's back: it keeps protecting.
+                    Err(bad) => self.broken(&bad, Some(e)),
+                })
                 .collect(),
             // An entry the index cannot give: every lock file decides.
             Err(()) => self
@@ -500,21 +548,22 @@ fn quoted(s: &str) -> String {
     serde_json::to_string(s).unwrap_or_default()
 }
 
-/// Writes a rebuilt index if the state lock is free now (a writer holding it writes its own).
-fn write_locked(layout: &Layout, index: &Index) -> bool {
-    match layout.lock_state(NO_WAIT) {
-        Ok(Some(_guard)) => {
+/// Writes a rebuilt index if the state lock is free now (a writer holding it writes its own):
+/// whether it was written, or why it could not be.
+fn write_locked(layout: &Layout, index: &Index) -> std::io::Result<bool> {
+    match layout.lock_state(NO_WAIT)? {
+        Some(_guard) => {
             // Checked again under the lock: a writer may have finished in between (or taking
             // the lock created its file); then it is built again, now that no writer runs.
             if dir_stamp(&layout.dir) == Some(index.dir_stamp) {
-                return index.write(layout).is_ok();
+                return index.write(layout).map(|()| true);
             }
             match Index::build(layout) {
-                (Some(again), _, _) => again.write(layout).is_ok(),
-                _ => false,
+                (Some(again), _, _) => again.write(layout).map(|()| true),
+                _ => Ok(false),
             }
         }
-        _ => false,
+        None => Ok(false),
     }
 }
 
@@ -683,6 +732,38 @@ mod tests {
             !Index::load(&l).unwrap().verify,
             "rewritten without the flag"
         );
+    }
+
+    #[test]
+    fn a_lock_broken_in_place_behind_a_fresh_index_keeps_protecting() {
+        let dir = tempfile::tempdir().unwrap();
+        let l = Layout::new(dir.path());
+        let now = time::now_ms();
+        l.write_lock(&record("api", now)).unwrap();
+        backdate(&l);
+        LockSet::load(&l);
+        // The same file rewritten in place: the folder's time, and so the index, unchanged.
+        std::fs::OpenOptions::new()
+            .write(true)
+            .truncate(true)
+            .open(l.lock_path("api"))
+            .and_then(|mut f| std::io::Write::write_all(&mut f, b"{oops"))
+            .unwrap();
+        let set = LockSet::load(&l);
+        assert!(
+            set.read.is_none() && set.bad().is_empty(),
+            "served from the index"
+        );
+        let others = set.others_for("me", "src/api/x.ts", false);
+        assert_eq!(others.len(), 1);
+        assert!(others[0].record.session_id.is_empty(), "a stand-in");
+        assert_eq!(others[0].record.owns, vec!["src/api/**"]);
+        assert!(others[0].is_live(time::now_ms(), 1000));
+        assert_eq!(set.bad().len(), 1, "said");
+        assert!(set.bad()[0].to_string().contains("api.lock"));
+        // The index was rebuilt: the next call knows the broken file from the start.
+        let next = LockSet::load(&l);
+        assert_eq!(next.bad().len(), 1);
     }
 
     #[test]

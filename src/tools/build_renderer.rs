@@ -244,7 +244,7 @@ struct QueueEntry {
 
 impl QueueEntry {
     fn join(paths: &BuildPaths, me: &Party) -> std::io::Result<QueueEntry> {
-        std::fs::create_dir_all(&paths.queue)?;
+        crate::atomic::create_dirs(&paths.queue)?;
         paths.prune_queue();
         let start = me.proc_start.as_deref().unwrap_or("0");
         let path = paths.queue.join(format!("{}-{start}.json", me.pid));

@@ -1,5 +1,5 @@
 //! What the tools say about leases: claim's compare-and-swap and its messages, release's done
-//! mark, status's rows of other machines.
+//! mark, the mirror status reads other machines' rows from (`tools::report`), the refresher.
 
 use crate::config::Config;
 use crate::exit::{Code, fail};
@@ -142,122 +142,6 @@ pub fn status_mirror(root: &Path, layout: &Layout, cfg: &LeasesConfig) -> (Mirro
         error: mirror.error.clone(),
     };
     (mirror, state)
-}
-
-/// Status with leases: the mirror refreshed, other machines' leases as rows (`remote`), this
-/// clone's locks marked `local`, and notes for states a claim left half-done.
-pub fn add_remote_rows(
-    root: &Path,
-    layout: &Layout,
-    config: &Config,
-    cfg: &LeasesConfig,
-    locks: &[Held],
-    report: &mut crate::tools::status::Report,
-    now: u64,
-) {
-    use crate::tools::status::Row;
-    let (mirror, state) = status_mirror(root, layout, cfg);
-    let me = crate::leases::host();
-    let clone_id = mirror.clone_id.clone();
-    for row in report.streams.iter_mut() {
-        if locks.iter().any(|h| h.record.stream == row.stream) {
-            row.host = Some(me.clone());
-            row.source = Some("local");
-        }
-    }
-    for m in &mirror.leases {
-        let l = &m.lease;
-        if l.clone_id == clone_id {
-            continue;
-        }
-        let local = locks.iter().find(|h| h.record.stream == l.stream);
-        if let Some(h) = local {
-            if l.is_live(now, config.heartbeat_stale_ms()) && !h.done {
-                report.notes.push(format!(
-                    "stream '{}': held here by session {} and on the remote by {}; the remote's lease wins",
-                    l.stream,
-                    short(&h.record.session_id),
-                    l.describe(now)
-                ));
-            }
-            continue;
-        }
-        let held = crate::leases::mirror::as_held(l);
-        let row = Row {
-            stream: l.stream.clone(),
-            milestone: report
-                .streams
-                .iter()
-                .find(|r| r.stream == l.stream)
-                .and_then(|r| r.milestone),
-            state: held.state(now, config.heartbeat_stale_ms()),
-            session_id: Some(l.session_id.clone()),
-            heartbeat_age_s: Some(held.age_ms(now) / 1000),
-            round: None,
-            orphaned: false,
-            abandoned: !l.done && held.age_ms(now) >= config.round_stale_ms(),
-            problem: None,
-            host: Some(l.host.clone()),
-            source: Some("remote"),
-        };
-        match report.streams.iter_mut().find(|r| r.stream == l.stream) {
-            Some(r) => *r = row,
-            None => report.streams.push(row),
-        }
-    }
-    // A claim killed between its push and its local record, or one never pushed.
-    for h in locks.iter().filter(|h| !h.done) {
-        let pushed = ops::read_pushed(layout, &h.record.stream);
-        let remote = mirror.find(&h.record.stream);
-        let ours = remote.is_some_and(|m| m.lease.clone_id == clone_id);
-        match (&pushed, ours) {
-            (None, true) => report.notes.push(format!(
-                "stream '{}': the remote's lease is this clone's but its local record is missing (a claim was interrupted); run claim {} again to repair it",
-                h.record.stream, h.record.stream
-            )),
-            (None, false) if remote.is_none() => report.notes.push(format!(
-                "stream '{}': claimed here, not on remote '{}' (the claim did not finish); run claim {} again",
-                h.record.stream, cfg.remote, h.record.stream
-            )),
-            (Some(p), _) if p.sha.is_none() => report.notes.push(format!(
-                "stream '{}': claimed offline; not yet on remote '{}'",
-                h.record.stream, cfg.remote
-            )),
-            _ => {}
-        }
-    }
-    report.leases = Some(state);
-}
-
-fn short(id: &str) -> &str {
-    crate::state::short_id(id)
-}
-
-/// The host and source of each row, and the mirror's age, under status's table.
-pub fn render_hosts(r: &crate::tools::status::Report, m: &MirrorState) -> String {
-    let mut out = format!(
-        "leases on remote '{}': {}\n",
-        m.remote,
-        match (m.age_s, &m.error) {
-            (_, Some(e)) => format!(
-                "unreachable ({e}); other machines' rows are from the mirror{}",
-                m.age_s
-                    .map(|a| format!(", {} old", time::age(a * 1000)))
-                    .unwrap_or_else(|| " (never fetched)".into())
-            ),
-            (Some(a), None) => format!("fetched {} ago", time::age(a * 1000)),
-            (None, None) => "never fetched".into(),
-        }
-    );
-    for row in r.streams.iter().filter(|x| x.source.is_some()) {
-        out.push_str(&format!(
-            "  {:<20} {:<6} {}\n",
-            row.stream,
-            row.source.unwrap_or("-"),
-            row.host.as_deref().unwrap_or("-")
-        ));
-    }
-    out
 }
 
 /// How long a refresher waits for the one running before it.

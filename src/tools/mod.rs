@@ -7,8 +7,11 @@ pub mod guard; // guard's own commands: install, uninstall, doctor, explain, log
 pub mod leases; // claim, release and status with leases on the git remote
 pub mod progress; // the live line (or plain lines) of every wait
 pub mod release;
+pub mod release_checks; // the checks release runs: the config's, or derived from the repo
 pub mod reload_plugin;
+pub mod report; // the round's rows and problems: what status prints, waits on and redraws
 pub mod status;
+pub mod statusline; // status --statusline: one line for one session's status bar
 pub mod wait_milestone;
 pub mod watch; // status --watch: the live view of the round
 
@@ -159,13 +162,6 @@ pub fn read_lock(layout: &Layout, stream: &str) -> anyhow::Result<Option<crate::
     layout
         .read_lock(stream)
         .map_err(|e| fail(Code::Failure, e.to_string()))
-}
-
-/// The text every session is shown when it claims: the repo's PROTOCOL.md if present, else the
-/// suite's built-in copy.
-pub fn protocol_text(layout: &Layout) -> String {
-    std::fs::read_to_string(layout.dir.join("PROTOCOL.md"))
-        .unwrap_or_else(|_| guard::PROTOCOL.to_string())
 }
 
 /// The stream's lock, which must exist and, when run inside a Claude Code session, belong to

@@ -111,7 +111,7 @@ fn mark_milestone(
     if all_done {
         let path = layout.milestone_done(milestone);
         let text = json!({"milestone": milestone, "doneAt": time::iso(now)}).to_string();
-        std::fs::create_dir_all(layout.milestones())
+        crate::atomic::create_dirs(layout.milestones())
             .and_then(|()| crate::atomic::write_atomic(&path, text.as_bytes()))
             .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     }
@@ -157,7 +157,7 @@ pub fn run(a: Args) -> anyhow::Result<Code> {
         .filter(|(_, path)| owns.is_match(path.trim_end_matches('/')))
         .collect();
     let mut checks = Vec::new();
-    for command in &config.release_checks {
+    for command in &super::release_checks::chosen(&root, &config).checks {
         if let Some(missing) = super::missing_project_tool(&root, command, "releaseChecks") {
             checks.push(Check {
                 command: command.clone(),

@@ -3,12 +3,12 @@
 //! `--archive` then moves the round into `history/`.
 
 use super::open;
+use super::report::{Report, Row, pending, report};
 use crate::config::Config;
 use crate::exit::{Code, fail};
-use crate::state::{Held, Layout, StreamState, short_id};
-use crate::{plans, time};
-use serde::Serialize;
-use std::collections::{HashMap, HashSet};
+use crate::state::short_id;
+use crate::time;
+use crate::tools::leases::MirrorState;
 use std::fmt::Write as _;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -27,226 +27,8 @@ pub struct Args<'a> {
     pub config_value: Option<&'a str>,
     /// The detached lease refresher's pass (started by the guard), quiet.
     pub refresh_leases: bool,
-}
-
-/// One row of the table.
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Row {
-    pub stream: String,
-    pub milestone: Option<u32>,
-    pub state: StreamState,
-    pub session_id: Option<String>,
-    pub heartbeat_age_s: Option<u64>,
-    pub round: Option<u32>,
-    /// The client process that claimed it is gone (the lock still protects until stale).
-    pub orphaned: bool,
-    /// Stale past the end-of-round limit: `--wait` no longer waits for it.
-    pub abandoned: bool,
-    /// For a corrupt lock or a broken plan: the file and what is wrong with it.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub problem: Option<String>,
-    /// With leases: the machine holding it, and whether the answer is this clone's lock
-    /// (`local`) or another machine's lease from the mirror (`remote`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub host: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub source: Option<&'static str>,
-}
-
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Report {
-    pub round: u32,
-    pub streams: Vec<Row>,
-    pub problems: Vec<String>,
-    /// Not errors, but worth a look: plans whose `owns` overlap.
-    pub warnings: Vec<String>,
-    /// With leases: where other machines' rows come from and how old that answer is.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub leases: Option<crate::tools::leases::MirrorState>,
-    /// With leases: states that need a person's eye but are not broken files.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub notes: Vec<String>,
-    /// Calls the guard blocked, per stream, made by the session that holds it now (from
-    /// session-lock/blocks.jsonl; `guard log` shows them).
-    pub blocks: std::collections::BTreeMap<String, usize>,
-}
-
-fn row_for(
-    h: &Held,
-    milestone: Option<u32>,
-    cfg: &Config,
-    now: u64,
-    look: &mut crate::liveness::Look,
-) -> Row {
-    Row {
-        stream: h.record.stream.clone(),
-        milestone: milestone.or(Some(h.record.milestone)),
-        state: h.state(now, cfg.heartbeat_stale_ms()),
-        session_id: Some(h.record.session_id.clone()),
-        heartbeat_age_s: Some(h.age_ms(now) / 1000),
-        round: Some(h.record.round),
-        orphaned: !h.done && h.orphaned_in(look),
-        abandoned: !h.done && h.age_ms(now) >= cfg.round_stale_ms(),
-        problem: None,
-        host: None,
-        source: None,
-    }
-}
-
-fn problem_row(stream: String, milestone: Option<u32>, state: StreamState, why: String) -> Row {
-    Row {
-        stream,
-        milestone,
-        state,
-        session_id: None,
-        heartbeat_age_s: None,
-        round: None,
-        orphaned: false,
-        abandoned: false,
-        problem: Some(why),
-        host: None,
-        source: None,
-    }
-}
-
-/// Pairs of plans whose `owns` may match the same files (a literal pattern is tested exactly;
-/// otherwise one pattern's fixed prefix lies inside the other's). The earlier claim keeps such
-/// files, so the later stream cannot edit them.
-pub fn overlaps(streams: &[plans::Stream], ci: bool) -> Vec<String> {
-    let sets: Vec<crate::globs::OverlapSet> = streams
-        .iter()
-        .map(|s| crate::globs::OverlapSet::new(&s.owns, ci))
-        .collect();
-    crate::globs::overlapping(&sets)
-        .into_iter()
-        .map(|(i, j, pa, pb)| {
-            format!(
-                "plans of '{}' ({pa}) and '{}' ({pb}) own overlapping files; while both are live the earlier claim keeps them",
-                streams[i].name, streams[j].name
-            )
-        })
-        .collect()
-}
-
-/// Reads plans and locks into the table: the plans' streams in milestone order, then plans that
-/// cannot be read, corrupt locks, and locks no plan declares.
-pub fn report(root: &Path, cfg: &Config, layout: &Layout) -> Report {
-    let now = time::now_ms();
-    let mut problems = Vec::new();
-    let (streams, broken) = crate::plan_cache::load_each(root, &cfg.plan_glob, layout)
-        .unwrap_or_else(|e| {
-            problems.push(e.to_string());
-            (Vec::new(), Vec::new())
-        });
-    let (locks, bad) = layout.read_locks();
-    problems.extend(broken.iter().map(|b| b.to_string()));
-    problems.extend(bad.iter().map(|b| b.to_string()));
-    // Each name once: a lock file per stream, a plan per stream (a name declared twice is
-    // neither's), so the rows are joined by name, not by scanning the other list per row.
-    let lock_of: HashMap<&str, &Held> = locks
-        .iter()
-        .map(|h| (h.record.stream.as_str(), h))
-        .collect();
-    let plan_of: HashMap<&str, &plans::Stream> =
-        streams.iter().map(|s| (s.name.as_str(), s)).collect();
-    let bad_names: HashSet<String> = bad.iter().map(|b| b.stream()).collect();
-    let mut look = crate::liveness::Look::default();
-    let mut rows: Vec<Row> = Vec::new();
-    for s in &streams {
-        if bad_names.contains(&s.name) {
-            continue;
-        }
-        match lock_of.get(s.name.as_str()) {
-            Some(h) => rows.push(row_for(h, Some(s.milestone), cfg, now, &mut look)),
-            None => rows.push(Row {
-                stream: s.name.clone(),
-                milestone: Some(s.milestone),
-                state: StreamState::Unclaimed,
-                session_id: None,
-                heartbeat_age_s: None,
-                round: None,
-                orphaned: false,
-                abandoned: false,
-                problem: None,
-                host: None,
-                source: None,
-            }),
-        }
-    }
-    // A broken plan's row, named by its folder, unless the stream already has one.
-    let mut broken_named: HashSet<String> = HashSet::new();
-    for b in &broken {
-        if let plans::PlanError::Malformed { path, .. } = b {
-            let folder = path.rsplit('/').nth(1).unwrap_or_default();
-            if let Some((ms, name)) = plans::parse_folder(folder) {
-                let has_row = (plan_of.contains_key(name.as_str()) && !bad_names.contains(&name))
-                    || broken_named.contains(&name);
-                if !has_row {
-                    broken_named.insert(name.clone());
-                    rows.push(problem_row(
-                        name,
-                        Some(ms),
-                        StreamState::Broken,
-                        b.to_string(),
-                    ));
-                }
-            }
-        }
-    }
-    for b in &bad {
-        let stream = b.stream();
-        let milestone = plan_of.get(stream.as_str()).map(|s| s.milestone);
-        rows.push(problem_row(
-            stream,
-            milestone,
-            StreamState::Corrupt,
-            format!("{b}; fix or delete {}", b.path.display()),
-        ));
-    }
-    for h in &locks {
-        if !plan_of.contains_key(h.record.stream.as_str()) {
-            rows.push(row_for(h, None, cfg, now, &mut look));
-        }
-    }
-    let blocks = block_counts(root, &rows);
-    let warnings = overlaps(&streams, cfg.case_insensitive());
-    let mut report = Report {
-        round: layout.round(),
-        streams: rows,
-        problems,
-        warnings,
-        blocks,
-        leases: None,
-        notes: Vec::new(),
-    };
-    if let Some(lc) = &cfg.leases {
-        crate::tools::leases::add_remote_rows(root, layout, cfg, lc, &locks, &mut report, now);
-    }
-    report
-}
-
-/// Denies in the block log per stream, counting those of the session that holds it now.
-fn block_counts(root: &Path, rows: &[Row]) -> std::collections::BTreeMap<String, usize> {
-    let mut counts = std::collections::BTreeMap::new();
-    let Ok(denies) = crate::hook::blocklog::denies_by_session(root) else {
-        return counts;
-    };
-    if denies.is_empty() {
-        return counts;
-    }
-    // The first row naming a session is the one its denies count for.
-    let mut seen: HashSet<&str> = HashSet::new();
-    for r in rows {
-        if let Some(session) = r.session_id.as_deref()
-            && seen.insert(session)
-            && let Some(&n) = denies.get(session)
-        {
-            *counts.entry(r.stream.clone()).or_insert(0) += n;
-        }
-    }
-    counts
+    /// One line for the Claude Code status line of the session whose JSON is on stdin.
+    pub statusline: bool,
 }
 
 /// The table as text.
@@ -289,7 +71,7 @@ pub fn render(r: &Report) -> String {
             );
         }
         if let Some(m) = &r.leases {
-            out.push_str(&crate::tools::leases::render_hosts(r, m));
+            out.push_str(&render_hosts(r, m));
         }
         if r.streams.iter().any(|x| x.orphaned) {
             out.push_str("* orphaned: the session's client process is gone; its lock protects until it goes stale\n");
@@ -337,16 +119,31 @@ fn table_line(out: &mut String, [stream, ms, state, session, heartbeat, round]: 
     out.push('\n');
 }
 
-/// Streams `--wait` still waits for: claimed, not done, not abandoned; and a corrupt lock,
-/// which is never counted finished (nobody can tell whether its stream is).
-pub fn pending(r: &Report) -> Vec<&Row> {
-    r.streams
-        .iter()
-        .filter(|row| {
-            (matches!(row.state, StreamState::Active | StreamState::Stale) && !row.abandoned)
-                || row.state == StreamState::Corrupt
-        })
-        .collect()
+/// The host and source of each row, and the mirror's age, under status's table.
+fn render_hosts(r: &Report, m: &MirrorState) -> String {
+    let mut out = format!(
+        "leases on remote '{}': {}\n",
+        m.remote,
+        match (m.age_s, &m.error) {
+            (_, Some(e)) => format!(
+                "unreachable ({e}); other machines' rows are from the mirror{}",
+                m.age_s
+                    .map(|a| format!(", {} old", time::age(a * 1000)))
+                    .unwrap_or_else(|| " (never fetched)".into())
+            ),
+            (Some(a), None) => format!("fetched {} ago", time::age(a * 1000)),
+            (None, None) => "never fetched".into(),
+        }
+    );
+    for row in r.streams.iter().filter(|x| x.source.is_some()) {
+        out.push_str(&format!(
+            "  {:<20} {:<6} {}\n",
+            row.stream,
+            row.source.unwrap_or("-"),
+            row.host.as_deref().unwrap_or("-")
+        ));
+    }
+    out
 }
 
 fn describe_pending(rows: &[&Row]) -> String {
@@ -379,6 +176,9 @@ pub fn config_value(cfg: &Config, key: &str) -> anyhow::Result<String> {
 }
 
 pub fn run(a: Args) -> anyhow::Result<Code> {
+    if a.statusline {
+        return super::statusline::run(a.repo);
+    }
     let (root, cfg, layout) = open(a.repo)?;
     if let Some(key) = a.config_value {
         println!("{}", config_value(&cfg, key)?);

@@ -3,7 +3,7 @@
 //! messages in flight to the streams' sessions, and the last blocks from the block log. Only
 //! on a terminal: elsewhere it says so and exits (a snapshot is `status` or `status --json`).
 
-use super::{build_renderer, status};
+use super::{build_renderer, report};
 use crate::config::Config;
 use crate::exit::{Code, fail};
 use crate::hook::blocklog;
@@ -29,7 +29,7 @@ const LAST_BLOCKS: usize = 5;
 
 /// What one frame shows.
 pub struct Snapshot {
-    pub report: status::Report,
+    pub report: report::Report,
     pub build: build_renderer::Status,
     /// Messages queued or held for the streams' sessions, one line each.
     pub messages: Vec<String>,
@@ -38,7 +38,7 @@ pub struct Snapshot {
 
 /// Reads everything a frame shows.
 pub fn snapshot(root: &Path, cfg: &Config, layout: &Layout) -> Snapshot {
-    let report = status::report(root, cfg, layout);
+    let report = report::report(root, cfg, layout);
     let build = build_renderer::status(layout);
     let messages = in_flight(&report);
     let mut blocks = blocklog::read(root).unwrap_or_default();
@@ -53,7 +53,7 @@ pub fn snapshot(root: &Path, cfg: &Config, layout: &Layout) -> Snapshot {
 }
 
 /// Messages not yet delivered to the sessions that hold this round's streams.
-fn in_flight(report: &status::Report) -> Vec<String> {
+fn in_flight(report: &report::Report) -> Vec<String> {
     let Some(home) = crate::sessions::state_home() else {
         return Vec::new();
     };
@@ -88,7 +88,7 @@ fn in_flight(report: &status::Report) -> Vec<String> {
     out
 }
 
-fn stream_rows(r: &status::Report) -> Vec<Row<'static>> {
+fn stream_rows(r: &report::Report) -> Vec<Row<'static>> {
     r.streams
         .iter()
         .map(|row| {

@@ -409,3 +409,80 @@ fn agent_workspace_contract_refuses_a_doubtful_mcp_json_before_spawning() {
     assert_eq!(out.code, Some(8), "{}", out.describe("exit 8"));
     assert!(model.log().is_empty(), "the model got no request");
 }
+
+#[test]
+fn issue_29_no_contract_lets_the_model_read_a_clients_config_with_credentials() {
+    let claude = require_claude!();
+    let editor = FakeEditor::start();
+    let repo = GitRepo::with_files(&[
+        ("Assets/notes.txt", "inside content\n"),
+        (
+            ".claude/settings.local.json",
+            r#"{"env": {"API_TOKEN": "Bearer SETTINGS-CREDENTIAL-91"}}"#,
+        ),
+    ]);
+    let mcp = json!({"mcpServers": {
+        "ai-game-developer": {"type": "http", "url": editor.url()},
+        "arkon": {"type": "http", "url": "http://127.0.0.1:9/mcp",
+                  "headers": {"Authorization": "Bearer ARKON-CREDENTIAL-77"}},
+    }});
+    repo.write(".mcp.json", &mcp.to_string());
+    std::os::unix::fs::symlink(repo.join(".mcp.json"), repo.join("Assets/alias.txt")).unwrap();
+    let model = FakeModel::start(vec![
+        Turn::tool_use("Read", json!({"file_path": repo.join(".mcp.json")})),
+        Turn::tool_use("Read", json!({"file_path": "Assets/alias.txt"})),
+        Turn::tool_use(
+            "Read",
+            json!({"file_path": repo.join(".claude/settings.local.json")}),
+        ),
+        Turn::tool_use(
+            "Grep",
+            json!({"pattern": "Bearer", "output_mode": "content"}),
+        ),
+        Turn::tool_use(
+            "Grep",
+            json!({"pattern": "inside", "path": repo.join("Assets/notes.txt")}),
+        ),
+        Turn::tool_use("Read", json!({"file_path": repo.join("Assets/notes.txt")})),
+        Turn::text("Looked."),
+    ]);
+    let home = Home::new();
+    let out = RunAgent::new(Some(&claude), &home, &model.base_url())
+        .json(&json!({
+            "cwd": path_str(repo.path()),
+            "prompt": "what is configured here?",
+            "workspaceUnityState": true,
+        }))
+        .env(
+            "SESSION_LOCK_RUN_AGENT_BIN",
+            crate::agent_harness::RUN_AGENT,
+        )
+        .run();
+    out.assert_ok();
+    let results = model.tool_results();
+    assert_eq!(results.len(), 6, "{results:?}");
+    for (i, r) in results[..4].iter().enumerate() {
+        assert!(
+            r.is_error
+                && r.content.contains("a client config file")
+                && r.content.contains("credentials"),
+            "call {i} was not refused by the contract: {}",
+            r.content
+        );
+    }
+    assert!(
+        !results[4].is_error,
+        "a search that holds no such file passes: {results:?}"
+    );
+    assert!(
+        !results[5].is_error && results[5].content.contains("inside content"),
+        "{results:?}"
+    );
+    for body in model.requests() {
+        let text = body.to_string();
+        assert!(
+            !text.contains("ARKON-CREDENTIAL") && !text.contains("SETTINGS-CREDENTIAL"),
+            "a credential reached the model"
+        );
+    }
+}

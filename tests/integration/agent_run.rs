@@ -710,6 +710,8 @@ fn agent_issue14_the_pinned_cli_is_found_by_default_and_doctor_says_where_it_loo
             .env_remove("SESSION_LOCK_CLAUDE_BIN")
             .env("PATH", "/usr/bin:/bin")
             .env("SESSION_LOCK_CACHE", cache)
+            // No installer's `~/.local/bin/claude` or `~/.claude/local/claude` either.
+            .env("HOME", cache)
             .output()
             .unwrap()
     };
@@ -729,6 +731,16 @@ fn agent_issue14_the_pinned_cli_is_found_by_default_and_doctor_says_where_it_loo
     let out = doctor(cache.path(), "--version");
     assert!(String::from_utf8_lossy(&out.stdout).contains(&pinned));
 
+    if cfg!(target_os = "macos")
+        && ["/opt/homebrew/bin/claude", "/usr/local/bin/claude"]
+            .iter()
+            .any(|p| std::path::Path::new(p).exists())
+    {
+        eprintln!(
+            "skipped: the not-found half: this Mac has a Homebrew claude, which is looked at"
+        );
+        return;
+    }
     let empty = tempfile::tempdir().unwrap();
     let out = doctor(empty.path(), "doctor");
     let text = String::from_utf8_lossy(&out.stdout);

@@ -59,13 +59,13 @@ fn claim_records_the_real_session_id_and_a_second_claim_is_blocked() {
 
     let claimed = assert_ran(&a, &model_a, "toolu_a_claim");
     for needle in [
-        "## Rules for every session",
-        "**Claim first.**",
+        "Rules that bind this session",
+        "The full protocol: session-lock/PROTOCOL.md",
         &format!(
             "Stream 'api' (milestone 01, round 0) is held by this session {}",
             &a_id[..8]
         ),
-        "You own:\n  src/api/**\n",
+        "You own (edit only these):\n  src/api/**\n",
     ] {
         assert!(
             claimed.content.contains(needle),

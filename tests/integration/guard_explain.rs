@@ -85,7 +85,10 @@ fn explain_shows_each_write_target_and_the_lock_it_hits() {
         &repo,
         &["cd src && sed -i s/a/b/ api/x.ts; echo ok > \"$OUT/y\" ; rm docs/*.md"],
     );
-    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        code, 1,
+        "the guard blocks the write, so explain does: {err}"
+    );
     assert!(out.contains("write targets"), "{out}");
     assert!(out.contains("sed -i api/x.ts →"), "{out}");
     assert!(out.contains("src/api/x.ts"), "the cd is applied: {out}");
@@ -95,4 +98,56 @@ fn explain_shows_each_write_target_and_the_lock_it_hits() {
         out.contains("block: session-lock: src/api/x.ts is owned by stream 'api'"),
         "the lock it hits: {out}"
     );
+}
+
+#[test]
+fn issue_30_explain_exits_like_the_guard_and_prints_its_decision() {
+    let repo = Repo::new();
+    repo.plan("ui", 1, &["src/renderer/**"]);
+    repo.lock("ui", "other", &["src/renderer/**"], 1, 60_000);
+    let cmd = "echo hi > src/renderer/App.tsx";
+    let (code, out, err) = explain(&repo, &[cmd]);
+    assert_eq!(code, 1, "a block exits 1: {out}{err}");
+    let last = out.lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with(
+            "verdict: block (ownership): session-lock: src/renderer/App.tsx is owned by stream 'ui'"
+        ),
+        "the last line is the guard's decision: {out}"
+    );
+    assert!(!out.contains("verdict: allow"), "{out}");
+
+    let (code, out, err) = explain(&repo, &["--json", cmd]);
+    assert_eq!(code, 1, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("one JSON document");
+    assert_eq!(v["verdict"], "deny");
+    assert_eq!(v["rule"], "ownership");
+    assert_eq!(v["stream"], "ui");
+    assert_eq!(v["path"], "src/renderer/App.tsx");
+    assert!(
+        v["reason"]
+            .as_str()
+            .unwrap()
+            .contains("owned by stream 'ui'")
+    );
+
+    // The same command through the guard itself: the same refusal.
+    let payload = repo.payload("me", "Bash", serde_json::json!({"command": cmd}));
+    let guard = repo.guard(&payload);
+    match crate::support::lifecycle::verdict(&guard) {
+        Ok(crate::support::lifecycle::Verdict::Block(reason)) => {
+            assert_eq!(reason, v["reason"].as_str().unwrap())
+        }
+        other => panic!("the guard did not block: {other:?}"),
+    }
+
+    // Nothing was written: no lock, no log line.
+    assert!(
+        repo.read("session-lock/blocks.jsonl")
+            .is_some_and(|l| l.lines().count() == 1)
+    );
+    let (code, out, _) = explain(&repo, &["--json", "echo hi > src/other.ts"]);
+    assert_eq!(code, 0, "{out}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["verdict"], "allow");
 }

@@ -24,9 +24,13 @@
 //! - `selftest`: the `selftest/` case corpus through the real `guard`.
 //! - `lifecycle_*`: the claim race and a whole round through the real binaries.
 //! - `tools_*`: claim, release, status, wait-milestone and `guard install` / `uninstall` /
-//!   `doctor` one by one; `tools_errors` the failures people read, `tools_progress` and
+//!   `doctor` (`tools_doctor`: one check per cause) one by one; `tools_errors` the failures people read, `tools_progress` and
 //!   `tools_watch` the terminal views, read under tmux (`support::tmux`).
 //! - `guard_log`: the block log through the real guard.
+//! - `state_links`: symbolic links planted in the state folders are never written through.
+//! - `setup_script`: `scripts/setup` shows cargo's progress and wires a repo.
+//! - `floor`: the kernel write floor (`guard floor`) and its wrapper with real processes: the
+//!   tricks it stops, the ordinary work it keeps, bubblewrap and Landlock.
 //! - `tools_*`: claim, release, status, wait-milestone and `guard install` one by one.
 //! - `exit_codes`: PROTOCOL.md's table against `exit::Code`, each `--help` against its tool's codes.
 //! - `windows`: the Windows build under wine (`scripts/test-windows`): path forms, a stream's
@@ -41,6 +45,8 @@
 //!   too) and staleness, the release gate and `status --wait`.
 //! - `e2e_trust`: issue 11's trust boundary in a real round: the local settings, a plan
 //!   widening and a release of another session's stream, refused from inside a session.
+//! - `e2e_statusline`: an interactive session under tmux in a repo wired by plain `guard install`:
+//!   the status line, the hooks and the MCP server all through the committed launcher.
 //! - `e2e_hook_contract`: the guard and the real client: fail-open on a crash,
 //!   the exit-2 decision form, paths after a `cd`, sessions started below the
 //!   repo root.
@@ -57,9 +63,11 @@ mod architecture;
 mod build_lock;
 mod e2e_hook_contract;
 mod e2e_lifecycle;
+mod e2e_statusline;
 mod e2e_testbed;
 mod e2e_trust;
 mod exit_codes;
+mod floor;
 mod guard_explain;
 mod guard_log;
 mod guard_props;
@@ -78,8 +86,11 @@ mod rules_corpus;
 mod run_script;
 mod selftest;
 mod selftest_commands;
+mod state_links;
+mod setup_script;
 mod tools_claim;
 mod tools_corrupt;
+mod tools_doctor;
 mod tools_errors;
 mod tools_install;
 mod tools_progress;

@@ -164,11 +164,12 @@ fn python_lists_and_sends_with_its_token() {
             a.token, b.id
         ),
     );
-    assert_eq!(forged["result"]["status"], "accepted", "{forged}");
-    let line = &b.wait_received(2)[1];
-    assert!(
-        line["message"]["content"].as_str().unwrap().contains(&a.id),
-        "sender stays the token's"
+    // A field naming a sender is no field of the request: refused, nothing sent.
+    assert_eq!(forged["error"]["code"], "bad_request", "{forged}");
+    assert_eq!(
+        b.received().len(),
+        1,
+        "only the first message reached the target"
     );
 }
 
@@ -322,4 +323,169 @@ fn one_owner_per_endpoint_and_a_clean_stop() {
     drop(l);
     let srv2 = serve(&bed, &[]);
     assert!(srv2.sock.exists());
+}
+
+/// The bus client example of docs/send-message.md, as written there.
+fn documented_client() -> String {
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/send-message.md"))
+        .unwrap();
+    let at = doc.find("Example (Python)").expect("the example");
+    let body = &doc[at..];
+    let start = body.find("```python\n").unwrap() + "```python\n".len();
+    let end = start + body[start..].find("```").unwrap();
+    body[start..end].to_string()
+}
+
+const NOBODY: u32 = 65534;
+
+/// A folder and a listening socket in it, both another user's (`nobody`), the folder open to
+/// all: what a second local user can make where a guessable path points. Whatever connects is
+/// answered as the bus would, and its bytes kept.
+fn planted(dir: &Path) -> std::sync::Arc<std::sync::Mutex<Vec<u8>>> {
+    use std::io::{BufRead, Write};
+    std::fs::create_dir_all(dir).unwrap();
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+    std::os::unix::fs::chown(dir, Some(NOBODY), Some(NOBODY)).unwrap();
+    let sock = dir.join("bus.sock");
+    let listener = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+    std::os::unix::fs::chown(&sock, Some(NOBODY), Some(NOBODY)).unwrap();
+    let got = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let keep = got.clone();
+    std::thread::spawn(move || {
+        for conn in listener.incoming().flatten() {
+            let mut line = Vec::new();
+            let mut r = std::io::BufReader::new(&conn);
+            let _ = r.read_until(b'\n', &mut line);
+            keep.lock().unwrap().extend_from_slice(&line);
+            let _ = (&conn).write_all(b"{\"ok\":true,\"result\":\"the other user\"}\n");
+        }
+    });
+    got
+}
+
+#[test]
+fn issue_29_the_bus_never_serves_in_a_folder_another_user_made_nor_does_its_documented_client() {
+    need_python!();
+    if !rustix::process::geteuid().is_root() {
+        eprintln!("skipped: making a folder owned by another user needs root");
+        return;
+    }
+    let mut bed = Bed::new();
+    let owner = bed.live(Spec::named("script-owner"));
+    let _b = bed.live(Spec::named("api-worker"));
+    let client = documented_client();
+    let env = |c: &mut Command, tmp: &Path, runtime: Option<&Path>| {
+        bed.env(c);
+        c.env("TMPDIR", tmp).env_remove("XDG_RUNTIME_DIR");
+        if let Some(r) = runtime {
+            c.env("XDG_RUNTIME_DIR", r);
+        }
+    };
+    let ask_documented = |tmp: &Path, runtime: Option<&Path>| {
+        let mut c = Command::new("python3");
+        env(&mut c, tmp, runtime);
+        c.args(["-c", &client])
+            .env("CLAUDE_CODE_MESSAGING_TOKEN", &owner.token)
+            .output()
+            .unwrap()
+    };
+    // 1. Another user took the shared temp folder's name first, and listens there.
+    let tmp = bed.dir.path().join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let uid = rustix::process::geteuid().as_raw();
+    let shared = planted(&tmp.join(format!("session-lock-messaging-{uid}")));
+    let mut serve = Command::new(env!("CARGO_BIN_EXE_send-message"));
+    env(&mut serve, &tmp, None);
+    let mut srv = Server {
+        child: serve.arg("serve").stderr(Stdio::piped()).spawn().unwrap(),
+        sock: bed.state.join("run/bus.sock"),
+    };
+    let until = Instant::now() + Duration::from_secs(10);
+    while std::os::unix::net::UnixStream::connect(&srv.sock).is_err() {
+        if let Some(code) = srv.child.try_wait().unwrap() {
+            let mut err = String::new();
+            std::io::Read::read_to_string(srv.child.stderr.as_mut().unwrap(), &mut err).unwrap();
+            panic!("serve ended ({code}) instead of serving in the user's own folder: {err}");
+        }
+        assert!(Instant::now() < until, "the bus did not come up");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let mode = std::fs::metadata(srv.sock.parent().unwrap())
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o700);
+    let out = ask_documented(&tmp, None);
+    let answer: Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {out:?}"));
+    assert_eq!(answer["ok"], true, "{answer}");
+    assert_eq!(answer["result"]["status"], "accepted", "{answer}");
+    assert!(
+        shared.lock().unwrap().is_empty(),
+        "nothing went to the other user"
+    );
+    drop(srv);
+    // 2. The runtime folder's session-lock/ is another user's: serve refuses it (and leaves it
+    // as it is), and the documented client does not hand its token over there either.
+    let runtime = bed.dir.path().join("runtime");
+    std::fs::create_dir_all(&runtime).unwrap();
+    std::fs::set_permissions(&runtime, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let theirs = runtime.join("session-lock");
+    let got = planted(&theirs);
+    let mut serve = Command::new(env!("CARGO_BIN_EXE_send-message"));
+    env(&mut serve, &tmp, Some(&runtime));
+    let out = serve.arg("serve").output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&theirs.display().to_string())
+            && err.contains("not private")
+            && err.contains(&format!("uid {NOBODY}")),
+        "{err}"
+    );
+    let meta = std::fs::metadata(&theirs).unwrap();
+    assert_eq!(
+        (
+            std::os::unix::fs::MetadataExt::uid(&meta),
+            meta.permissions().mode() & 0o777
+        ),
+        (NOBODY, 0o777),
+        "never taken over"
+    );
+    let out = ask_documented(&tmp, Some(&runtime));
+    assert!(!out.status.success(), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("not private"),
+        "{out:?}"
+    );
+    assert!(got.lock().unwrap().is_empty(), "the token stayed home");
+}
+
+#[test]
+fn issue_29_a_request_field_the_bus_does_not_know_is_refused_and_nothing_is_sent() {
+    need_python!();
+    let mut bed = Bed::new();
+    let a = bed.live(Spec::named("script-owner"));
+    let b = bed.live(Spec::named("api-worker"));
+    let srv = serve(&bed, &[]);
+    for (raw, field) in [
+        (
+            format!(
+                r#"{{"token":"{}","op":"send","to":"api-worker","message":"m","from":"{}"}}"#,
+                a.token, b.id
+            ),
+            "from",
+        ),
+        (
+            format!(r#"{{"token":"{}","op":"list","limt":5}}"#, a.token),
+            "limt",
+        ),
+    ] {
+        let v = ask(&srv.sock, &raw);
+        assert_eq!(v["error"]["code"], "bad_request", "{raw}: {v}");
+        let msg = v["error"]["message"].as_str().unwrap();
+        assert!(msg.contains(&format!("unknown field `{field}`")), "{msg}");
+    }
+    assert!(b.received().is_empty(), "nothing was sent");
+    assert!(!bed.outbox_path(&a.id).exists(), "nothing was recorded");
 }

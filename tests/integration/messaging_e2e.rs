@@ -795,3 +795,76 @@ fn issue13_a_send_to_a_cold_target_returns_at_once_while_the_woken_turn_runs() {
     );
     wait_op(&w, "terminal", id, "delivered", Duration::from_secs(60));
 }
+
+/// How many times `Session message <id> from` is in one request (its whole history).
+fn times_in(req: &Value, id: &str) -> usize {
+    everything(req)
+        .matches(&format!("Session message {id} from"))
+        .count()
+}
+
+#[test]
+fn issue_29_ten_senders_at_once_reach_a_busy_session_once_each() {
+    let claude = require_claude!();
+    let w = World::new();
+    let model = FakeModel::start(vec![
+        b_slow_turn(&w.release()),
+        Turn::text("B done").when("B-PROMPT").repeat(30),
+    ]);
+    // B prompts for permissions, as the terminal senders do: its client takes their messages.
+    let b = w
+        .session(&claude, &model, "B-PROMPT", "worker-b")
+        .permission_mode(Some("default"))
+        .args(["--allowedTools", "Bash"])
+        .spawn();
+    wait_b_busy(&w, &model);
+    // Ten senders at once, each its own process, while B is in its slow tool call: each one's
+    // look at what waits for B sees the others' messages half-way through their sends.
+    let senders: Vec<_> = (0..10)
+        .map(|i| {
+            w.terminal(&model, claude.bin())
+                .args(["--json", "send", "--to", "worker-b"])
+                .arg(format!("message number {i} of ten"))
+                .stdout(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let answers: Vec<Value> = senders
+        .into_iter()
+        .map(|c| {
+            let out = c.wait_with_output().unwrap();
+            assert!(out.status.success(), "{out:?}");
+            serde_json::from_slice(&out.stdout).unwrap()
+        })
+        .collect();
+    let ids: Vec<String> = answers
+        .iter()
+        .map(|a| a["message_id"].as_str().unwrap().to_string())
+        .collect();
+    std::fs::write(w.release(), "").unwrap();
+    // Each was taken into B's queue; B's next request (its last) holds the whole history.
+    for a in &answers {
+        assert_eq!(a["status"], "accepted", "{a}");
+    }
+    finish(b);
+    let last = conversation(&model, "B-PROMPT").pop().unwrap();
+    let twice: Vec<(&String, usize)> = ids
+        .iter()
+        .map(|id| (id, times_in(&last, id)))
+        .filter(|(_, n)| *n != 1)
+        .collect();
+    assert!(
+        twice.is_empty(),
+        "messages B's model was given other than once (id, times): {twice:?}; answers {answers:?}"
+    );
+    // And each was written to B once.
+    let outbox = w.outbox("terminal");
+    for id in &ids {
+        let sent = outbox
+            .iter()
+            .filter(|l| l["messageId"] == id.as_str() && l["op"] == "sent")
+            .count();
+        assert_eq!(sent, 1, "{id} written {sent} times");
+    }
+}

@@ -557,3 +557,166 @@ fn issue13_kill_9_of_a_wake_after_it_recorded_taken_leaves_that_accepted_and_the
         assert_eq!(s["state"], "delivered", "{s}");
     }
 }
+
+#[test]
+fn issue_29_a_send_killed_between_its_two_ledger_lines_is_finished_by_the_next_look() {
+    if !python_ok() {
+        return;
+    }
+    let mut bed = Bed::new();
+    let c = client(&bed);
+    let cwd = bed.repo.path().to_path_buf();
+    let (cold_id, transcript) = bed.cold("sleeper", &cwd);
+    let hooked = bed.live(Spec::named("hooked").no_socket());
+    // A send that dies after the sender's outbox has the message, before the target's inbound
+    // ledger does (the crash switch aborts it right there).
+    let killed = |to: &str, target: &str, text: &str| -> String {
+        let out = cmd(&bed, &c, None)
+            .env("SESSION_LOCK_MESSAGING_CRASH_AT", "after-queued")
+            .args(["--json", "send", "--to", to, text])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.code() != Some(0) && out.stdout.is_empty(),
+            "{out:?}"
+        );
+        let id = bed
+            .outbox("terminal")
+            .iter()
+            .find(|l| l["op"] == "queued" && l["text"] == text)
+            .and_then(|l| l["messageId"].as_str().map(str::to_string))
+            .expect("in the outbox before the crash");
+        assert!(
+            ops(&bed.inbound(target), &id).is_empty(),
+            "not in the inbound ledger yet"
+        );
+        id
+    };
+    let to_cold = killed("sleeper", &cold_id, "for the sleeper");
+    let to_hooked = killed("hooked", &hooked.id, "for the hooked one");
+    // The sender's next look (its status) writes the missing line: the cold target is woken
+    // with its message, once.
+    let s = status_until(&bed, &c, &to_cold, |s| s["state"] == "delivered");
+    assert_eq!(s["state"], "delivered", "{s}");
+    assert_eq!(prompts_with(&transcript, &to_cold), 1, "given once");
+    assert_eq!(ops(&bed.inbound(&cold_id), &to_cold)[0], "queued");
+    // The target without a socket gets its message at its next tool call, from its hook.
+    let (_, s) = run(&bed, &c, None, &["status", &to_hooked]);
+    assert_eq!(s["state"], "queued", "{s}");
+    let out = bed.guard(&hooked, "PostToolUse", "default");
+    let context = out["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap_or("");
+    assert!(
+        context.contains(&format!("Session message {to_hooked} from"))
+            && context.contains("for the hooked one"),
+        "{out}"
+    );
+    let (_, s) = run(&bed, &c, None, &["status", &to_hooked]);
+    assert_eq!(s["state"], "accepted", "{s}");
+}
+
+/// `cmd` run under a 022 umask (what most shells give): what it creates must not depend on it.
+fn under_umask_022(c: Command) -> Command {
+    let mut sh = Command::new("sh");
+    sh.arg("-c").arg("umask 022; exec \"$@\"").arg("sh");
+    sh.arg(c.get_program()).args(c.get_args());
+    for (k, v) in c.get_envs() {
+        match v {
+            Some(v) => sh.env(k, v),
+            None => sh.env_remove(k),
+        };
+    }
+    if let Some(d) = c.get_current_dir() {
+        sh.current_dir(d);
+    }
+    sh.stdin(Stdio::null());
+    sh
+}
+
+#[test]
+fn issue_29_everything_under_the_state_home_is_private_whatever_the_umask() {
+    if !python_ok() {
+        return;
+    }
+    let mut bed = Bed::new();
+    bed.config(json!({"inboundSessions": {"reviewer": "hold"}}));
+    let c = client(&bed);
+    let cwd = bed.repo.path().to_path_buf();
+    let (_, _) = bed.cold("sleeper", &cwd);
+    let _sock = bed.live(Spec::named("sock"));
+    let hooked = bed.live(Spec::named("hooked").no_socket());
+    let reviewer = bed.live(Spec::named("reviewer").no_socket());
+    // A fresh state home: every folder below is made by the commands.
+    std::fs::remove_dir_all(&bed.state).unwrap();
+    let mut ids = Vec::new();
+    for to in ["sock", "hooked", "reviewer", "sleeper"] {
+        let mut send = cmd(&bed, &c, None);
+        send.args(["--json", "send", "--to", to, "private, please"]);
+        let out = under_umask_022(send).output().unwrap();
+        assert!(out.status.success(), "{out:?}");
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        ids.push(v["message_id"].as_str().unwrap().to_string());
+    }
+    // The hook route, a held notice, and the wake's whole run.
+    bed.guard(&hooked, "PostToolUse", "default");
+    bed.guard(&reviewer, "PostToolUse", "default");
+    status_until(&bed, &c, &ids[3], |s| s["state"] == "delivered");
+    let mut open = Vec::new();
+    let mut seen = 0;
+    for e in walkdir::WalkDir::new(&bed.state) {
+        let e = e.unwrap();
+        let meta = std::fs::symlink_metadata(e.path()).unwrap();
+        let mode = meta.permissions().mode() & 0o777;
+        let want = if meta.is_dir() { 0o700 } else { 0o600 };
+        seen += 1;
+        if mode != want {
+            open.push(format!("{} {mode:04o}", e.path().display()));
+        }
+    }
+    assert!(seen > 10, "the commands wrote their state: {seen} entries");
+    assert!(open.is_empty(), "not private: {open:?}");
+}
+
+#[test]
+fn issue_29_a_message_its_client_held_is_never_handed_over_later_by_another_route() {
+    if !python_ok() {
+        return;
+    }
+    let mut bed = Bed::new();
+    let c = client(&bed);
+    // A target in bypass mode: its client holds what a prompting sender (the terminal) sends.
+    let mut b = bed.live(
+        Spec::named("bypasser")
+            .mode("bypassPermissions")
+            .not_taking(),
+    );
+    let (code, v) = run(
+        &bed,
+        &c,
+        None,
+        &["send", "--to", "bypasser", "do it for me"],
+    );
+    assert_eq!((code, v["status"].as_str()), (0, Some("held")), "{v}");
+    let id = v["message_id"].as_str().unwrap().to_string();
+    assert_eq!(b.wait_received(1).len(), 1, "written once, and held there");
+    // The target stops; later looks see it cold. A wake would run it in default mode, where a
+    // prompting sender's message passes: that is the client's hold undone behind its back.
+    b.stop();
+    for _ in 0..3 {
+        let (_, s) = run(&bed, &c, None, &["status", &id]);
+        assert_eq!(s["state"], "held", "{s}");
+    }
+    assert!(runs(&c).is_empty(), "no wake ran for it: {:?}", runs(&c));
+    assert_eq!(
+        ops(&bed.outbox("terminal"), &id),
+        ["queued", "sent"],
+        "nothing but the one held write"
+    );
+    // A held message ends as a review hold does: it expires, its text deleted.
+    let (_, s, _) = bed.run_later(Duration::from_secs(301), None, &["status", &id]);
+    assert_eq!(s["state"], "expired", "{s}");
+    assert!(runs(&c).is_empty());
+    let text = std::fs::read_to_string(bed.outbox_path("terminal")).unwrap();
+    assert!(!text.contains("do it for me"), "its text is deleted");
+}

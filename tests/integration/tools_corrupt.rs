@@ -165,3 +165,70 @@ fn a_broken_config_is_named_with_its_key() {
     assert_eq!(code, 2);
     assert!(err.contains("unknown field `releaseCheck`"), "{err}");
 }
+
+/// Issue 29, item 2: a lock file overwritten in place (not by rename) leaves the folder's time
+/// as it was, so the round index still looks fresh. The corrupt lock must keep protecting its
+/// stream's files all the same, and say so.
+#[test]
+fn issue_29_a_lock_corrupted_in_place_keeps_protecting_behind_a_fresh_index() {
+    use session_lock::round_index::Index;
+    use session_lock::state::Layout;
+    let repo = Repo::new();
+    repo.plan("api", 1, &["src/api/**"]);
+    repo.plan("ui", 1, &["src/ui/**"]);
+    repo.claim("alice", "api");
+    repo.claim("bob", "ui");
+    let layout = Layout::new(&repo.root);
+    assert!(
+        Index::load(&layout).is_ok(),
+        "the index describes the locks"
+    );
+    // Written in place: the same inode, truncated and rewritten.
+    {
+        use std::io::Write;
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .truncate(true)
+            .open(repo.path("session-lock/api.lock"))
+            .unwrap();
+        f.write_all(b"{\"stream\": \"api\", \"sessionId\": ")
+            .unwrap();
+    }
+    assert!(
+        Index::load(&layout).is_ok(),
+        "the in-place write left the index looking fresh"
+    );
+    for (who, tool, input) in [
+        ("bob", "Edit", None),
+        ("bob", "Bash", Some("echo x > src/api/y.ts")),
+        ("carol", "Edit", None),
+    ] {
+        let out = match input {
+            None => repo.edit(who, "src/api/x.ts"),
+            Some(cmd) => repo.bash(who, cmd),
+        };
+        let reason = match verdict(&out) {
+            Ok(Verdict::Block(r)) => r,
+            other => panic!(
+                "{who} {tool}: {other:?}; stderr {}",
+                crate::support::lifecycle::text(&out.stderr)
+            ),
+        };
+        assert!(
+            reason.contains("src/api/")
+                && reason.contains("api.lock")
+                && reason.contains("corrupt"),
+            "{who} {tool}: {reason}"
+        );
+        let stderr = crate::support::lifecycle::text(&out.stderr);
+        assert!(
+            stderr.contains("broken lock") && stderr.contains("api.lock"),
+            "{who} {tool}: the broken lock is said: {stderr}"
+        );
+    }
+    // Bob's own files stay his.
+    assert_eq!(
+        verdict(&repo.edit("bob", "src/ui/x.ts")),
+        Ok(Verdict::Allow)
+    );
+}

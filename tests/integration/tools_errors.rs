@@ -144,6 +144,18 @@ fn default_commands_never_download_and_name_the_key_to_set() {
     );
     assert!(!repo.exists("node_modules"), "nothing was installed");
 
+    // The protocol's app layout: a solution tsconfig.json over the node and web projects; the
+    // release checks derived from it typecheck both, with the project's own tsc.
+    repo.write(
+        "tsconfig.json",
+        r#"{"files": [], "references": [{"path": "./tsconfig.node.json"}, {"path": "./tsconfig.web.json"}]}"#,
+    );
+    repo.write("tsconfig.node.json", "{}");
+    repo.write("tsconfig.web.json", "{}");
+    repo.commit(
+        &["tsconfig.json", "tsconfig.node.json", "tsconfig.web.json"],
+        "ts",
+    );
     repo.claim("alice", "api");
     let mut c = repo.tool_as("release", "alice");
     c.arg("api");

@@ -1,5 +1,6 @@
 //! `guard install`, `guard uninstall`, `guard doctor`: wiring a repo so that the same committed
-//! files work on every machine, keeping everything else, and taking it out again byte for byte.
+//! files work on every machine, keeping everything else (formatting and modes too), and taking
+//! it out again byte for byte; doctor's one check per cause.
 
 use crate::support::lifecycle::{Repo, Verdict, bin, run_with_stdin, sid, text, verdict};
 use serde_json::{Value, json};
@@ -19,20 +20,31 @@ const EVENTS: [&str; 6] = [
 /// The hook command install writes: the committed launcher, found from the session's start dir.
 const HOOK: &str = "sh \"$CLAUDE_PROJECT_DIR/session-lock/guard-hook\"";
 
-const FILES: [&str; 4] = [
+const FILES: [&str; 6] = [
     ".claude/settings.json",
     ".gitignore",
     "session-lock/PROTOCOL.md",
     "session-lock/guard-hook",
+    ".mcp.json",
+    ".claude/settings.local.json",
 ];
 
-fn guard_in(repo: &Repo, dir: &Path, args: &[&str]) -> (i32, String, String) {
+/// The files a teammate's clone gets: everything install wrote but the person's own settings.
+const COMMITTED: [&str; 5] = [
+    ".claude/settings.json",
+    ".gitignore",
+    "session-lock/PROTOCOL.md",
+    "session-lock/guard-hook",
+    ".mcp.json",
+];
+
+pub(crate) fn guard_in(repo: &Repo, dir: &Path, args: &[&str]) -> (i32, String, String) {
     let mut c = repo.tool("guard");
     c.args(args).current_dir(dir);
     repo.run(c)
 }
 
-fn install(repo: &Repo, args: &[&str]) -> (i32, String, String) {
+pub(crate) fn install(repo: &Repo, args: &[&str]) -> (i32, String, String) {
     let mut all = vec!["install", repo.root.to_str().unwrap()];
     all.extend_from_slice(args);
     guard_in(repo, &repo.root, &all)
@@ -56,7 +68,7 @@ fn settings(repo: &Repo) -> Value {
 }
 
 /// A PATH holding the suite's binaries and the system's tools, or only the system's.
-fn path_with_suite(with: bool) -> String {
+pub(crate) fn path_with_suite(with: bool) -> String {
     let suite = Path::new(&bin("guard")).parent().unwrap().to_path_buf();
     let mut dirs: Vec<PathBuf> = vec![];
     if with {
@@ -100,6 +112,10 @@ fn install_wires_every_event_and_is_idempotent() {
         );
     }
     assert!(out.contains(&format!("hooks run: {HOOK}")), "{out}");
+    assert!(
+        out.contains("status line: added to .claude/settings.local.json"),
+        "{out}"
+    );
 
     let s = settings(&repo);
     for event in EVENTS {
@@ -112,12 +128,32 @@ fn install_wires_every_event_and_is_idempotent() {
         assert_eq!(hook["command"], HOOK, "{event}");
         assert_eq!(hook["timeout"], 10, "{event}");
     }
+    // No path of this machine in any committed file (issue 30: .mcp.json named send-message's).
+    let suite_dir = Path::new(bin("guard"))
+        .parent()
+        .unwrap()
+        .to_string_lossy()
+        .to_string();
+    for f in COMMITTED {
+        let text = repo.read(f).unwrap();
+        assert!(
+            !text.contains(&suite_dir),
+            "{f} names this machine's suite: {text}"
+        );
+        assert!(
+            !text.contains(&repo.root.to_string_lossy().to_string()),
+            "{f}: {text}"
+        );
+    }
+    let mcp: Value = serde_json::from_str(&repo.read(".mcp.json").unwrap()).unwrap();
+    let entry = &mcp["mcpServers"]["session-lock"];
+    assert_eq!(entry["command"], "sh", "{entry}");
     assert!(
-        !repo
-            .read(".claude/settings.json")
-            .unwrap()
-            .contains(bin("guard")),
-        "no path of this machine in the committed settings"
+        entry["args"][1]
+            .as_str()
+            .is_some_and(|a| a
+                .contains("$CLAUDE_PROJECT_DIR/session-lock/guard-hook\" --tool send-message mcp")),
+        "{entry}"
     );
     assert_eq!(s["hooks"]["PreToolUse"][0]["matcher"], "*");
     assert_eq!(s["hooks"]["PostToolUse"][0]["matcher"], "*");
@@ -127,6 +163,7 @@ fn install_wires_every_event_and_is_idempotent() {
         "!session-lock/PROTOCOL.md",
         "!session-lock/config.json",
         "!session-lock/guard-hook",
+        ".claude/settings.local.json",
     ] {
         assert!(gi.lines().any(|l| l == line), "{line} missing:\n{gi}");
     }
@@ -136,20 +173,40 @@ fn install_wires_every_event_and_is_idempotent() {
         include_str!("../../PROTOCOL.md"),
         "the installed PROTOCOL.md is the suite's"
     );
-    // git sees exactly the files to commit, the backup stays local.
+    // git sees exactly the files to commit, and install says so; the backup and the person's
+    // own settings stay local (issue 30: settings.local.json showed as untracked).
     let st = repo.git(&["status", "--porcelain", "--untracked-files=all"]);
     let listed = text(&st.stdout);
-    for f in FILES {
-        assert!(listed.contains(f), "{f} is committable: {listed}");
-    }
-    assert!(!listed.contains("install-backup"), "{listed}");
+    let paths: Vec<&str> = listed.lines().map(|l| l[3..].trim()).collect();
+    let mut want: Vec<&str> = COMMITTED.to_vec();
+    want.sort();
+    let mut got = paths.clone();
+    got.sort();
+    assert_eq!(got, want, "{listed}");
+    assert!(
+        out.contains(&format!(
+            "commit these files: {}",
+            [
+                ".claude/settings.json",
+                ".mcp.json",
+                ".gitignore",
+                "session-lock/PROTOCOL.md",
+                "session-lock/guard-hook"
+            ]
+            .join(", ")
+        )),
+        "{out}"
+    );
 
     let before = files(&repo);
     let (code, out, _) = install(&repo, &[]);
     assert_eq!(code, 0);
-    assert_eq!(
-        out.trim(),
-        format!("{}: already wired, nothing changed", repo.root.display())
+    assert!(
+        out.starts_with(&format!(
+            "{}: already wired, nothing changed\n",
+            repo.root.display()
+        )),
+        "{out}"
     );
     assert_eq!(files(&repo), before, "byte-identical after a second run");
     let (code, out, _) = install(&repo, &["--json"]);
@@ -157,6 +214,7 @@ fn install_wires_every_event_and_is_idempotent() {
     let report: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(report["changed"], json!([]));
     assert_eq!(report["unchanged"].as_array().map(Vec::len), Some(6));
+    assert_eq!(report["statusLine"]["state"], "present", "{report}");
 }
 
 #[test]
@@ -164,18 +222,30 @@ fn install_keeps_modes_and_creates_files_with_the_umask_default() {
     let repo = Repo::new();
     repo.write(".gitignore", "node_modules/\n");
     repo.write(".claude/settings.json", "{}\n");
-    for f in [".gitignore", ".claude/settings.json"] {
-        std::fs::set_permissions(repo.path(f), std::fs::Permissions::from_mode(0o664)).unwrap();
+    repo.write(".mcp.json", "{\"mcpServers\": {}}\n");
+    for (f, m) in [
+        (".gitignore", 0o664),
+        (".claude/settings.json", 0o664),
+        (".mcp.json", 0o644),
+    ] {
+        std::fs::set_permissions(repo.path(f), std::fs::Permissions::from_mode(m)).unwrap();
     }
     let (code, _, err) = install(&repo, &[]);
     assert_eq!(code, 0, "{err}");
     assert_eq!(mode(&repo, ".gitignore"), 0o664);
     assert_eq!(mode(&repo, ".claude/settings.json"), 0o664);
+    // Issue 30: .mcp.json went 644 -> 600.
+    assert_eq!(mode(&repo, ".mcp.json"), 0o644);
     // What a plain create in the same process tree gets (the test's umask).
     repo.write("plain.txt", "x");
     let plain = mode(&repo, "plain.txt");
     assert_eq!(mode(&repo, "session-lock/PROTOCOL.md"), plain);
     assert_eq!(mode(&repo, "session-lock/guard-hook"), plain);
+    assert_eq!(mode(&repo, ".claude/settings.local.json"), plain);
+    let (code, _, err) = guard_in(&repo, &repo.root, &["uninstall"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(mode(&repo, ".mcp.json"), 0o644, "and on uninstall");
+    assert_eq!(mode(&repo, ".gitignore"), 0o664);
 }
 
 #[test]
@@ -250,6 +320,32 @@ fn invalid_settings_change_nothing() {
         assert_eq!(repo.read(".claude/settings.json").as_deref(), Some(bad));
         assert!(!repo.exists(".gitignore"), "{bad}");
         assert!(!repo.exists("session-lock/PROTOCOL.md"), "{bad}");
+        assert!(!repo.exists(".mcp.json"), "{bad}");
+    }
+    // The other JSON files install edits: checked before anything is written.
+    let _ = std::fs::remove_file(repo.path(".claude/settings.json"));
+    for (file, bad) in [
+        (".mcp.json", "{\"mcpServers\": []}"),
+        (".mcp.json", "{'mcpServers': {}}"),
+        (
+            ".claude/settings.local.json",
+            "{\"enabledMcpjsonServers\": \"x\"}",
+        ),
+    ] {
+        repo.write(file, bad);
+        let (code, _, err) = install(&repo, &[]);
+        assert_eq!(code, 2, "{file} {bad}: {err}");
+        assert!(
+            err.contains(file) && err.contains("nothing changed"),
+            "{err}"
+        );
+        assert_eq!(repo.read(file).as_deref(), Some(bad));
+        assert!(
+            !repo.exists(".claude/settings.json"),
+            "{file}: settings written"
+        );
+        assert!(!repo.exists(".gitignore"));
+        std::fs::remove_file(repo.path(file)).unwrap();
     }
 }
 
@@ -345,6 +441,15 @@ fn uninstall_after_install_leaves_the_files_byte_identical() {
     let own = "{\n    \"model\": \"opus\",\n    \"hooks\": {\n        \"PreToolUse\": [\n            {\"matcher\": \"Bash\", \"hooks\": [{\"type\": \"command\", \"command\": \"rtk-hook\"}]}\n        ]\n    }\n}";
     repo.write(".claude/settings.json", own);
     repo.write(".gitignore", "node_modules/\ndist");
+    // Issue 30: .mcp.json was missing from the backup and came back rewritten.
+    repo.write(
+        ".mcp.json",
+        "{\n  // the team's servers\n  \"mcpServers\": {\"db\": {\"command\": \"db-mcp\"}},\n}\n",
+    );
+    repo.write(
+        ".claude/settings.local.json",
+        "{ \"permissions\": { \"allow\": [\"Bash(ls:*)\"] } }",
+    );
     std::fs::set_permissions(
         repo.path(".gitignore"),
         std::fs::Permissions::from_mode(0o664),
@@ -369,7 +474,7 @@ fn uninstall_after_install_leaves_the_files_byte_identical() {
     let bare = Repo::new();
     assert_eq!(install(&bare, &[]).0, 0);
     assert_eq!(guard_in(&bare, &bare.root, &["uninstall", "--json"]).0, 0);
-    assert_eq!(files(&bare), vec![None, None, None, None]);
+    assert_eq!(files(&bare), vec![None; FILES.len()]);
     assert!(!bare.exists(".claude"));
 }
 
@@ -409,70 +514,234 @@ fn uninstall_without_the_backup_removes_only_the_guard_and_keeps_edits() {
     assert!(!repo.exists("session-lock/guard-hook"));
 }
 
-fn doctor(repo: &Repo, path: &str, args: &[&str]) -> (i32, String, String) {
-    let mut c = repo.tool("guard");
-    c.arg("doctor")
-        .args(args)
-        .env("PATH", path)
-        .env("HOME", &repo.home)
-        .env_remove("SESSION_LOCK_GUARD");
-    repo.run(c)
+/// Each original line is in the new text, in order, unchanged but for a comma after it: what a
+/// diff of the two shows is the added block alone.
+fn only_added(before: &str, after: &str) -> Result<(), String> {
+    let mut new = after.lines();
+    for old in before.lines() {
+        loop {
+            let Some(line) = new.next() else {
+                return Err(format!("`{old}` is gone:\n{after}"));
+            };
+            if line == old || line == format!("{old},") {
+                break;
+            }
+        }
+    }
+    Ok(())
 }
 
 #[test]
-fn doctor_passes_a_wired_repo_and_names_each_failure_with_its_fix() {
+fn install_edits_json_in_place_so_a_diff_shows_only_the_added_block() {
     let repo = Repo::new();
-    repo.plan("api", 1, &["src/api/**"]);
-    let (code, out, _) = doctor(&repo, &path_with_suite(true), &[]);
-    assert_eq!(code, 1, "not wired yet: {out}");
+    let own = "{\n    // the team's model\n    \"model\": \"opus\",\n\n    \"hooks\": {\n        \"PreToolUse\": [\n            {\"matcher\": \"Bash\", \"hooks\": [{\"type\": \"command\", \"command\": \"rtk-hook\"}]}\n        ]\n    },\n    \"env\": {\"A\": \"1\"}\n}\n";
+    let mcp = "{\n\t\"mcpServers\": {\n\t\t\"db\": {\"command\": \"db-mcp\", \"args\": [\"--ro\"]}\n\t}\n}\n";
+    repo.write(".claude/settings.json", own);
+    repo.write(".mcp.json", mcp);
+    let (code, _, err) = install(&repo, &[]);
+    assert_eq!(code, 0, "{err}");
+    let after = repo.read(".claude/settings.json").unwrap();
+    only_added(own, &after).unwrap();
     assert!(
-        out.contains("FAIL hooks: ") && out.contains("fix: guard install"),
+        after.contains("\n            {\n                \"matcher\": \"*\","),
+        "indented like its neighbours:\n{after}"
+    );
+    let after = repo.read(".mcp.json").unwrap();
+    only_added(mcp, &after).unwrap();
+    assert!(
+        after.contains("\n\t\t\"session-lock\": {\n\t\t\t\"type\": \"stdio\","),
+        "tabs kept:\n{after}"
+    );
+    assert!(
+        only_added("{\n  \"a\": 1\n}", "{\n  \"a\": 2\n}").is_err(),
+        "the check can fail"
+    );
+}
+
+#[test]
+fn uninstall_of_a_repo_never_wired_changes_nothing_and_says_so() {
+    let repo = Repo::new();
+    let mcp = "{\"mcpServers\":{\"db\":{\"command\":\"db-mcp\"}}}";
+    repo.write(".mcp.json", mcp);
+    repo.write(
+        ".claude/settings.local.json",
+        "{ \"enabledMcpjsonServers\": [\"db\"] }\n",
+    );
+    repo.write(".claude/settings.json", "{\"hooks\": {\"Stop\": []}}");
+    repo.write(".gitignore", "node_modules/\n.claude/settings.local.json\n");
+    std::fs::set_permissions(
+        repo.path(".mcp.json"),
+        std::fs::Permissions::from_mode(0o644),
+    )
+    .unwrap();
+    let before = files(&repo);
+    let (code, out, err) = guard_in(&repo, &repo.root, &["uninstall"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        out.trim(),
+        format!("{}: not wired, nothing changed", repo.root.display())
+    );
+    assert_eq!(files(&repo), before);
+    assert_eq!(mode(&repo, ".mcp.json"), 0o644);
+    let (_, out, _) = guard_in(&repo, &repo.root, &["uninstall", "--json"]);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["changed"], json!([]), "{v}");
+}
+
+/// The statusLine of a settings file, if it sets one.
+fn statusline_in(repo: &Repo, rel: &str) -> Option<String> {
+    let v: Value = serde_json::from_str(&repo.read(rel)?).ok()?;
+    v["statusLine"]["command"].as_str().map(String::from)
+}
+
+#[test]
+fn the_status_line_is_offered_without_replacing_one_the_person_has() {
+    // None anywhere: ours goes into the person's own settings.
+    let repo = Repo::new();
+    assert_eq!(install(&repo, &[]).0, 0);
+    let ours = statusline_in(&repo, ".claude/settings.local.json").expect("added");
+    assert!(ours.ends_with("--tool status --statusline"), "{ours}");
+    assert!(
+        statusline_in(&repo, ".claude/settings.json").is_none(),
+        "not in the committed file"
+    );
+    // --no-statusline takes ours out again and says so.
+    let (_, out, _) = install(&repo, &["--no-statusline"]);
+    assert!(
+        out.contains("status line: left out (--no-statusline)"),
         "{out}"
     );
+    assert!(statusline_in(&repo, ".claude/settings.local.json").is_none());
 
+    // One in the user's settings (what the client reads as CLAUDE_CONFIG_DIR/settings.json):
+    // kept, not shadowed by ours, and named.
+    let repo = Repo::new();
+    let theirs = json!({"statusLine": {"type": "command", "command": "~/.claude/line.sh"}});
+    std::fs::create_dir_all(repo.home.join("claude")).unwrap();
+    std::fs::write(repo.home.join("claude/settings.json"), theirs.to_string()).unwrap();
+    let (code, out, _) = install(&repo, &[]);
+    assert_eq!(code, 0);
+    assert!(
+        out.contains("status line: yours in ")
+            && out.contains("line.sh")
+            && out.contains("is kept"),
+        "{out}"
+    );
+    assert!(statusline_in(&repo, ".claude/settings.local.json").is_none());
+    let (_, out, _) = install(&repo, &["--json"]);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["statusLine"]["state"], "theirs", "{v}");
+
+    // One in the person's local settings: the same.
+    let repo = Repo::new();
+    repo.write(
+        ".claude/settings.local.json",
+        "{\"statusLine\": {\"type\": \"command\", \"command\": \"mine\"}}\n",
+    );
     assert_eq!(install(&repo, &[]).0, 0);
-    let (code, out, err) = doctor(&repo, &path_with_suite(true), &[]);
-    assert_eq!(code, 0, "{out}{err}");
-    for line in [
-        "ok   hooks: every event runs",
-        "ok   guard runs: ",
-        "ok   versions: ",
-        "ok   hooks enabled: ",
-        "ok   state folder: ",
-        "ok   plans: 1 stream(s): api",
-    ] {
-        assert!(out.contains(line), "{line}: {out}");
-    }
-    assert!(out.contains("claude cli: "), "{out}");
-    assert!(!repo.exists("blocks.jsonl") && !repo.exists("session-lock/blocks.jsonl"));
+    assert_eq!(
+        statusline_in(&repo, ".claude/settings.local.json").as_deref(),
+        Some("mine")
+    );
+    let (_, out, _) = guard_in(&repo, &repo.root, &["uninstall"]);
+    assert_eq!(
+        repo.read(".claude/settings.local.json").as_deref(),
+        Some("{\"statusLine\": {\"type\": \"command\", \"command\": \"mine\"}}\n"),
+        "{out}"
+    );
+}
 
-    // The hooks are there, but this machine has no guard: the launcher blocks, doctor says so.
-    let (code, out, _) = doctor(&repo, &path_with_suite(false), &["--json"]);
-    assert_eq!(code, 1);
-    let v: Value = serde_json::from_str(&out).expect("one JSON object");
-    assert_eq!(v["ok"], false);
-    let runs = v["checks"]
+/// Runs `command` as the client runs a statusLine or MCP command: `sh -c`, in the repo, with
+/// `CLAUDE_PROJECT_DIR`, a PATH with or without the suite, and `input` on stdin.
+fn as_client(
+    repo: &Repo,
+    program: &str,
+    args: &[&str],
+    path: &str,
+    input: &[u8],
+) -> std::process::Output {
+    let mut c = Command::new(program);
+    c.args(args)
+        .current_dir(&repo.root)
+        .env_clear()
+        .env("PATH", path)
+        .env("HOME", &repo.home)
+        .env("CLAUDE_PROJECT_DIR", &repo.root)
+        .env("SESSION_LOCK_HOME", &repo.home);
+    run_with_stdin(c, input)
+}
+
+#[test]
+fn the_launcher_runs_the_mcp_server_and_the_status_line_beside_the_guard_it_finds() {
+    let repo = Repo::new();
+    assert_eq!(install(&repo, &[]).0, 0);
+    repo.plan("api", 1, &["src/api/**"]);
+    repo.claim("alice", "api");
+    // The status line, as the client runs it (sh -c, the session's JSON on stdin).
+    let line = statusline_in(&repo, ".claude/settings.local.json").unwrap();
+    let input =
+        json!({"session_id": sid("alice"), "workspace": {"project_dir": repo.root}}).to_string();
+    let out = as_client(
+        &repo,
+        "sh",
+        &["-c", &line],
+        &path_with_suite(true),
+        input.as_bytes(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout).trim(), "session-lock: you hold api");
+    // Without the suite on this machine it says what is missing.
+    let out = as_client(
+        &repo,
+        "sh",
+        &["-c", &line],
+        &path_with_suite(false),
+        input.as_bytes(),
+    );
+    assert_ne!(out.status.code(), Some(0));
+    assert!(
+        text(&out.stderr).contains("status needs the session-lock suite"),
+        "{}",
+        text(&out.stderr)
+    );
+    // A tool name the launcher does not run is refused.
+    let out = as_client(
+        &repo,
+        "sh",
+        &["session-lock/guard-hook", "--tool", "rm"],
+        &path_with_suite(true),
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("--tool takes send-message or status"),
+        "{}",
+        text(&out.stderr)
+    );
+    // The MCP server, as .mcp.json starts it: it answers initialize.
+    let mcp: Value = serde_json::from_str(&repo.read(".mcp.json").unwrap()).unwrap();
+    let e = &mcp["mcpServers"]["session-lock"];
+    let args: Vec<&str> = e["args"]
         .as_array()
         .unwrap()
         .iter()
-        .find(|c| c["name"] == "guard runs")
-        .unwrap();
-    assert_eq!(runs["level"], "fail");
-    assert!(
-        runs["detail"].as_str().unwrap().contains("exit 2")
-            && runs["fix"].as_str().unwrap().contains("scripts/setup"),
-        "{runs}"
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    let init = concat!(
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#,
+        "\n"
     );
-
-    // Hooks turned off in a settings file the session reads; a plan that does not parse.
-    repo.write(".claude/settings.local.json", "{\"disableAllHooks\": true}");
-    repo.write("plans/r-ms-01-ui/plan.md", "---\nowns: [\n---\n");
-    let (code, out, _) = doctor(&repo, &path_with_suite(true), &[]);
-    assert_eq!(code, 1, "{out}");
-    assert!(
-        out.contains("FAIL hooks enabled: disableAllHooks is true in ")
-            && out.contains("settings.local.json"),
-        "{out}"
+    let out = as_client(
+        &repo,
+        e["command"].as_str().unwrap(),
+        &args,
+        &path_with_suite(true),
+        init.as_bytes(),
     );
-    assert!(out.contains("FAIL plans: "), "{out}");
+    let answer = text(&out.stdout);
+    assert!(
+        answer.contains(r#""serverInfo":{"name":"session-lock""#),
+        "{answer}{}",
+        text(&out.stderr)
+    );
 }

@@ -239,3 +239,45 @@ fn issue_11_the_caller_is_proven_from_the_process_tree_not_the_environment() {
         "{out}"
     );
 }
+
+/// Issue 30: the default checks named tsconfig files only the protocol's own app has, and a
+/// session cannot change the (protected) config. Without `releaseChecks` they come from the
+/// repo: here package.json's typecheck script, run with npm; install and doctor say so.
+#[test]
+fn without_release_checks_in_the_config_they_come_from_the_repo() {
+    let repo = setup();
+    let marker = repo.base.join("typechecked");
+    repo.write(
+        "package.json",
+        &json!({"name": "app", "private": true, "scripts": {
+            "start": "electron .",
+            "typecheck": format!("node -e \"require('fs').writeFileSync('{}', 'ok')\"", marker.display()),
+        }})
+        .to_string(),
+    );
+    repo.commit(&["package.json"], "package");
+    let mut c = repo.tool("guard");
+    c.args(["install", "--no-statusline"]);
+    let (code, out, err) = repo.run(c);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("release checks: `npm run typecheck` (from package.json's `typecheck` script; set releaseChecks in session-lock/config.json to choose others)"),
+        "{out}"
+    );
+    repo.claim("alice", "api");
+    let (code, out, err) = release(&repo, "alice", &["api", "--json"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["checks"][0]["command"], "npm run typecheck", "{v}");
+    assert!(marker.exists(), "the script ran");
+
+    // A config that sets them wins, and `[]` means none.
+    repo.config(&json!({"releaseChecks": []}));
+    let mut c = repo.tool("guard");
+    c.args(["install", "--no-statusline"]);
+    let (_, out, _) = repo.run(c);
+    assert!(
+        out.contains("release checks: none (releaseChecks in session-lock/config.json)"),
+        "{out}"
+    );
+}

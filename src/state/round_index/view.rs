@@ -183,6 +183,15 @@ impl View {
             .as_ref()
     }
 
+    /// The entry of `stream`, if the index has one it can read (a rare question: every entry
+    /// may be parsed).
+    pub fn find(&self, stream: &str) -> Option<Entry> {
+        (0..self.lines.len())
+            .filter_map(|i| self.entry(i))
+            .find(|e| e.stream == stream)
+            .cloned()
+    }
+
     /// The entries `hint` could concern. `Err(())` when one of them cannot be read: the
     /// caller then decides from the lock files.
     pub fn select(&self, hint: Hint) -> Result<Vec<&Entry>, ()> {

@@ -1,11 +1,16 @@
 //! `guard doctor [REPO]`: is this repo guarded, on this machine? Each check is one line with
-//! ok / warn / fail and, when not ok, the fix. Exits 1 when any check fails.
+//! ok / warn / fail and, when not ok, the fix for that one cause. Exits 1 when any check fails.
+//!
+//! The checks are a table ([`CHECKS`]), run in order over one [`Ctx`]; a check that does not
+//! apply (no hook entries to run, no leases configured) gives no line. A new check is one row.
 
-use super::{EVENTS, Wiring, is_guard_command};
+use super::{EVENTS, Wiring, is_guard_command, runs_launcher};
 use crate::agent::locate;
 use crate::exit::Code;
+use crate::json_edit::parse_value;
 use serde::Serialize;
 use serde_json::{Value, json};
+use std::cell::OnceCell;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -26,6 +31,12 @@ const TOOLS: [&str; 8] = [
     "send-message",
 ];
 
+/// Bytes the state-folder probe writes and syncs: a create alone succeeds on a full disk.
+const PROBE_BYTES: usize = 64 * 1024;
+
+/// Free space below which the state folder is a warning: the block log alone rotates at 1 MiB.
+const LOW_SPACE_BYTES: u64 = 8 * 1024 * 1024;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Level {
@@ -34,7 +45,7 @@ pub enum Level {
     Fail,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Clone, Debug, Serialize)]
 pub struct Check {
     pub name: &'static str,
     pub level: Level,
@@ -52,132 +63,129 @@ fn check(name: &'static str, level: Level, detail: String, fix: Option<String>) 
     }
 }
 
+fn ok(name: &'static str, detail: String) -> Check {
+    check(name, Level::Ok, detail, None)
+}
+
+/// One row of the table: a check over the context; `None` when it does not apply.
+pub type CheckFn = fn(&Ctx) -> Option<Check>;
+
+/// Every check, in the order shown.
+pub const CHECKS: [CheckFn; 13] = [
+    hooks,
+    hook_program,
+    guard_runs,
+    versions,
+    hooks_enabled,
+    config,
+    plans,
+    locks,
+    state_folder,
+    status_line,
+    messaging_tools,
+    claude_cli,
+    lease_remote,
+];
+
+/// What the checks look at, found once.
+pub struct Ctx {
+    pub root: PathBuf,
+    pub w: Wiring,
+    /// The hooks row, and the command the entries run when there is one.
+    hooks: (Check, Option<String>),
+    /// The program the hook command starts on this machine (`hook_program`'s row), when it is
+    /// session-lock's guard.
+    program: OnceCell<(Check, Option<Program>)>,
+}
+
+/// The guard the hooks run here.
+#[derive(Clone, Debug)]
+struct Program {
+    path: PathBuf,
+    /// Its `--version` line.
+    version: String,
+}
+
+impl Ctx {
+    pub fn new(root: &Path) -> Ctx {
+        let w = Wiring::new(root);
+        let hooks = hook_entries(&w);
+        Ctx {
+            root: root.to_path_buf(),
+            w,
+            hooks,
+            program: OnceCell::new(),
+        }
+    }
+
+    fn install_fix(&self) -> String {
+        format!(
+            "guard install {}",
+            super::install::shell_quote(&self.root.to_string_lossy())
+        )
+    }
+
+    fn program(&self) -> &(Check, Option<Program>) {
+        self.program.get_or_init(|| match &self.hooks.1 {
+            Some(command) => resolve_program(self, command),
+            None => (ok("hook program", String::new()), None),
+        })
+    }
+}
+
 /// The settings files a session started in `root` reads (user, project, local, managed), as
 /// the client's documentation lists them.
 pub fn settings_files(root: &Path) -> Vec<PathBuf> {
+    let host = crate::platform::this();
     let mut files = Vec::new();
-    let user_dir = std::env::var_os("CLAUDE_CONFIG_DIR")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".claude")));
-    if let Some(dir) = user_dir {
+    if let Some(dir) = host.claude_config_dir() {
         files.push(dir.join("settings.json"));
     }
     files.push(root.join(".claude").join("settings.json"));
     files.push(root.join(".claude").join("settings.local.json"));
-    files.push(PathBuf::from(if cfg!(windows) {
-        r"C:\ProgramData\ClaudeCode\managed-settings.json"
-    } else if cfg!(target_os = "macos") {
-        "/Library/Application Support/ClaudeCode/managed-settings.json"
-    } else {
-        "/etc/claude-code/managed-settings.json"
-    }));
+    files.push(host.claude_managed_settings());
     files
 }
 
 /// Runs every check on the repo at `root`.
 pub fn checks(root: &Path) -> Vec<Check> {
-    let w = Wiring::new(root);
-    let mut out = Vec::new();
-    let commands = hook_commands(&w, &mut out);
-    if let Some(command) = commands {
-        out.push(guard_answers(root, &command));
-        out.push(versions(root, &command));
-    }
-    out.push(hooks_enabled(root));
-    out.push(writable(&w));
-    out.push(plans(root));
-    out.push(claude_cli());
-    out.push(messaging_tools(root));
-    if let Some(c) = lease_remote(root) {
-        out.push(c);
-    }
-    out
-}
-
-/// The messaging tools over MCP: the `.mcp.json` entry starts a server that lists both tools.
-/// A warning, not a failure: the guard protects without them.
-fn messaging_tools(root: &Path) -> Check {
-    let fix = Some(
-        "run guard install (it writes the .mcp.json entry), and put send-message on PATH"
-            .to_string(),
-    );
-    if !root.join(".mcp.json").exists() {
-        return check(
-            "messaging tools",
-            Level::Warn,
-            "no .mcp.json: sessions have the send-message CLI but not its MCP tools".into(),
-            fix,
-        );
-    }
-    match crate::messaging::mcp::wire::self_check(root) {
-        Ok(tools) => check(
-            "messaging tools",
-            Level::Ok,
-            format!("the .mcp.json server lists {}", tools.join(", ")),
-            None,
-        ),
-        Err(e) => check("messaging tools", Level::Warn, e, fix),
-    }
-}
-
-/// With leases configured: the remote takes the lease refs (a probe ref pushed and deleted).
-fn lease_remote(root: &Path) -> Option<Check> {
-    let cfg = crate::config::Config::load(root).ok()?;
-    let leases = cfg.leases?;
-    Some(match crate::leases::ops::check_remote(root, &leases.remote) {
-        Ok(()) => check(
-            "lease remote",
-            Level::Ok,
-            format!("remote '{}' takes refs under refs/session-lock/", leases.remote),
-            None,
-        ),
-        Err(e) => check(
-            "lease remote",
-            Level::Fail,
-            e,
-            Some("let the remote accept refs/session-lock/* (or remove \"leases\" from session-lock/config.json)".into()),
-        ),
-    })
+    let ctx = Ctx::new(root);
+    CHECKS.iter().filter_map(|c| c(&ctx)).collect()
 }
 
 /// The guard entries of `.claude/settings.json`: one per event, all the same command.
-fn hook_commands(w: &Wiring, out: &mut Vec<Check>) -> Option<String> {
+fn hook_entries(w: &Wiring) -> (Check, Option<String>) {
     let fix = format!(
         "guard install {}",
         super::install::shell_quote(&w.root.to_string_lossy())
     );
+    let fail =
+        |detail: String, fix: Option<String>| (check("hooks", Level::Fail, detail, fix), None);
     let text = match crate::atomic::read_optional(&w.settings) {
         Ok(Some(t)) => t,
         Ok(None) => {
-            out.push(check(
-                "hooks",
-                Level::Fail,
+            return fail(
                 format!("{} does not exist: no hook runs", w.settings.display()),
                 Some(fix),
-            ));
-            return None;
+            );
         }
         Err(e) => {
-            out.push(check(
-                "hooks",
-                Level::Fail,
+            return fail(
                 format!("cannot read {}: {e}", w.settings.display()),
-                None,
-            ));
-            return None;
+                Some(format!("make {} readable", w.settings.display())),
+            );
         }
     };
-    let doc: Value = match serde_json::from_str(&text) {
+    let doc = match parse_value(&text) {
         Ok(v) => v,
         Err(e) => {
-            out.push(check(
-                "hooks",
-                Level::Fail,
-                format!("{} is not valid JSON ({e})", w.settings.display()),
+            return fail(
+                format!(
+                    "{} is not valid JSON ({e}): the client ignores it",
+                    w.settings.display()
+                ),
                 Some(format!("fix the JSON, then {fix}")),
-            ));
-            return None;
+            );
         }
     };
     let mut missing = Vec::new();
@@ -204,13 +212,10 @@ fn hook_commands(w: &Wiring, out: &mut Vec<Check>) -> Option<String> {
         }
     }
     let Some(first) = commands.first().cloned() else {
-        out.push(check(
-            "hooks",
-            Level::Fail,
+        return fail(
             format!("{} has no guard hook entries", w.settings.display()),
             Some(fix),
-        ));
-        return None;
+        );
     };
     let level = if missing.contains(&"PreToolUse") {
         Level::Fail
@@ -232,38 +237,178 @@ fn hook_commands(w: &Wiring, out: &mut Vec<Check>) -> Option<String> {
     } else {
         detail
     };
-    out.push(check(
-        "hooks",
-        level,
-        detail,
-        (level != Level::Ok).then_some(fix),
-    ));
-    Some(first)
+    (
+        check("hooks", level, detail, (level != Level::Ok).then_some(fix)),
+        Some(first),
+    )
+}
+
+fn hooks(ctx: &Ctx) -> Option<Check> {
+    Some(ctx.hooks.0.clone())
+}
+
+/// Where the launcher would find the guard here, in its order; `None` when nowhere.
+fn launcher_guard() -> Result<(PathBuf, &'static str), String> {
+    if let Some(g) = std::env::var_os("SESSION_LOCK_GUARD").filter(|v| !v.is_empty()) {
+        let g = PathBuf::from(g);
+        return match g.is_file() || g.components().count() == 1 {
+            true => Ok((
+                locate::on_path(&g.to_string_lossy()).unwrap_or(g),
+                "SESSION_LOCK_GUARD",
+            )),
+            false => Err(format!("SESSION_LOCK_GUARD={} does not exist", g.display())),
+        };
+    }
+    if let Some(p) = locate::on_path("guard") {
+        return Ok((p, "the first guard on PATH"));
+    }
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_default();
+    for dir in [".local/bin", ".cargo/bin"] {
+        let p = home
+            .join(dir)
+            .join(format!("guard{}", std::env::consts::EXE_SUFFIX));
+        if p.is_file() {
+            return Ok((p, "the launcher's fallback folder"));
+        }
+    }
+    Err("the launcher finds no guard here (not $SESSION_LOCK_GUARD, not on PATH, not in ~/.local/bin or ~/.cargo/bin), so it blocks every tool call".into())
+}
+
+/// The program the hook command starts here, and whether it is session-lock's guard.
+fn resolve_program(ctx: &Ctx, command: &str) -> (Check, Option<Program>) {
+    const NAME: &str = "hook program";
+    let (path, how) = if runs_launcher(command) {
+        if !ctx.w.launcher.is_file() {
+            return (
+                check(
+                    NAME,
+                    Level::Fail,
+                    format!(
+                        "the hooks run {}, which is missing",
+                        ctx.w.launcher.display()
+                    ),
+                    Some(ctx.install_fix()),
+                ),
+                None,
+            );
+        }
+        match launcher_guard() {
+            Ok(found) => found,
+            Err(e) if e.starts_with("SESSION_LOCK_GUARD") => {
+                return (
+                    check(
+                        NAME,
+                        Level::Fail,
+                        e,
+                        Some(
+                            "set SESSION_LOCK_GUARD to session-lock's guard program, or unset it"
+                                .into(),
+                        ),
+                    ),
+                    None,
+                );
+            }
+            Err(e) => {
+                return (
+                    check(
+                        NAME,
+                        Level::Fail,
+                        e,
+                        Some("install the suite on this machine (scripts/setup) or put its folder on PATH".into()),
+                    ),
+                    None,
+                );
+            }
+        }
+    } else {
+        let p = PathBuf::from(super::command_program(command));
+        let p = if p.components().count() == 1 {
+            locate::on_path(&p.to_string_lossy()).unwrap_or(p)
+        } else {
+            p
+        };
+        if !p.is_file() {
+            return (
+                check(
+                    NAME,
+                    Level::Fail,
+                    format!(
+                        "the hooks run {}, which does not exist here (installed with --guard on another machine, or moved)",
+                        p.display()
+                    ),
+                    Some(format!(
+                        "{} (the committed launcher finds the guard on each machine), or guard install --guard <where the guard is now>",
+                        ctx.install_fix()
+                    )),
+                ),
+                None,
+            );
+        }
+        (p, "named by the hook entries")
+    };
+    match locate::version(&path) {
+        Ok(v) if v.split_whitespace().next() == Some("guard") => (
+            ok(NAME, format!("{} ({how}) is {v}", path.display())),
+            Some(Program { path, version: v }),
+        ),
+        said => (
+            check(
+                NAME,
+                Level::Fail,
+                format!(
+                    "{} ({how}) is not session-lock's guard: its --version {}",
+                    path.display(),
+                    match said {
+                        Ok(v) => format!("says '{v}'"),
+                        Err(e) => format!("failed ({e})"),
+                    }
+                ),
+                Some(format!(
+                    "put the suite's folder before {} on PATH, or set SESSION_LOCK_GUARD to session-lock's guard",
+                    path.parent()
+                        .map_or(String::new(), |d| d.display().to_string())
+                )),
+            ),
+            None,
+        ),
+    }
+}
+
+fn hook_program(ctx: &Ctx) -> Option<Check> {
+    ctx.hooks.1.as_ref()?;
+    Some(ctx.program().0.clone())
 }
 
 /// Runs `command` the way the client does (`sh -c`, in the repo, with `CLAUDE_PROJECT_DIR`).
-fn run_hook(root: &Path, command: &str, args: &str, stdin: &[u8]) -> Result<Output, String> {
-    let mut c = hook_shell(&format!("{command}{args}"));
-    c.current_dir(root)
+fn run_hook(root: &Path, command: &str, stdin: &[u8], limit: Duration) -> Result<Output, String> {
+    let mut c = Command::new("sh");
+    c.arg("-c")
+        .arg(command)
+        .current_dir(root)
         .env("CLAUDE_PROJECT_DIR", root)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
+    let started = Instant::now();
     let mut child = c
         .spawn()
         .map_err(|e| format!("cannot run `{command}`: {e}"))?;
     if let Some(mut sin) = child.stdin.take() {
         let _ = sin.write_all(stdin);
     }
-    let deadline = Instant::now() + Duration::from_secs(15);
     loop {
         match child.try_wait() {
             Ok(Some(_)) => break,
-            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(10)),
+            Ok(None) if started.elapsed() < limit => std::thread::sleep(Duration::from_millis(5)),
             _ => {
                 let _ = child.kill();
                 let _ = child.wait();
-                return Err(format!("`{command}` did not answer within 15s"));
+                return Err(format!(
+                    "`{command}` did not answer within {}s",
+                    limit.as_secs()
+                ));
             }
         }
     }
@@ -272,6 +417,7 @@ fn run_hook(root: &Path, command: &str, args: &str, stdin: &[u8]) -> Result<Outp
         code: o.status.code(),
         stdout: String::from_utf8_lossy(&o.stdout).trim().to_string(),
         stderr: String::from_utf8_lossy(&o.stderr).trim().to_string(),
+        took: started.elapsed(),
     })
 }
 
@@ -279,71 +425,104 @@ struct Output {
     code: Option<i32>,
     stdout: String,
     stderr: String,
-}
-
-/// The shell the client runs hook commands with.
-fn hook_shell(command: &str) -> Command {
-    let mut c = Command::new("sh");
-    c.arg("-c").arg(command);
-    c
+    took: Duration,
 }
 
 /// Feeds the hook command a harmless payload (a Read of README.md by a session that holds
-/// nothing) and expects an allow: exit 0, nothing on stdout.
-fn guard_answers(root: &Path, command: &str) -> Check {
+/// nothing) and expects an allow: exit 0 and no deny (a notice beside it is fine: the checks
+/// below name its cause).
+fn guard_runs(ctx: &Ctx) -> Option<Check> {
+    const NAME: &str = "guard runs";
+    let command = ctx.hooks.1.as_ref()?;
+    ctx.program().1.as_ref()?;
     let payload = json!({
         "hook_event_name": "PreToolUse",
         "session_id": format!("guard-doctor-{}", std::process::id()),
-        "cwd": root,
+        "cwd": ctx.root,
         "tool_name": "Read",
-        "tool_input": {"file_path": root.join("README.md")},
+        "tool_input": {"file_path": ctx.root.join("README.md")},
     })
     .to_string();
-    let fix = "install the suite on this machine (scripts/setup) or put its folder on PATH; \
-               SESSION_LOCK_GUARD names the guard program explicitly"
-        .to_string();
-    match run_hook(root, command, "", payload.as_bytes()) {
-        Err(e) => check("guard runs", Level::Fail, e, Some(fix)),
-        Ok(o) if o.code == Some(0) && o.stdout.is_empty() => check(
-            "guard runs",
-            Level::Ok,
-            "the hook command answered a test call with allow".into(),
-            None,
-        ),
-        Ok(o) => check(
-            "guard runs",
-            Level::Fail,
-            format!(
-                "the hook command answered a harmless call with exit {}{}{}",
-                o.code.map_or("by signal".into(), |c| c.to_string()),
-                if o.stdout.is_empty() {
-                    String::new()
-                } else {
-                    format!(", stdout {}", o.stdout)
-                },
-                if o.stderr.is_empty() {
-                    String::new()
-                } else {
-                    format!(": {}", o.stderr)
-                },
+    let by_hand = format!(
+        "run it by hand to see more: cd {} && echo '{}' | CLAUDE_PROJECT_DIR=. {command}",
+        super::install::shell_quote(&ctx.root.to_string_lossy()),
+        payload.replace('\'', "'\\''")
+    );
+    Some(
+        match run_hook(
+            &ctx.root,
+            command,
+            payload.as_bytes(),
+            Duration::from_secs(15),
+        ) {
+            Err(e) => check(NAME, Level::Fail, e, Some(by_hand)),
+            Ok(o) if o.code == Some(0) && o.stdout.is_empty() => ok(
+                NAME,
+                "the hook command answered a test call with allow".into(),
             ),
-            Some(fix),
-        ),
-    }
+            Ok(o) if o.code == Some(0) => match serde_json::from_str::<Value>(&o.stdout) {
+                Ok(v) if is_deny(&v) => check(
+                    NAME,
+                    Level::Fail,
+                    format!("the hook command blocked a harmless Read: {}", o.stdout),
+                    Some(by_hand),
+                ),
+                Ok(v) => ok(
+                    NAME,
+                    format!(
+                        "the hook command answered a test call with allow, and said: {}",
+                        v.get("systemMessage")
+                            .and_then(Value::as_str)
+                            .unwrap_or(&o.stdout)
+                    ),
+                ),
+                Err(_) => check(
+                    NAME,
+                    Level::Fail,
+                    format!(
+                        "the hook command printed something that is not a hook answer, so the client ignores it: {}",
+                        o.stdout
+                    ),
+                    Some(by_hand),
+                ),
+            },
+            Ok(o) => check(
+                NAME,
+                Level::Fail,
+                format!(
+                    "the hook command answered a harmless call with exit {}{}",
+                    o.code.map_or("by signal".into(), |c| c.to_string()),
+                    if o.stderr.is_empty() {
+                        String::new()
+                    } else {
+                        format!(": {}", o.stderr)
+                    },
+                ),
+                Some(by_hand),
+            ),
+        },
+    )
+}
+
+/// A hook answer that denies the call.
+fn is_deny(v: &Value) -> bool {
+    v.pointer("/hookSpecificOutput/permissionDecision")
+        .and_then(Value::as_str)
+        == Some("deny")
+        || v.get("decision").and_then(Value::as_str) == Some("block")
 }
 
 /// The guard the hooks run and the tools on PATH are the same version as this guard.
-fn versions(root: &Path, command: &str) -> Check {
+fn versions(ctx: &Ctx) -> Option<Check> {
+    let program = ctx.program().1.as_ref()?;
     let mine = env!("CARGO_PKG_VERSION");
     let mut odd = Vec::new();
-    match run_hook(root, command, " --version", b"") {
-        Ok(o) if o.code == Some(0) => {
-            if o.stdout.split_whitespace().nth(1) != Some(mine) {
-                odd.push(format!("the hooks' guard says '{}'", o.stdout));
-            }
-        }
-        Ok(o) => odd.push(format!("the hooks' guard --version failed: {}", o.stderr)),
-        Err(e) => odd.push(e),
+    if program.version.split_whitespace().nth(1) != Some(mine) {
+        odd.push(format!(
+            "the hooks' guard {} says '{}'",
+            program.path.display(),
+            program.version
+        ));
     }
     let mut missing = Vec::new();
     for tool in TOOLS {
@@ -356,125 +535,105 @@ fn versions(root: &Path, command: &str) -> Check {
             },
         }
     }
-    if !odd.is_empty() {
-        return check(
+    Some(if !odd.is_empty() {
+        check(
             "versions",
             Level::Fail,
             format!("this guard is {mine}, but {}", odd.join("; ")),
             Some("reinstall the whole suite from one build (scripts/setup)".into()),
-        );
-    }
-    if !missing.is_empty() {
-        return check(
+        )
+    } else if !missing.is_empty() {
+        check(
             "versions",
             Level::Warn,
             format!("guard {mine}; not on PATH: {}", missing.join(", ")),
             Some("put the suite's folder (scripts/setup installs to ~/.local/bin) on PATH".into()),
-        );
-    }
-    check(
-        "versions",
-        Level::Ok,
-        format!("the hooks' guard and every tool on PATH are {mine}"),
-        None,
-    )
+        )
+    } else {
+        ok(
+            "versions",
+            format!("the hooks' guard and every tool on PATH are {mine}"),
+        )
+    })
+}
+
+/// A settings file's value, when it exists and parses.
+fn settings_value(file: &Path) -> Option<Value> {
+    crate::atomic::read_optional(file)
+        .ok()
+        .flatten()
+        .and_then(|t| parse_value(&t).ok())
 }
 
 /// No settings file the session reads turns every hook off.
-fn hooks_enabled(root: &Path) -> Check {
-    let off: Vec<String> = settings_files(root)
+fn hooks_enabled(ctx: &Ctx) -> Option<Check> {
+    let off: Vec<String> = settings_files(&ctx.root)
         .into_iter()
         .filter(|f| {
-            crate::atomic::read_optional(f)
-                .ok()
-                .flatten()
-                .and_then(|t| serde_json::from_str::<Value>(&t).ok())
-                .is_some_and(|v| v.get("disableAllHooks") == Some(&Value::Bool(true)))
+            settings_value(f).is_some_and(|v| v.get("disableAllHooks") == Some(&Value::Bool(true)))
         })
         .map(|f| f.display().to_string())
         .collect();
-    if off.is_empty() {
-        check(
+    Some(if off.is_empty() {
+        ok(
             "hooks enabled",
-            Level::Ok,
             "no settings file sets disableAllHooks".into(),
-            None,
         )
     } else {
         check(
             "hooks enabled",
             Level::Fail,
             format!(
-                "disableAllHooks is true in {}: no hook runs",
+                "disableAllHooks is true in {}: no hook runs (nor the status line)",
                 off.join(", ")
             ),
             Some("remove \"disableAllHooks\" from that file".into()),
         )
-    }
+    })
 }
 
-/// The guard can write its locks: a file is created in session-lock/ and removed again.
-fn writable(w: &Wiring) -> Check {
-    let dir = w.protocol.parent().expect("in session-lock/").to_path_buf();
-    if !dir.is_dir() {
-        return check(
-            "state folder",
-            Level::Fail,
-            format!("{} does not exist", dir.display()),
-            Some(format!(
-                "guard install {}",
-                super::install::shell_quote(&w.root.to_string_lossy())
-            )),
-        );
-    }
-    match tempfile::Builder::new()
-        .prefix(".doctor-")
-        .tempfile_in(&dir)
-    {
-        Ok(_) => check(
-            "state folder",
-            Level::Ok,
-            format!("{} is writable", dir.display()),
-            None,
-        ),
-        Err(e) => check(
-            "state folder",
-            Level::Fail,
-            crate::atomic::write_error(&dir, e).to_string(),
-            Some(format!(
-                "make {} writable for this user: the guard writes locks there",
-                dir.display()
-            )),
-        ),
-    }
-}
-
-/// The config loads and the plans parse.
-fn plans(root: &Path) -> Check {
-    let cfg = match crate::config::Config::load(root) {
-        Ok(c) => c,
-        Err(e) => {
-            return check(
-                "plans",
-                Level::Fail,
-                e.to_string(),
-                Some("fix session-lock/config.json".into()),
-            );
+/// session-lock/config.json loads.
+fn config(ctx: &Ctx) -> Option<Check> {
+    let file = ctx.w.root.join("session-lock").join("config.json");
+    Some(match crate::config::Config::load(&ctx.root) {
+        Ok(cfg) => {
+            let checks = crate::tools::release_checks::chosen(&ctx.root, &cfg);
+            ok(
+                "config",
+                format!(
+                    "{}; release checks: {}",
+                    if file.is_file() {
+                        format!("{} loads", file.display())
+                    } else {
+                        "no session-lock/config.json: the protocol's defaults".into()
+                    },
+                    checks.describe()
+                ),
+            )
         }
-    };
-    match crate::plans::load(root, &cfg.plan_glob) {
+        Err(e) => check(
+            "config",
+            Level::Fail,
+            format!("{e}; until it loads, the guard applies the protocol's defaults"),
+            Some(format!("fix that key in {}", file.display())),
+        ),
+    })
+}
+
+/// The plans parse.
+fn plans(ctx: &Ctx) -> Option<Check> {
+    let glob = crate::config::Config::load(&ctx.root)
+        .unwrap_or_default()
+        .plan_glob;
+    Some(match crate::plans::load(&ctx.root, &glob) {
         Ok(streams) if streams.is_empty() => check(
             "plans",
             Level::Warn,
-            format!(
-                "no plan matches {}: there is no stream to claim",
-                cfg.plan_glob
-            ),
-            Some(format!("add plans as {}", cfg.plan_glob)),
+            format!("no plan matches {glob}: there is no stream to claim"),
+            Some(format!("add plans as {glob}")),
         ),
-        Ok(streams) => check(
+        Ok(streams) => ok(
             "plans",
-            Level::Ok,
             format!(
                 "{} stream(s): {}",
                 streams.len(),
@@ -484,7 +643,6 @@ fn plans(root: &Path) -> Check {
                     .collect::<Vec<_>>()
                     .join(", ")
             ),
-            None,
         ),
         Err(e) => check(
             "plans",
@@ -492,17 +650,270 @@ fn plans(root: &Path) -> Check {
             e.to_string(),
             Some("fix that plan's frontmatter".into()),
         ),
+    })
+}
+
+/// The lock files: a corrupt one (the guard protects its stream's files as if it were live), a
+/// stale one (it protects nothing now), one whose session's client is gone.
+fn locks(ctx: &Ctx) -> Option<Check> {
+    const NAME: &str = "locks";
+    let cfg = crate::config::Config::load(&ctx.root).unwrap_or_default();
+    let layout = crate::state::Layout::new(&ctx.root);
+    let (held, bad) = layout.read_locks();
+    if let Some(b) = bad.first() {
+        return Some(check(
+            NAME,
+            Level::Fail,
+            format!(
+                "{b}{}: the guard keeps protecting that stream's files as if it were live, and the round cannot end",
+                if bad.len() > 1 {
+                    format!(" (and {} more)", bad.len() - 1)
+                } else {
+                    String::new()
+                }
+            ),
+            Some(format!(
+                "fix or delete {} from a terminal (status shows it as corrupt)",
+                b.path.display()
+            )),
+        ));
     }
+    let now = crate::time::now_ms();
+    let stale_ms = cfg.heartbeat_stale_ms();
+    let open: Vec<_> = held.iter().filter(|h| !h.done).collect();
+    let stale: Vec<String> = open
+        .iter()
+        .filter(|h| !h.is_live(now, stale_ms))
+        .map(|h| {
+            format!(
+                "{} (session {}, heartbeat {} ago)",
+                h.record.stream,
+                crate::state::short_id(&h.record.session_id),
+                crate::time::age(h.age_ms(now))
+            )
+        })
+        .collect();
+    if !stale.is_empty() {
+        return Some(check(
+            NAME,
+            Level::Warn,
+            format!(
+                "stale: {}: no longer protects its files; another session may claim it",
+                stale.join(", ")
+            ),
+            Some("claim it again from a session to go on with it, or end the round when every stream is done: status --wait --archive".into()),
+        ));
+    }
+    let mut look = crate::liveness::Look::default();
+    let orphaned: Vec<&str> = open
+        .iter()
+        .filter(|h| h.orphaned_in(&mut look))
+        .map(|h| h.record.stream.as_str())
+        .collect();
+    if !orphaned.is_empty() {
+        return Some(check(
+            NAME,
+            Level::Warn,
+            format!(
+                "orphaned: {}: the claiming session's client is gone; the lock protects until it goes stale",
+                orphaned.join(", ")
+            ),
+            Some("resume that session (it keeps its files), or release the stream from a terminal once its work is committed".into()),
+        ));
+    }
+    Some(ok(
+        NAME,
+        format!("{} live, {} released", open.len(), held.len() - open.len()),
+    ))
+}
+
+/// The guard can write its locks and its log: a probe file is written, synced and removed (a
+/// file can be created on a full disk; its bytes cannot be written), and the file system has
+/// room.
+fn state_folder(ctx: &Ctx) -> Option<Check> {
+    const NAME: &str = "state folder";
+    let dir = ctx
+        .w
+        .protocol
+        .parent()
+        .expect("in session-lock/")
+        .to_path_buf();
+    if !dir.is_dir() {
+        return Some(check(
+            NAME,
+            Level::Fail,
+            format!("{} does not exist", dir.display()),
+            Some(ctx.install_fix()),
+        ));
+    }
+    let probe = || -> std::io::Result<()> {
+        let mut f = tempfile::Builder::new()
+            .prefix(".doctor-")
+            .tempfile_in(&dir)?;
+        f.write_all(&vec![0u8; PROBE_BYTES])?;
+        f.as_file().sync_all()
+    };
+    if let Err(e) = probe() {
+        let full = e.raw_os_error() == Some(28) || e.to_string().contains("No space left");
+        return Some(check(
+            NAME,
+            Level::Fail,
+            crate::atomic::write_error(&dir, e).to_string(),
+            Some(if full {
+                format!(
+                    "free space on the file system of {}: the guard cannot write heartbeats, claims or its block log there",
+                    dir.display()
+                )
+            } else {
+                format!(
+                    "make {} writable for this user: the guard writes locks there",
+                    dir.display()
+                )
+            }),
+        ));
+    }
+    if let Some(free) = free_bytes(&dir)
+        && free < LOW_SPACE_BYTES
+    {
+        return Some(check(
+            NAME,
+            Level::Warn,
+            format!(
+                "{} is writable, but its file system has only {} KiB free",
+                dir.display(),
+                free / 1024
+            ),
+            Some("free space there before the guard runs out of it".into()),
+        ));
+    }
+    Some(ok(NAME, format!("{} is writable", dir.display())))
+}
+
+/// Free bytes for this user on the file system of `dir`.
+#[cfg(unix)]
+fn free_bytes(dir: &Path) -> Option<u64> {
+    let s = rustix::fs::statvfs(dir).ok()?;
+    Some(s.f_bavail.saturating_mul(s.f_frsize))
+}
+
+#[cfg(not(unix))]
+fn free_bytes(_dir: &Path) -> Option<u64> {
+    None
+}
+
+/// The status line: ours is set and answers quickly with one line; another one is the
+/// person's; none is a warning.
+fn status_line(ctx: &Ctx) -> Option<Check> {
+    const NAME: &str = "status line";
+    let set = settings_files(&ctx.root).into_iter().find_map(|f| {
+        let v = settings_value(&f)?;
+        super::wiring::statusline_of(&v).map(|c| (f.clone(), c.to_string()))
+    });
+    let Some((file, command)) = set else {
+        return Some(check(
+            NAME,
+            Level::Warn,
+            "no settings file sets a statusLine: sessions do not see their stream and the round at a glance".into(),
+            Some(format!(
+                "{} (it adds `status --statusline` to .claude/settings.local.json)",
+                ctx.install_fix()
+            )),
+        ));
+    };
+    if !super::wiring::is_statusline_command(&command) {
+        return Some(ok(
+            NAME,
+            format!(
+                "{} sets its own (`{command}`); to show the round in it, print the line of `status --statusline` from it",
+                file.display()
+            ),
+        ));
+    }
+    let input = json!({
+        "session_id": format!("guard-doctor-{}", std::process::id()),
+        "cwd": ctx.root,
+        "workspace": {"current_dir": ctx.root, "project_dir": ctx.root},
+    })
+    .to_string();
+    Some(match run_hook(&ctx.root, &command, input.as_bytes(), Duration::from_secs(5)) {
+        Ok(o) if o.code == Some(0) && !o.stdout.is_empty() => ok(
+            NAME,
+            format!(
+                "ours, in {}: `{}` ({} ms)",
+                file.display(),
+                o.stdout.lines().next().unwrap_or(""),
+                o.took.as_millis()
+            ),
+        ),
+        Ok(o) => check(
+            NAME,
+            Level::Warn,
+            format!(
+                "ours, in {}, printed nothing (exit {}){}",
+                file.display(),
+                o.code.map_or("by signal".into(), |c| c.to_string()),
+                if o.stderr.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {}", o.stderr)
+                }
+            ),
+            Some("put the suite's folder on PATH (the launcher runs the status beside the guard it finds)".into()),
+        ),
+        Err(e) => check(NAME, Level::Warn, e, None),
+    })
+}
+
+/// The messaging tools over MCP: the `.mcp.json` entry starts a server that lists both tools.
+/// A warning, not a failure: the guard protects without them.
+fn messaging_tools(ctx: &Ctx) -> Option<Check> {
+    let fix = Some(format!(
+        "{} (it writes the .mcp.json entry), and put the suite's folder on PATH",
+        ctx.install_fix()
+    ));
+    if !ctx.w.mcp.exists() {
+        return Some(check(
+            "messaging tools",
+            Level::Warn,
+            "no .mcp.json: sessions have the send-message CLI but not its MCP tools".into(),
+            fix,
+        ));
+    }
+    Some(match crate::messaging::mcp::wire::self_check(&ctx.root) {
+        Ok(tools) => ok(
+            "messaging tools",
+            format!("the .mcp.json server lists {}", tools.join(", ")),
+        ),
+        Err(e) => check("messaging tools", Level::Warn, e, fix),
+    })
+}
+
+/// With leases configured: the remote takes the lease refs (a probe ref pushed and deleted).
+fn lease_remote(ctx: &Ctx) -> Option<Check> {
+    let cfg = crate::config::Config::load(&ctx.root).ok()?;
+    let leases = cfg.leases?;
+    Some(match crate::leases::ops::check_remote(&ctx.root, &leases.remote) {
+        Ok(()) => ok(
+            "lease remote",
+            format!("remote '{}' takes refs under refs/session-lock/", leases.remote),
+        ),
+        Err(e) => check(
+            "lease remote",
+            Level::Fail,
+            e,
+            Some("let the remote accept refs/session-lock/* (or remove \"leases\" from session-lock/config.json)".into()),
+        ),
+    })
 }
 
 /// The pinned Claude Code CLI, which run-agent and send-message drive.
-fn claude_cli() -> Check {
+fn claude_cli(_ctx: &Ctx) -> Option<Check> {
     let pinned = PINNED_CLAUDE.trim();
     let fix = Some(format!(
         "install @anthropic-ai/claude-code@{pinned} (scripts/install-claude-cli) and put it on PATH or in {}",
         locate::CLAUDE_BIN_ENV
     ));
-    match locate::claude_bin(None) {
+    Some(match locate::claude_bin(None) {
         Err(e) => check(
             "claude cli",
             Level::Warn,
@@ -510,11 +921,9 @@ fn claude_cli() -> Check {
             fix,
         ),
         Ok(p) => match locate::version(&p) {
-            Ok(v) if v.split_whitespace().next() == Some(pinned) => check(
+            Ok(v) if v.split_whitespace().next() == Some(pinned) => ok(
                 "claude cli",
-                Level::Ok,
                 format!("{} is {pinned}, the pinned version", p.display()),
-                None,
             ),
             Ok(v) => check(
                 "claude cli",
@@ -524,7 +933,7 @@ fn claude_cli() -> Check {
             ),
             Err(e) => check("claude cli", Level::Warn, e, fix),
         },
-    }
+    })
 }
 
 /// The checks as text: `ok   hooks: …`, with `fix: …` under each one that is not ok.
@@ -561,4 +970,29 @@ pub fn run(repo: Option<&Path>, json: bool) -> anyhow::Result<Code> {
         );
     }
     Ok(if ok { Code::Success } else { Code::Failure })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_check_has_one_row_and_a_fix_when_not_ok() {
+        let dir = tempfile::tempdir().unwrap();
+        let all = checks(dir.path());
+        let mut names: Vec<&str> = all.iter().map(|c| c.name).collect();
+        let n = names.len();
+        names.dedup();
+        assert_eq!(names.len(), n, "one line per check: {names:?}");
+        for c in &all {
+            assert!(
+                c.level == Level::Ok || c.fix.is_some() || c.name == "status line",
+                "{c:?}"
+            );
+        }
+        assert!(
+            !names.contains(&"guard runs"),
+            "no hook entries, nothing to run: {names:?}"
+        );
+    }
 }

@@ -1,20 +1,52 @@
 //! `guard install` and `guard uninstall`: the hook entries merged into `.claude/settings.json`,
-//! the `.gitignore` lines, `session-lock/PROTOCOL.md` and the hook launcher. Installing twice
-//! changes nothing; uninstalling removes exactly what install added (on the machine that
-//! installed, the files come back byte for byte from `install-backup.json`).
+//! the messaging server in `.mcp.json`, its approval and the status line in
+//! `.claude/settings.local.json`, the `.gitignore` lines, `session-lock/PROTOCOL.md` and the
+//! launcher. Every file is planned before any is written (a file of the wrong shape changes
+//! nothing), JSON files are edited in their own text (`wiring`), and every file keeps its mode.
+//! Installing twice changes nothing; uninstalling removes exactly what install added (on the
+//! machine that installed, the files come back byte for byte from `install-backup.json`), and
+//! on a repo that was never wired it changes nothing and says so.
 
 use super::{
-    EVENTS, GITIGNORE, GITIGNORE_COMMENT, HOOK_COMMAND, LAUNCHER, PROTOCOL, Wiring,
-    is_guard_command,
+    GITIGNORE, GITIGNORE_COMMENT, GITIGNORE_COMMENT_PREFIX, HOOK_COMMAND, LAUNCHER, PROTOCOL,
+    Wiring, wiring,
 };
 use crate::atomic;
 use crate::exit::{Code, fail};
-use serde_json::{Map, Value, json};
+use crate::json_edit::{Doc, parse_value};
+use serde::Serialize;
+use serde_json::json;
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+/// What install should do beside the hooks.
+#[derive(Clone, Debug)]
+pub struct Options<'a> {
+    /// Run this guard program directly instead of the committed launcher (a path valid on this
+    /// machine only).
+    pub guard: Option<&'a Path>,
+    pub timeout_s: u64,
+    /// Offer the status line (`--no-statusline`: leave it out, and take ours out).
+    pub statusline: bool,
+}
+
+/// What install did about the status line.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "state", rename_all = "camelCase")]
+pub enum StatusLine {
+    /// Ours was written into this file.
+    Added { file: String },
+    /// Ours was already there.
+    Present { file: String },
+    /// Another status line is set in this file: left alone.
+    Theirs { file: String, command: String },
+    /// `--no-statusline`.
+    Skipped,
+}
 
 /// What install or uninstall did to each file.
-#[derive(Debug, Default, serde::Serialize)]
+#[derive(Debug, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Report {
     pub changed: Vec<String>,
     pub unchanged: Vec<String>,
@@ -24,86 +56,22 @@ pub struct Report {
     /// The hook command the entries run.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub hook_command: String,
+    /// Install: the files to commit (repo-relative).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub commit: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status_line: Option<StatusLine>,
+    /// Install: the checks `release` will run, and where they come from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub release_checks: Option<crate::tools::release_checks::Chosen>,
+    /// One line per changed file, for people (`wrote …`, `restored …`).
+    #[serde(skip)]
+    said: Vec<String>,
 }
 
 /// Quotes a path for the `sh -c` the client runs hooks with.
 pub fn shell_quote(s: &str) -> String {
     crate::shell::word::quote_posix(s).into_owned()
-}
-
-/// Removes every guard entry from a settings document, and the lists and `hooks` object that
-/// only held guard entries.
-pub fn strip_settings(mut doc: Value) -> Result<Value, String> {
-    let Some(root) = doc.as_object_mut() else {
-        return Err("the settings file is not a JSON object".into());
-    };
-    let Some(hooks) = root.get_mut("hooks") else {
-        return Ok(doc);
-    };
-    let Some(hooks) = hooks.as_object_mut() else {
-        return Err("\"hooks\" is not an object".into());
-    };
-    for (event, _) in EVENTS {
-        let Some(list) = hooks.get_mut(event) else {
-            continue;
-        };
-        let Some(groups) = list.as_array_mut() else {
-            return Err(format!("\"hooks.{event}\" is not a list"));
-        };
-        let before = groups.len();
-        for group in groups.iter_mut() {
-            if let Some(inner) = group.get_mut("hooks").and_then(Value::as_array_mut) {
-                inner.retain(|h| {
-                    !h.get("command")
-                        .and_then(Value::as_str)
-                        .is_some_and(is_guard_command)
-                });
-            }
-        }
-        groups.retain(|g| {
-            g.get("hooks")
-                .and_then(Value::as_array)
-                .is_none_or(|h| !h.is_empty())
-        });
-        if groups.is_empty() && before > 0 {
-            hooks.remove(event);
-        }
-    }
-    if hooks.is_empty() {
-        root.remove("hooks");
-    }
-    Ok(doc)
-}
-
-/// Merges the guard's hook entries into a settings document, keeping everything else. Old guard
-/// entries (any path) are replaced, so re-running with a new command updates them.
-pub fn merge_settings(doc: Value, command: &str, timeout_s: u64) -> Result<Value, String> {
-    let mut doc = strip_settings(doc)?;
-    let root = doc
-        .as_object_mut()
-        .expect("strip_settings checked the shape");
-    let hooks = root
-        .entry("hooks")
-        .or_insert_with(|| Value::Object(Map::new()))
-        .as_object_mut()
-        .expect("strip_settings checked the shape");
-    for (event, matcher) in EVENTS {
-        let list = hooks
-            .entry(event)
-            .or_insert_with(|| Value::Array(Vec::new()))
-            .as_array_mut()
-            .expect("strip_settings checked the shape");
-        let mut group = Map::new();
-        if let Some(m) = matcher {
-            group.insert("matcher".into(), json!(m));
-        }
-        group.insert(
-            "hooks".into(),
-            json!([{"type": "command", "command": command, "timeout": timeout_s}]),
-        );
-        list.push(Value::Object(group));
-    }
-    Ok(doc)
 }
 
 /// The `.gitignore` text with the session-lock lines added (after a comment naming them).
@@ -121,10 +89,8 @@ pub fn add_ignore_lines(old: &str) -> String {
     if !new.is_empty() && !new.ends_with('\n') {
         new.push('\n');
     }
-    if !present.contains(&GITIGNORE_COMMENT) {
-        new.push_str(GITIGNORE_COMMENT);
-        new.push('\n');
-    }
+    new.push_str(GITIGNORE_COMMENT);
+    new.push('\n');
     for l in missing {
         new.push_str(l);
         new.push('\n');
@@ -132,17 +98,22 @@ pub fn add_ignore_lines(old: &str) -> String {
     new
 }
 
-/// The `.gitignore` text without the lines install adds (and the comment above them).
+/// The `.gitignore` text without what install added: each comment line of ours and the
+/// session-lock lines right below it. The same lines elsewhere were the person's: they stay.
 pub fn remove_ignore_lines(text: &str) -> String {
-    let ours = |l: &str| {
-        let l = l.trim();
-        GITIGNORE.contains(&l) || l.starts_with("# session-lock: only PROTOCOL.md")
-    };
     let mut out = String::new();
+    let mut in_block = false;
     for line in text.split_inclusive('\n') {
-        if !ours(line) {
-            out.push_str(line);
+        let l = line.trim();
+        if l.starts_with(GITIGNORE_COMMENT_PREFIX) {
+            in_block = true;
+            continue;
         }
+        if in_block && GITIGNORE.contains(&l) {
+            continue;
+        }
+        in_block = false;
+        out.push_str(line);
     }
     out
 }
@@ -156,28 +127,71 @@ fn read(path: &Path) -> anyhow::Result<Option<String>> {
     })
 }
 
-fn parse_settings(path: &Path, text: Option<&str>) -> anyhow::Result<Value> {
-    match text {
-        Some(t) if !t.trim().is_empty() => serde_json::from_str(t).map_err(|e| {
-            fail(
-                Code::Usage,
-                format!("{}: not valid JSON ({e}); nothing changed", path.display()),
-            )
-        }),
-        _ => Ok(json!({})),
+/// A JSON file's text after `edit`, from the text it has (`None`: missing). When the value does
+/// not change, the text does not either (its bytes are kept).
+fn edited_json(
+    path: &Path,
+    old: Option<&str>,
+    edit: impl FnOnce(&Doc) -> Result<(), String>,
+) -> anyhow::Result<Option<String>> {
+    let bad = |e: String| {
+        fail(
+            Code::Usage,
+            format!("{}: {e}; nothing changed", path.display()),
+        )
+    };
+    let doc = Doc::parse(old).map_err(bad)?;
+    let before = doc.value();
+    edit(&doc).map_err(bad)?;
+    if doc.value() == before {
+        return Ok(old.map(str::to_string));
+    }
+    Ok(Some(doc.text()))
+}
+
+/// A JSON file's text once `strip` took our entries out. Nothing of ours: the bytes as they are.
+/// Back to what the backup holds: the backup's bytes (or no file, when there was none and
+/// nothing is left). Otherwise the stripped text, the rest as the person left it.
+fn stripped_json(
+    path: &Path,
+    current: Option<&str>,
+    original: Option<&Option<String>>,
+    strip: impl FnOnce(&Doc) -> Result<(), String>,
+) -> anyhow::Result<Option<String>> {
+    let Some(text) = current else {
+        return Ok(None);
+    };
+    let doc = Doc::parse(Some(text)).map_err(|e| {
+        fail(
+            Code::Usage,
+            format!("{}: {e}; nothing changed", path.display()),
+        )
+    })?;
+    let before = doc.value();
+    strip(&doc).map_err(|e| {
+        fail(
+            Code::Usage,
+            format!("{}: {e}; nothing changed", path.display()),
+        )
+    })?;
+    let after = doc.value();
+    if after == before {
+        return Ok(Some(text.to_string()));
+    }
+    match original {
+        Some(Some(orig)) if parse_value(orig).ok().as_ref() == Some(&after) => {
+            Ok(Some(orig.clone()))
+        }
+        Some(None) | None if after == json!({}) => Ok(None),
+        _ => Ok(Some(doc.text())),
     }
 }
 
-fn pretty(doc: &Value) -> String {
-    let mut text = serde_json::to_string_pretty(doc).expect("a JSON value serializes");
-    text.push('\n');
-    text
-}
-
-/// One file's planned content: `None` removes it.
+/// One file's planned content (`None` removes it) and how a change of it is said.
 struct Planned<'a> {
     path: &'a Path,
     text: Option<String>,
+    said: &'static str,
 }
 
 fn apply(plan: &[Planned], report: &mut Report) -> anyhow::Result<()> {
@@ -207,6 +221,8 @@ fn apply(plan: &[Planned], report: &mut Report) -> anyhow::Result<()> {
                 )
             })?,
         }
+        let verb = if p.text.is_none() { "removed" } else { p.said };
+        report.said.push(format!("{verb} {shown}"));
         report.changed.push(shown);
     }
     Ok(())
@@ -231,39 +247,109 @@ fn read_backup(w: &Wiring) -> Backup {
         .unwrap_or_default()
 }
 
-/// Wires `repo` (a git top level). `guard`: run that program directly instead of the committed
-/// launcher (a path valid on this machine only).
-pub fn install(repo: &Path, guard: Option<&Path>, timeout_s: u64) -> anyhow::Result<Report> {
+/// What to do with the status line, from every settings file a session in `root` reads:
+/// another status line anywhere wins (ours is not put over it, and one of ours in the local
+/// file is taken out again); ours in another file is kept; else ours goes into the local file.
+fn status_line_plan(w: &Wiring, wanted: bool) -> StatusLine {
+    let mut ours_elsewhere = None;
+    for file in super::doctor::settings_files(&w.root) {
+        let Some(value) = read(&file)
+            .ok()
+            .flatten()
+            .and_then(|t| parse_value(&t).ok())
+        else {
+            continue;
+        };
+        let Some(cmd) = wiring::statusline_of(&value) else {
+            continue;
+        };
+        if !wiring::is_statusline_command(cmd) {
+            return StatusLine::Theirs {
+                file: relative(w, &file),
+                command: cmd.to_string(),
+            };
+        }
+        if file != w.local && ours_elsewhere.is_none() {
+            ours_elsewhere = Some(relative(w, &file));
+        }
+    }
+    match ours_elsewhere {
+        Some(file) => StatusLine::Present { file },
+        None if wanted => StatusLine::Added {
+            file: relative(w, &w.local),
+        },
+        None => StatusLine::Skipped,
+    }
+}
+
+/// Wires `repo` (a git top level).
+pub fn install(repo: &Path, o: &Options) -> anyhow::Result<Report> {
     let w = Wiring::new(repo);
-    let old_settings = read(&w.settings)?;
-    let doc = parse_settings(&w.settings, old_settings.as_deref())?;
-    let command = match guard {
+    let command = match o.guard {
         Some(g) => shell_quote(&g.to_string_lossy()),
         None => HOOK_COMMAND.to_string(),
     };
-    let merged = merge_settings(doc, &command, timeout_s).map_err(|e| {
-        fail(
-            Code::Usage,
-            format!("{}: {e}; nothing changed", w.settings.display()),
-        )
+    let old_settings = read(&w.settings)?;
+    let settings = edited_json(&w.settings, old_settings.as_deref(), |d| {
+        wiring::add_hooks(d, &command, o.timeout_s)
     })?;
+    let old_mcp = read(&w.mcp)?;
+    let entry = super::mcp_entry(o.guard);
+    let mcp = edited_json(&w.mcp, old_mcp.as_deref(), |d| {
+        wiring::add_server(d, &entry)
+    })?;
+    let mut status_line = status_line_plan(&w, o.statusline);
+    let line = super::statusline_command(o.guard);
+    let old_local = read(&w.local)?;
+    let local = edited_json(&w.local, old_local.as_deref(), |d| {
+        wiring::add_approval(d)?;
+        match &status_line {
+            StatusLine::Added { .. } => wiring::add_statusline(d, &line),
+            StatusLine::Skipped | StatusLine::Theirs { .. } => wiring::strip_statusline(d),
+            StatusLine::Present { .. } => Ok(()),
+        }
+    })?;
+    if let StatusLine::Added { file } = &status_line {
+        let before = old_local.as_deref().and_then(|t| parse_value(t).ok());
+        if before
+            .as_ref()
+            .and_then(wiring::statusline_of)
+            .is_some_and(|c| c == line)
+        {
+            status_line = StatusLine::Present { file: file.clone() };
+        }
+    }
     let old_ignore = read(&w.gitignore)?;
     let plan = [
         Planned {
             path: &w.settings,
-            text: Some(pretty(&merged)),
+            text: settings,
+            said: "wrote",
+        },
+        Planned {
+            path: &w.mcp,
+            text: mcp,
+            said: "wrote",
+        },
+        Planned {
+            path: &w.local,
+            text: local,
+            said: "wrote",
         },
         Planned {
             path: &w.gitignore,
             text: Some(add_ignore_lines(old_ignore.as_deref().unwrap_or(""))),
+            said: "wrote",
         },
         Planned {
             path: &w.protocol,
             text: Some(PROTOCOL.to_string()),
+            said: "wrote",
         },
         Planned {
             path: &w.launcher,
             text: Some(LAUNCHER.to_string()),
+            said: "wrote",
         },
     ];
     let mut olds = Vec::new();
@@ -274,79 +360,88 @@ pub fn install(repo: &Path, guard: Option<&Path>, timeout_s: u64) -> anyhow::Res
     if changes && !w.backup.exists() {
         let backup: Backup = olds.into_iter().collect();
         std::fs::create_dir_all(w.backup.parent().expect("in session-lock/"))?;
-        atomic::write_atomic(&w.backup, pretty(&json!(backup)).as_bytes())?;
+        let mut text = serde_json::to_string_pretty(&json!(backup))?;
+        text.push('\n');
+        atomic::write_atomic(&w.backup, text.as_bytes())?;
     }
     let mut report = Report {
         hook_command: command,
+        status_line: Some(status_line),
         ..Report::default()
     };
-    // The messaging tools over MCP: the `send-message` beside the guard given, else beside this
-    // guard (the client starts an MCP server by its path; PATH is not searched the same way on
-    // every platform).
-    let this = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("guard"));
-    crate::messaging::mcp::wire::install_for(
-        repo,
-        guard.unwrap_or(&this),
-        &mut report.changed,
-        &mut report.unchanged,
-    )?;
     apply(&plan, &mut report)?;
+    report.commit = [&w.settings, &w.mcp, &w.gitignore, &w.protocol, &w.launcher]
+        .into_iter()
+        .map(|p| relative(&w, p))
+        .collect();
+    report.release_checks = crate::config::Config::load(repo)
+        .ok()
+        .map(|cfg| crate::tools::release_checks::chosen(repo, &cfg));
     Ok(report)
 }
 
-/// Removes what install added to `repo`: the guard's hook entries, the `.gitignore` lines, and
-/// PROTOCOL.md and the launcher unless they were edited. Everything else stays.
+/// Removes what install added to `repo`: the guard's hook entries, the MCP server, its approval
+/// and our status line, the `.gitignore` lines, and PROTOCOL.md and the launcher unless they
+/// were edited. Everything else stays, byte for byte.
 pub fn uninstall(repo: &Path) -> anyhow::Result<Report> {
     let w = Wiring::new(repo);
     let backup = read_backup(&w);
-    let before = |path: &Path| backup.get(&relative(&w, path)).cloned();
+    let before = |path: &Path| backup.get(&relative(&w, path));
     let mut report = Report::default();
 
-    let current = read(&w.settings)?;
-    let settings = match &current {
-        None => None,
-        Some(text) => {
-            let doc = parse_settings(&w.settings, Some(text))?;
-            let stripped = strip_settings(doc.clone()).map_err(|e| {
-                fail(
-                    Code::Usage,
-                    format!("{}: {e}; nothing changed", w.settings.display()),
-                )
-            })?;
-            match before(&w.settings) {
-                Some(Some(orig))
-                    if serde_json::from_str::<Value>(&orig).ok().as_ref() == Some(&stripped) =>
-                {
-                    Some(orig)
-                }
-                // Nothing of ours in it: leave its bytes alone.
-                _ if stripped == doc => Some(text.clone()),
-                _ if stripped == json!({}) => None,
-                _ => Some(pretty(&stripped)),
-            }
-        }
-    };
-
+    let settings = stripped_json(
+        &w.settings,
+        read(&w.settings)?.as_deref(),
+        before(&w.settings),
+        wiring::strip_hooks,
+    )?;
+    let mcp = stripped_json(
+        &w.mcp,
+        read(&w.mcp)?.as_deref(),
+        before(&w.mcp),
+        wiring::strip_server,
+    )?;
+    let local = stripped_json(
+        &w.local,
+        read(&w.local)?.as_deref(),
+        before(&w.local),
+        |d| {
+            wiring::strip_approval(d)?;
+            wiring::strip_statusline(d)
+        },
+    )?;
     let ignore = match read(&w.gitignore)? {
         None => None,
         Some(text) => {
             let stripped = remove_ignore_lines(&text);
             match before(&w.gitignore) {
-                Some(Some(orig)) if orig.trim_end() == stripped.trim_end() => Some(orig),
+                _ if stripped == text => Some(text),
+                Some(Some(orig)) if orig.trim_end() == stripped.trim_end() => Some(orig.clone()),
                 Some(None) if stripped.trim().is_empty() => None,
                 _ => Some(stripped),
             }
         }
     };
-
     let mut plan = vec![
         Planned {
             path: &w.settings,
             text: settings,
+            said: "took the guard's hooks out of",
+        },
+        Planned {
+            path: &w.mcp,
+            text: mcp,
+            said: "took the session-lock server out of",
+        },
+        Planned {
+            path: &w.local,
+            text: local,
+            said: "took the server's approval and the status line out of",
         },
         Planned {
             path: &w.gitignore,
             text: ignore,
+            said: "took the session-lock lines out of",
         },
     ];
     for (path, ours) in [(&w.protocol, PROTOCOL), (&w.launcher, LAUNCHER)] {
@@ -354,9 +449,18 @@ pub fn uninstall(repo: &Path) -> anyhow::Result<Report> {
             Some(text) if text != ours => report.kept.push(path.display().to_string()),
             Some(_) => plan.push(Planned {
                 path,
-                text: before(path).flatten(),
+                text: before(path).cloned().flatten(),
+                said: "restored",
             }),
             None => {}
+        }
+    }
+    // A file back to its bytes before install is said as restored.
+    for p in &mut plan {
+        if let (Some(Some(orig)), Some(text)) = (before(p.path), &p.text)
+            && orig == text
+        {
+            p.said = "restored";
         }
     }
     apply(&plan, &mut report)?;
@@ -368,44 +472,70 @@ pub fn uninstall(repo: &Path) -> anyhow::Result<Report> {
             )
         })?;
     }
-    let mcp =
-        crate::messaging::mcp::wire::uninstall_entry(repo).map_err(|e| fail(Code::Usage, e))?;
-    report
-        .changed
-        .extend(mcp.changed.iter().map(|p| p.display().to_string()));
     // Folders install created and that are empty now.
-    for dir in [w.settings.parent(), w.protocol.parent()]
-        .into_iter()
-        .flatten()
-    {
-        let _ = std::fs::remove_dir(dir);
+    if !report.changed.is_empty() {
+        for dir in [w.settings.parent(), w.protocol.parent()]
+            .into_iter()
+            .flatten()
+        {
+            let _ = std::fs::remove_dir(dir);
+        }
     }
     Ok(report)
 }
 
-/// `guard install [REPO]`: wires the repo and says what changed.
-pub fn run_install(
-    repo: Option<&Path>,
-    guard: Option<&Path>,
-    timeout_s: u64,
-    json: bool,
-) -> anyhow::Result<Code> {
+/// How the status line's state is said after install.
+fn say_status_line(s: &StatusLine) -> String {
+    match s {
+        StatusLine::Added { file } => format!(
+            "status line: added to {file} (`status --statusline`: your stream, the others, messages waiting); --no-statusline leaves it out"
+        ),
+        StatusLine::Present { file } => format!("status line: ours, in {file}"),
+        StatusLine::Theirs { file, command } => format!(
+            "status line: yours in {file} (`{command}`) is kept; to show the round in it, print the line of `status --statusline` from it (it reads the same JSON on stdin)"
+        ),
+        StatusLine::Skipped => "status line: left out (--no-statusline)".into(),
+    }
+}
+
+/// `guard install [REPO]`: wires the repo and says what changed and what was chosen.
+pub fn run_install(repo: Option<&Path>, o: &Options, json: bool) -> anyhow::Result<Code> {
     let root = super::target_repo(repo, "install")?;
-    let report = install(&root, guard, timeout_s)?;
+    let report = install(&root, o)?;
     if json {
         crate::cli::print_json(&report)?;
-    } else if report.changed.is_empty() {
+        return Ok(Code::Success);
+    }
+    if report.changed.is_empty() {
         println!("{}: already wired, nothing changed", root.display());
     } else {
-        for f in &report.changed {
-            println!("wrote {f}");
+        for line in &report.said {
+            println!("{line}");
         }
         println!("hooks run: {}", report.hook_command);
-        if guard.is_none() {
-            println!(
-                "commit these files: the launcher finds the guard on every machine that has the suite (check with: guard doctor)"
-            );
-        }
+    }
+    if let Some(s) = &report.status_line {
+        println!("{}", say_status_line(s));
+    }
+    match &report.release_checks {
+        Some(c) => println!("release checks: {}", c.describe()),
+        None => println!(
+            "release checks: session-lock/config.json cannot be loaded (guard doctor says why)"
+        ),
+    }
+    if report.changed.is_empty() {
+        return Ok(Code::Success);
+    }
+    if o.guard.is_none() {
+        println!(
+            "commit these files: {} (the launcher finds the suite on every machine that has it; check with: guard doctor)",
+            report.commit.join(", ")
+        );
+        println!(".claude/settings.local.json is yours: git-ignored, not committed");
+    } else {
+        println!(
+            "do not commit .claude/settings.json and .mcp.json: with --guard they name programs on this machine"
+        );
     }
     Ok(Code::Success)
 }
@@ -421,8 +551,8 @@ pub fn run_uninstall(repo: Option<&Path>, json: bool) -> anyhow::Result<Code> {
     if report.changed.is_empty() {
         println!("{}: not wired, nothing changed", root.display());
     }
-    for f in &report.changed {
-        println!("restored {f}");
+    for line in &report.said {
+        println!("{line}");
     }
     for f in &report.kept {
         println!("kept {f}: edited since install; remove it yourself if it is not needed");
@@ -435,39 +565,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn merge_keeps_other_hooks_and_is_idempotent() {
-        let doc = json!({
-            "model": "x",
-            "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "other-hook"}]}]}
-        });
-        let once = merge_settings(doc.clone(), HOOK_COMMAND, 10).unwrap();
-        let twice = merge_settings(once.clone(), HOOK_COMMAND, 10).unwrap();
-        assert_eq!(once, twice);
-        assert_eq!(once["model"], "x");
-        let pre = once["hooks"]["PreToolUse"].as_array().unwrap();
-        assert_eq!(pre.len(), 2);
-        assert_eq!(pre[0]["hooks"][0]["command"], "other-hook");
-        assert_eq!(pre[1]["matcher"], "*");
-        assert_eq!(pre[1]["hooks"][0]["timeout"], 10);
-        let moved = merge_settings(once.clone(), "'/new place/guard'", 10).unwrap();
-        let pre = moved["hooks"]["PreToolUse"].as_array().unwrap();
-        assert_eq!(pre.len(), 2, "old guard entry replaced, not duplicated");
-        assert_eq!(pre[1]["hooks"][0]["command"], "'/new place/guard'");
-        assert_eq!(strip_settings(once).unwrap(), doc, "strip undoes merge");
-        assert_eq!(
-            strip_settings(merge_settings(json!({}), HOOK_COMMAND, 10).unwrap()).unwrap(),
-            json!({})
-        );
-    }
-
-    #[test]
-    fn bad_settings_shapes_are_errors() {
-        assert!(merge_settings(json!([]), "g", 1).is_err());
-        assert!(merge_settings(json!({"hooks": []}), "g", 1).is_err());
-        assert!(merge_settings(json!({"hooks": {"Stop": {}}}), "g", 1).is_err());
-    }
-
-    #[test]
     fn ignore_lines_come_and_go() {
         for old in ["", "node_modules/\n", "dist"] {
             let added = add_ignore_lines(old);
@@ -475,6 +572,21 @@ mod tests {
             assert!(added.contains(GITIGNORE_COMMENT));
             assert_eq!(remove_ignore_lines(&added).trim_end(), old.trim_end());
         }
+    }
+
+    #[test]
+    fn lines_the_person_had_stay_at_uninstall() {
+        let old = ".claude/settings.local.json\nnode_modules/\n";
+        let added = add_ignore_lines(old);
+        assert_eq!(
+            added.matches(".claude/settings.local.json").count(),
+            1,
+            "{added}"
+        );
+        assert_eq!(remove_ignore_lines(&added), old);
+        // An older install's comment and lines go too.
+        let older = "dist\n# session-lock: only PROTOCOL.md, config.json and guard-hook are committed\nsession-lock/*\n!session-lock/PROTOCOL.md\n";
+        assert_eq!(remove_ignore_lines(older), "dist\n");
     }
 
     #[test]

@@ -5,22 +5,28 @@
 //!
 //! ```text
 //! .claude/settings.json        one guard entry per hook event (others' hooks kept)
+//! .mcp.json                    the messaging tools' server, started through the launcher
+//! .claude/settings.local.json  that server's approval, and the status line unless a settings
+//!                              file the session reads has one (the person's own file: git-ignored)
 //! .gitignore                   the session-lock lines (after a comment line naming them)
-//! session-lock/PROTOCOL.md     the protocol every session is shown
-//! session-lock/guard-hook      the launcher the hook entries run (committed): it finds the
-//!                              guard on this machine, or blocks and says it is missing
+//! session-lock/PROTOCOL.md     the protocol every session can read in full
+//! session-lock/guard-hook      the launcher the hook entries, the MCP server and the status
+//!                              line run (committed): it finds the suite on this machine, or
+//!                              blocks and says it is missing
 //! session-lock/install-backup.json
 //!                              the files as they were before the first install (not
 //!                              committed), so uninstall on this machine restores them byte
 //!                              for byte
 //! ```
+//!
+//! The JSON files are edited in their own text (`wiring`, `json_edit`): a diff shows only the
+//! added block, and every file keeps its mode.
 
-pub mod deadline;
 pub mod doctor;
 pub mod explain;
-pub mod hook_mode;
 pub mod install;
 pub mod log;
+pub mod wiring;
 
 use crate::exit::{Code, fail};
 use std::path::{Path, PathBuf};
@@ -35,6 +41,48 @@ pub const LAUNCHER: &str = include_str!("guard-hook.sh");
 /// client started the session in (`CLAUDE_PROJECT_DIR`, the folder of `.claude/settings.json`).
 pub const HOOK_COMMAND: &str = "sh \"$CLAUDE_PROJECT_DIR/session-lock/guard-hook\"";
 
+/// The status line install offers: `status --statusline` through the launcher (the client sets
+/// `CLAUDE_PROJECT_DIR` for it too, and gives it the session's JSON on stdin).
+pub const STATUSLINE_COMMAND: &str =
+    "sh \"$CLAUDE_PROJECT_DIR/session-lock/guard-hook\" --tool status --statusline";
+
+/// How often the client runs the status line when nothing else redraws it, in seconds.
+pub const STATUSLINE_REFRESH_S: u64 = 10;
+
+/// The command of the messaging server the client starts from `.mcp.json`: `send-message mcp`
+/// through the launcher, so the committed file names no path of one machine. The client
+/// expands `${VAR}` in `.mcp.json` from its own environment, which has no `CLAUDE_PROJECT_DIR`;
+/// the server's environment has it, so the shell reads it (`$VAR` is not the client's form).
+pub const MCP_SHELL: &str =
+    "exec sh \"$CLAUDE_PROJECT_DIR/session-lock/guard-hook\" --tool send-message mcp";
+
+/// The `.mcp.json` entry: through the launcher, or (`guard`: a program given by path, for
+/// settings that are not shared) the `send-message` beside that guard.
+pub fn mcp_entry(guard: Option<&Path>) -> serde_json::Value {
+    match guard {
+        None => serde_json::json!({"type": "stdio", "command": "sh", "args": ["-c", MCP_SHELL]}),
+        Some(g) => serde_json::json!({
+            "type": "stdio",
+            "command": crate::messaging::mcp::wire::beside(g).to_string_lossy(),
+            "args": ["mcp"],
+        }),
+    }
+}
+
+/// The status line command: through the launcher, or the `status` beside a guard given by path.
+pub fn statusline_command(guard: Option<&Path>) -> String {
+    match guard {
+        None => STATUSLINE_COMMAND.to_string(),
+        Some(g) => format!(
+            "{} --statusline",
+            install::shell_quote(
+                &g.with_file_name(format!("status{}", std::env::consts::EXE_SUFFIX))
+                    .to_string_lossy()
+            )
+        ),
+    }
+}
+
 /// The hook events the guard handles, with the matcher each entry uses.
 pub const EVENTS: [(&str, Option<&str>); 6] = [
     ("PreToolUse", Some("*")),
@@ -45,23 +93,31 @@ pub const EVENTS: [(&str, Option<&str>); 6] = [
     ("Stop", None),
 ];
 
-/// The `.gitignore` lines: everything in session-lock/ but the committed files.
-pub const GITIGNORE: [&str; 4] = [
+/// The `.gitignore` lines: everything in session-lock/ but the committed files, and the
+/// person's own Claude Code settings (install writes the server's approval there).
+pub const GITIGNORE: [&str; 5] = [
     "session-lock/*",
     "!session-lock/PROTOCOL.md",
     "!session-lock/config.json",
     "!session-lock/guard-hook",
+    ".claude/settings.local.json",
 ];
 
 /// The comment line install writes above the lines it adds to `.gitignore`.
-pub const GITIGNORE_COMMENT: &str =
-    "# session-lock: only PROTOCOL.md, config.json and guard-hook are committed";
+pub const GITIGNORE_COMMENT: &str = "# session-lock: only PROTOCOL.md, config.json and guard-hook are committed; settings.local.json is yours";
+
+/// How every comment install ever wrote above its lines begins.
+pub const GITIGNORE_COMMENT_PREFIX: &str = "# session-lock: only PROTOCOL.md";
 
 /// The files of one repo that install writes.
 #[derive(Clone, Debug)]
 pub struct Wiring {
     pub root: PathBuf,
     pub settings: PathBuf,
+    /// `.claude/settings.local.json`: the person's own settings.
+    pub local: PathBuf,
+    /// `.mcp.json`, where the client reads project MCP servers.
+    pub mcp: PathBuf,
     pub gitignore: PathBuf,
     pub protocol: PathBuf,
     pub launcher: PathBuf,
@@ -74,6 +130,8 @@ impl Wiring {
         Wiring {
             root: root.to_path_buf(),
             settings: root.join(".claude").join("settings.json"),
+            local: crate::messaging::mcp::wire::local_settings(root),
+            mcp: crate::messaging::mcp::wire::mcp_json(root),
             gitignore: root.join(".gitignore"),
             protocol: dir.join("PROTOCOL.md"),
             launcher: dir.join("guard-hook"),
@@ -139,19 +197,29 @@ fn same_file(a: &Path, b: &Path) -> bool {
     }
 }
 
-/// True when a hook command runs the guard: the launcher, or a guard program by path.
-pub fn is_guard_command(cmd: &str) -> bool {
+/// The program a hook command starts: its first word, unquoted (`'/a b/guard' x` → `/a b/guard`).
+pub fn command_program(cmd: &str) -> &str {
     let cmd = cmd.trim();
-    if cmd == HOOK_COMMAND || cmd.contains("session-lock/guard-hook") {
-        return true;
-    }
     let first = cmd.trim_start_matches(['\'', '"']);
-    let program = if cmd.starts_with(['\'', '"']) {
+    if cmd.starts_with(['\'', '"']) {
         &first[..first.find(['\'', '"']).unwrap_or(first.len())]
     } else {
         first.split_whitespace().next().unwrap_or("")
-    };
-    crate::shell::word::command_name(program) == "guard"
+    }
+}
+
+/// Does a hook command run the committed launcher?
+pub fn runs_launcher(cmd: &str) -> bool {
+    let cmd = cmd.trim();
+    cmd == HOOK_COMMAND || cmd.contains("session-lock/guard-hook")
+}
+
+/// True when a hook command runs the guard: the launcher, or a guard program by path.
+pub fn is_guard_command(cmd: &str) -> bool {
+    if runs_launcher(cmd) {
+        return !cmd.contains("--tool");
+    }
+    crate::shell::word::command_name(command_program(cmd)) == "guard"
 }
 
 #[cfg(test)]
@@ -166,5 +234,11 @@ mod tests {
         assert!(is_guard_command("C:\\tools\\guard.exe"));
         assert!(!is_guard_command("other-hook"));
         assert!(!is_guard_command("/bin/guardian"));
+        assert!(
+            !is_guard_command(STATUSLINE_COMMAND),
+            "the status line runs the launcher, not the guard"
+        );
+        assert_eq!(command_program("'/a b/guard' x"), "/a b/guard");
+        assert_eq!(command_program("/usr/bin/guard --x"), "/usr/bin/guard");
     }
 }

@@ -160,23 +160,10 @@ pub fn fill(template: &Value, id: &str) -> Value {
     }
 }
 
-/// The app's user-data folder for `app_name` on this platform: `%APPDATA%/<app>` (Windows),
-/// `~/Library/Application Support/<app>` (macOS), `$XDG_CONFIG_HOME/<app>` or
-/// `~/.config/<app>` (elsewhere).
+/// The app's user-data folder for `app_name` on this platform
+/// ([`crate::platform::Host::user_data`]).
 pub fn default_user_data(app_name: &str) -> Option<PathBuf> {
-    if cfg!(windows) {
-        return std::env::var_os("APPDATA")
-            .filter(|v| !v.is_empty())
-            .map(|d| PathBuf::from(d).join(app_name));
-    }
-    let home = crate::sessions::home_dir();
-    if cfg!(target_os = "macos") {
-        return home.map(|h| h.join("Library/Application Support").join(app_name));
-    }
-    if let Some(x) = std::env::var_os("XDG_CONFIG_HOME").filter(|v| !v.is_empty()) {
-        return Some(PathBuf::from(x).join(app_name));
-    }
-    home.map(|h| h.join(".config").join(app_name))
+    crate::platform::this().user_data(app_name)
 }
 
 /// A configured path: `{appName}` filled in, a leading `~/` is the home folder.

@@ -7,7 +7,7 @@
 //! does not log by itself: it puts the payload into an anonymous memory file, makes that stdin
 //! and re-executes the guard (same process, same pid, so the client still waits on it) with
 //! [`AFTER_DEADLINE`]; that fresh image writes the note and the log line with the ordinary code
-//! ([`super::hook_mode::after_deadline`]). Before any payload is read, or if the exec fails, the
+//! (the door's `after_deadline`). Before any payload is read, or if the exec fails, the
 //! handler writes the note and exits 0 itself. Elsewhere a watchdog thread does the same.
 
 use std::sync::OnceLock;
@@ -83,7 +83,7 @@ mod imp {
         }
     }
 
-    pub fn arm() {
+    pub fn arm(_: fn() -> i32) {
         NOTE.get_or_init(|| format!("guard: {}\n", super::note()).into_bytes());
         unsafe {
             let mut act: libc::sigaction = std::mem::zeroed();
@@ -105,24 +105,23 @@ mod imp {
 #[cfg(not(target_os = "linux"))]
 mod imp {
     use super::DEADLINE;
-    use crate::hook::Outcome;
 
-    pub fn arm() {
+    pub fn arm(past_deadline: fn() -> i32) {
         // A watchdog, not a worker: the work stays on the main thread (no second malloc
         // arena, no big stack), and if it ever runs past the deadline the watchdog allows.
-        let _ = std::thread::Builder::new().stack_size(64 * 1024).spawn(|| {
-            std::thread::sleep(DEADLINE);
-            let out = Outcome::allow_with_note(super::note());
-            let code = super::super::hook_mode::emit(&out);
-            super::super::hook_mode::record(&out);
-            std::process::exit(code);
-        });
+        let _ = std::thread::Builder::new()
+            .stack_size(64 * 1024)
+            .spawn(move || {
+                std::thread::sleep(DEADLINE);
+                std::process::exit(past_deadline());
+            });
     }
 }
 
-/// Starts the deadline for this run.
-pub fn arm() {
-    imp::arm();
+/// Starts the deadline for this run. Where a watchdog thread keeps it, `past_deadline` answers
+/// in this process (allows, logs) and gives the exit code; on Linux the re-executed guard does.
+pub fn arm(past_deadline: fn() -> i32) {
+    imp::arm(past_deadline);
 }
 
 #[cfg(all(test, target_os = "linux"))]

@@ -7,28 +7,32 @@
 //! `Edit` and `MultiEdit` are applied to the file on disk. A call whose result cannot be told
 //! (a shell write, an MCP writer) is treated as changing the frontmatter.
 
-use super::Payload;
+use crate::hook::Payload;
+use crate::hook::context::{Call, Ctx};
+use crate::hook::decision::{Checked, Refusal, Rule};
+use crate::hook::targets::Facts;
+use crate::words::Tool;
 use serde_json::Value;
 use std::path::Path;
 
+/// Refuses a write to a plan that would change its frontmatter while another session's lock is
+/// live.
+pub fn check(ctx: &Ctx, call: &Call, f: &Facts) -> Checked {
+    let Some(rel) = &f.rel else { return Ok(()) };
+    let p = call.p;
+    if let Some(other) = f.live.iter().find(|h| h.record.session_id != p.session_id)
+        && ctx.config.is_plan(rel)
+        && let Some(why) = problem(p, rel, &ctx.root.join(rel), &other.record.stream)
+    {
+        return Err(Refusal::new(Rule::PlanEdit, why)
+            .with_stream(other.record.stream.clone())
+            .with_path(rel.clone()));
+    }
+    Ok(())
+}
+
 /// The largest plan the guard reads to compute an edit; a larger one counts as changed.
 const MAX_PLAN: u64 = 1024 * 1024;
-
-/// True when `rel` (repo-relative POSIX) is a plan file under `plan_glob`.
-pub fn is_plan(plan_glob: &str, rel: &str, case_insensitive: bool) -> bool {
-    // Cheap first: the glob's last segment, when literal, must be the file name.
-    let last = plan_glob.rsplit('/').next().unwrap_or(plan_glob);
-    let name = rel.rsplit('/').next().unwrap_or(rel);
-    if !last.contains(['*', '?', '[', '{']) && !last.eq_ignore_ascii_case(name) {
-        return false;
-    }
-    globset::GlobBuilder::new(plan_glob)
-        .literal_separator(true)
-        .case_insensitive(case_insensitive)
-        .build()
-        .map(|g| g.compile_matcher().is_match(rel))
-        .unwrap_or(false)
-}
 
 /// The frontmatter block (`---` … `---`, both lines included), or `None` when the text has none.
 fn frontmatter(text: &str) -> Option<&str> {
@@ -70,13 +74,13 @@ fn replace(text: &str, edit: &Value) -> Option<String> {
 
 /// The plan's text after the call, `Err(())` when the guard cannot tell.
 fn after(p: &Payload, before: &str) -> Result<Option<String>, ()> {
-    match p.tool_name.as_str() {
-        "Write" => p
+    match p.tool_name {
+        Tool::Write => p
             .input_str("content")
             .map(|c| Some(c.to_string()))
             .ok_or(()),
-        "Edit" => Ok(replace(before, &p.tool_input)),
-        "MultiEdit" => {
+        Tool::Edit => Ok(replace(before, &p.tool_input)),
+        Tool::MultiEdit => {
             let edits = p
                 .tool_input
                 .get("edits")
@@ -132,7 +136,7 @@ mod tests {
 
     fn payload(tool: &str, input: Value) -> Payload {
         Payload {
-            tool_name: tool.into(),
+            tool_name: Tool::parse(tool),
             tool_input: input,
             ..Payload::default()
         }
@@ -191,11 +195,19 @@ mod tests {
 
     #[test]
     fn plan_files_are_found_by_the_glob() {
-        let g = "plans/*-ms-*-*/plan.md";
-        assert!(is_plan(g, "plans/r-ms-01-ui/plan.md", false));
-        assert!(!is_plan(g, "plans/r-ms-01-ui/notes.md", false));
-        assert!(!is_plan(g, "src/plans/r-ms-01-ui/plan.md", false));
-        assert!(is_plan(g, "plans/r-ms-01-ui/PLAN.md", true));
+        let exact = crate::config::Config {
+            case_insensitive_paths: Some(false),
+            ..Default::default()
+        };
+        assert!(exact.is_plan("plans/r-ms-01-ui/plan.md"));
+        assert!(!exact.is_plan("plans/r-ms-01-ui/notes.md"));
+        assert!(!exact.is_plan("src/plans/r-ms-01-ui/plan.md"));
+        assert!(!exact.is_plan("plans/r-ms-01-ui/PLAN.md"));
+        let ci = crate::config::Config {
+            case_insensitive_paths: Some(true),
+            ..Default::default()
+        };
+        assert!(ci.is_plan("plans/r-ms-01-ui/PLAN.md"));
         assert_eq!(frontmatter("no fm\n"), None);
         assert_eq!(
             frontmatter("---\na: 1\n---\nbody"),

@@ -1,9 +1,13 @@
-//! `guard` with no command: the hook itself. It reads the payload on stdin, runs the pipeline
-//! (`crate::hook`), writes the decision, and appends every deny and fail-open to the block log.
-//! A run past its deadline allows ([`super::deadline`]); a panic allows too.
+//! The hook's door: `guard` with no command. It reads the payload on stdin, runs the pipeline
+//! ([`crate::hook::decide`]), renders the decision once for the client, writes it, and appends
+//! every deny and fail-open to the block log from the decision value. A run past its deadline
+//! allows ([`super::deadline`]); a panic allows too.
 
+use super::context::Env;
 use super::deadline::{self, PAYLOAD};
-use crate::hook::{self, Outcome, lifecycle::Env};
+use super::output::{Client, Outcome, render};
+use super::{Decision, decide};
+use crate::config::DecisionForm;
 use std::io::{IsTerminal, Read, Write};
 
 /// Runs the hook on stdin and returns the process exit code (0, or 2 in the exit-2 form).
@@ -17,30 +21,34 @@ pub fn run(usage: impl FnOnce() -> String) -> std::process::ExitCode {
         );
         return std::process::ExitCode::from(2);
     }
-    deadline::arm();
+    deadline::arm(|| answer(&Decision::fail_open(deadline::note()), DecisionForm::Json));
     let mut bytes = Vec::new();
-    let limit = (hook::MAX_PAYLOAD + 1) as u64;
+    let limit = (super::MAX_PAYLOAD + 1) as u64;
     let read = std::io::stdin().take(limit).read_to_end(&mut bytes);
     // Drain the rest of an oversized payload, so the client never meets a closed pipe.
     let _ = std::io::copy(&mut std::io::stdin(), &mut std::io::sink());
-    let out = match read {
-        Err(e) => Outcome::allow_with_note(format!("cannot read stdin: {e}")),
+    let (decision, form) = match read {
+        Err(e) => (
+            Decision::fail_open(format!("cannot read stdin: {e}")),
+            DecisionForm::Json,
+        ),
         Ok(_) => {
             let bytes = PAYLOAD.get_or_init(|| bytes);
-            let result = std::panic::catch_unwind(|| hook::run(bytes, &Env::from_process()));
+            let result = std::panic::catch_unwind(|| decide(bytes, &Env::from_process()));
             result.unwrap_or_else(|panic| {
                 let what = panic
                     .downcast_ref::<&str>()
                     .map(|s| s.to_string())
                     .or_else(|| panic.downcast_ref::<String>().cloned())
                     .unwrap_or_else(|| "unknown panic".into());
-                Outcome::allow_with_note(format!("internal error ({what}); allowing"))
+                (
+                    Decision::fail_open(format!("internal error ({what}); allowing")),
+                    DecisionForm::Json,
+                )
             })
         }
     };
-    let code = emit(&out);
-    record(&out);
-    std::process::ExitCode::from(code as u8)
+    std::process::ExitCode::from(answer(&decision, form) as u8)
 }
 
 /// The guard re-executed by its deadline ([`deadline::AFTER_DEADLINE`]), with the payload of
@@ -57,16 +65,24 @@ pub fn after_deadline() -> std::process::ExitCode {
     let mut bytes = Vec::new();
     let _ = std::io::stdin().read_to_end(&mut bytes);
     let _ = PAYLOAD.set(bytes);
-    let out = Outcome::allow_with_note(deadline::note());
-    let code = emit(&out);
-    record(&out);
+    let code = answer(&Decision::fail_open(deadline::note()), DecisionForm::Json);
     std::process::ExitCode::from(code as u8)
 }
 
-/// The block log line for a deny or a fail-open; nothing for a plain allow.
-pub(super) fn record(out: &Outcome) {
+/// Renders `decision` for the client, writes it, logs it; the process's exit code.
+fn answer(decision: &Decision, form: DecisionForm) -> i32 {
+    let code = emit(&render(decision, Client::ClaudeCode, form));
+    record(decision);
+    code
+}
+
+/// The block log line for a deny or a fail-open; nothing for a plain allow. A line that cannot
+/// be written is said on stderr (the client's log), after the decision.
+fn record(decision: &Decision) {
     let payload = PAYLOAD.get().map(Vec::as_slice).unwrap_or_default();
-    let _ = std::panic::catch_unwind(|| crate::hook::blocklog::record(payload, out));
+    if let Ok(Err(e)) = std::panic::catch_unwind(|| super::blocklog::record(payload, decision)) {
+        let _ = writeln!(std::io::stderr(), "guard: the block log: {e}");
+    }
 }
 
 /// Writes an outcome (a path-boundary run's too) and returns its exit code.
