@@ -451,3 +451,28 @@ fn generated_scripts_are_read() {
     assert!(cmds("trap 'git stash' EXIT").contains(&"git stash".to_string()));
     assert!(cmds("trap - EXIT").is_empty());
 }
+
+#[test]
+fn braces_ifs_and_arrays_expand_as_the_shell_does() {
+    assert_eq!(cmds("{git,stash}"), ["git stash"]);
+    assert_eq!(cmds("rm -rf d{1..3}"), ["rm -rf d1 d2 d3"]);
+    // Quoted braces, a lone group brace and an assignment stay.
+    assert_eq!(cmds("echo '{a,b}'"), ["echo {a,b}"]);
+    assert_eq!(cmds("{ git status; }"), ["git status"]);
+    let a = analyze("{git,stash}", Dialect::Posix);
+    assert!(a.segments[0].mechanism().contains("brace expansion"));
+    // `$IFS` the command sets splits unquoted values; one it cannot tell leaves them unknown.
+    assert_eq!(cmds("IFS=,; c='git,add,-A'; $c"), ["git add -A"]);
+    assert_eq!(cmds("IFS=,; c='a,b'; echo \"$c\""), ["echo a,b"]);
+    assert_eq!(cmds("IFS=$X; c='git add -A'; $c"), ["$c"]);
+    // Arrays: every element, one element, their count; an unknown element keeps it unknown.
+    assert_eq!(
+        cmds("a=(git reset --hard); \"${a[@]}\""),
+        ["git reset --hard"]
+    );
+    assert_eq!(
+        cmds("a=(x dist); rm -rf \"${a[1]}\" ${#a[@]}"),
+        ["rm -rf dist 2"]
+    );
+    assert_eq!(cmds("a=($X); \"${a[@]}\""), ["${a[@]}"]);
+}

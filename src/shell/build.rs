@@ -10,7 +10,7 @@ use super::lexer::{Arena, MAX_DEPTH, Op, Redirect, SubKind, Tok, lex};
 use super::programs::{self, Stdin, Wrap};
 use super::segment::{Analysis, DirStep, MAX_SEGMENTS, Origin, Segment, Source, XARGS_INPUT};
 use super::vars::Vars;
-use super::word::{Word, command_name, split_plain};
+use super::word::{Word, command_name, expand_braces, is_assignment, split_plain};
 use super::wrappers::{Peel, may_peel, peel};
 
 /// Upper bound on words taken from xargs input.
@@ -119,6 +119,15 @@ fn echo_text(argv: &[Word], dialect: Dialect) -> Option<String> {
     } else {
         text
     })
+}
+
+/// Most words one unquoted brace word expands to.
+const MAX_BRACE_WORDS: usize = 16;
+
+/// An unquoted literal word with a brace the shell expands (`{a,b}`, `{1..3}`); a lone `{`
+/// or `}` is a group.
+fn is_brace_word(w: &Word) -> bool {
+    w.glob && !w.quoted && !w.dynamic && w.text.len() > 2 && w.text.contains('{')
 }
 
 /// A word that is only a process substitution (`<(…)`).
@@ -645,6 +654,35 @@ impl Builder<'_> {
             }
             _ => None,
         };
+        // `{git,stash}`, `rm -rf {dist,out}`, `x{1..3}`: the shell expands unquoted braces
+        // into words before anything runs.
+        if ctx.dialect == Dialect::Posix && words.iter().any(is_brace_word) {
+            let mut out = Vec::with_capacity(words.len() + 4);
+            let mut expanded = false;
+            for (k, w) in words.drain(..).enumerate() {
+                let assigns = k == 0 && is_assignment(&w.text);
+                if assigns || !is_brace_word(&w) {
+                    out.push(w);
+                    continue;
+                }
+                let alts = expand_braces(&w.text, MAX_BRACE_WORDS);
+                if alts.len() < 2 {
+                    out.push(w);
+                    continue;
+                }
+                resolved.push(format!("{} → {}", w.text, alts.join(" ")));
+                expanded = true;
+                out.extend(alts.into_iter().map(|text| Word {
+                    glob: text.contains(['*', '?', '[', '{']),
+                    text,
+                    ..w.clone()
+                }));
+            }
+            words = out;
+            if expanded {
+                mechanisms.push("brace expansion");
+            }
+        }
         // The segment sees the variables set so far.
         let ctx = match top {
             Some(top) if !top.is_empty() => {

@@ -40,12 +40,17 @@ pub struct Vars {
     /// `$1`, `$2`, … when the text tells them (a function's call, `sh -c '…' arg0 args`,
     /// `set -- …`); `None` where they are the caller's, which the text does not tell.
     positional: Option<Vec<Word>>,
+    /// Arrays assigned a literal list (`a=(git reset --hard)`): their elements.
+    arrays: Vec<(String, Vec<String>)>,
 }
 
 impl Vars {
     /// Nothing was set.
     pub fn is_empty(&self) -> bool {
-        self.vars.is_empty() && self.aliases.is_empty() && self.positional.is_none()
+        self.vars.is_empty()
+            && self.aliases.is_empty()
+            && self.positional.is_none()
+            && self.arrays.is_empty()
     }
 
     /// The positional parameters are `args` (a function's call, `sh -c` after `$0`).
@@ -184,6 +189,29 @@ impl Vars {
             let (name, raw) = w.text.split_once('=').unwrap_or((&w.text, ""));
             let name = name.trim_end_matches('+');
             if name.contains('[') {
+                continue;
+            }
+            self.arrays.retain(|(n, _)| n != name);
+            // `a=(x y z)`: an array; `$a` is its first element.
+            if let Some(list) = raw.strip_prefix('(').and_then(|r| r.strip_suffix(')')) {
+                let unknown = w.dynamic || list.contains(['$', '`']);
+                let elems: Vec<String> = if unknown {
+                    Vec::new()
+                } else {
+                    list.split_ascii_whitespace()
+                        .take(MAX_VALUES)
+                        .map(String::from)
+                        .collect()
+                };
+                notes.push(format!("${name} = ({list})"));
+                if unknown || list.len() > MAX_VALUE {
+                    self.set(name, None);
+                    continue;
+                }
+                self.set(name, Some(vec![elems.first().cloned().unwrap_or_default()]));
+                if self.arrays.len() < MAX_VARS {
+                    self.arrays.push((name.to_string(), elems));
+                }
                 continue;
             }
             let value = if w.dynamic {
@@ -350,6 +378,19 @@ impl Vars {
             }
             return Some(out);
         }
+        // `"${a[@]}"`: each element one word.
+        if let Some(name) = text
+            .strip_prefix("${")
+            .and_then(|t| t.strip_suffix("[@]}").or_else(|| t.strip_suffix("[*]}")))
+            && let Some((_, elems)) = self.arrays.iter().find(|(n, _)| n == name)
+        {
+            if w.quoted && text.ends_with("[@]}") {
+                return Some(elems.iter().map(|e| literal(e, false)).collect());
+            }
+            if !w.quoted {
+                return Some(elems.iter().map(|e| literal(e, true)).collect());
+            }
+        }
         // A leading `~` is the home folder, which no variable here holds: the word stays as
         // written (and dynamic) for the path steps that read `~`, not a literal folder named `~`.
         if text.starts_with('~') {
@@ -417,12 +458,24 @@ impl Vars {
             }
         }
         let split = !w.quoted;
+        // Unquoted, the value splits on `$IFS` (spaces, tabs and newlines unless the command set
+        // it); an `IFS` the text cannot tell splits it in ways it cannot tell either.
+        let ifs = match self.get("IFS") {
+            None => None,
+            Some(Some(v)) if v.len() == 1 => Some(v[0].as_str()),
+            Some(_) if split => return None,
+            Some(_) => None,
+        };
         let mut out = Vec::new();
         for v in values {
             if v.len() > MAX_VALUE {
                 return None;
             }
-            if split {
+            if split && let Some(ifs) = ifs {
+                for s in v.split(|c| ifs.contains(c)).filter(|s| !s.is_empty()) {
+                    out.push(literal(s, true));
+                }
+            } else if split {
                 for s in v.split_ascii_whitespace() {
                     out.push(literal(s, true));
                 }
@@ -459,6 +512,25 @@ impl Vars {
             let end = inner.find('}')?;
             let body = &inner[..end];
             let next = i + 2 + end + 1;
+            // `${a[1]}`, `${a[@]}` inside a longer word, `${#a[@]}`.
+            if let Some((name, idx)) = body.strip_suffix(']').and_then(|b| b.split_once('[')) {
+                let (count, name) = match name.strip_prefix('#') {
+                    Some(n) => (true, n),
+                    None => (false, name),
+                };
+                let elems = &self.arrays.iter().find(|(n, _)| n == name)?.1;
+                let part = match idx {
+                    _ if count => Part::One(elems.len().to_string()),
+                    "@" | "*" => Part::One(elems.join(" ")),
+                    k => Part::One(
+                        elems
+                            .get(k.parse::<usize>().ok()?)
+                            .cloned()
+                            .unwrap_or_default(),
+                    ),
+                };
+                return Some((part, next));
+            }
             let (name, default) = match body.find([':', '-', '=']) {
                 Some(k) => {
                     let op = &body[k..];
