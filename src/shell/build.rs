@@ -1195,11 +1195,22 @@ impl Builder<'_> {
 
     fn xargs(&mut self, idx: usize, replace: Option<String>, input: Vec<Word>, ctx: &Ctx) {
         if input.is_empty() {
-            if replace.is_none() {
+            let mut item = Word::plain(XARGS_INPUT);
+            item.dynamic = true;
+            match replace {
                 // Unknown items still reach the command as operands.
-                let mut w = Word::plain(XARGS_INPUT);
-                w.dynamic = true;
-                self.out.segments[idx].argv.push(w);
+                None => self.out.segments[idx].argv.push(item),
+                // `xargs -I{} git add {}`: each `{}` is an unknown item.
+                Some(r) if !r.is_empty() => {
+                    for w in &mut self.out.segments[idx].argv[1..] {
+                        if w.text == r {
+                            *w = item.clone();
+                        } else if w.text.contains(&r) {
+                            w.dynamic = true;
+                        }
+                    }
+                }
+                Some(_) => {}
             }
             return;
         }
