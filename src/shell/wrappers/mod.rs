@@ -234,7 +234,7 @@ pub fn peel(words: &[Word], dialect: Dialect) -> Peel {
             Some(Wrap::Corepack) => posix::corepack(&mut p, prog),
             Some(Wrap::NodeBin) => launchers::node_bin(&mut p, prog),
             Some(Wrap::Shell(via)) => posix::shell(&mut p, prog, via),
-            Some(Wrap::Multicall) => drop_head(&mut p, prog.name),
+            Some(Wrap::Multicall) => multicall(&mut p, prog.name),
             Some(Wrap::Eval) => script_rest(&mut p, dialect, "eval"),
             Some(Wrap::Iex) => script_rest(&mut p, Dialect::PowerShell, "Invoke-Expression"),
             Some(Wrap::Source) => posix::source(&mut p),
@@ -268,6 +268,27 @@ pub(super) fn drop_head(p: &mut Peel, name: &str) -> bool {
     p.argv.remove(0);
     p.wrappers.push(name.to_string());
     true
+}
+
+/// `busybox rm …`, `toybox rm …`, `coreutils --coreutils-prog=rm …`: the program named.
+fn multicall(p: &mut Peel, name: &str) -> bool {
+    let named = p.argv.get(1).and_then(|w| {
+        let v = w.text.strip_prefix("--coreutils-prog")?;
+        Some(v.strip_prefix('=').map(str::to_string))
+    });
+    match named {
+        Some(Some(prog)) => {
+            p.argv[1].text = prog;
+            drop_head(p, name)
+        }
+        // `--coreutils-prog NAME`.
+        Some(None) if p.argv.len() > 2 => {
+            p.argv.remove(1);
+            drop_head(p, name)
+        }
+        Some(None) => false,
+        None => drop_head(p, name),
+    }
 }
 
 pub(super) fn keep_from(p: &mut Peel, i: usize, name: impl Into<String>) -> bool {
