@@ -154,7 +154,7 @@ fn corpus_cases_hold() {
 const TECHNIQUES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/selftest/techniques");
 /// The share of must-block cases of `selftest/techniques` the rules catch, in percent, as
 /// measured when the corpus was last extended: a drop is a regression.
-const MIN_TECHNIQUE_CATCH: usize = 93;
+const MIN_TECHNIQUE_CATCH: usize = 96;
 
 /// `selftest/techniques/*.case`: commands written by analysis technique, each must-block next to
 /// look-alikes that must pass. Not every must-block is caught yet (the catch rate is measured and

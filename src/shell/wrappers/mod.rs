@@ -312,7 +312,13 @@ pub(super) fn add_script(p: &mut Peel, text: String, dialect: Dialect, via: &'st
 }
 
 fn script_rest(p: &mut Peel, dialect: Dialect, via: &'static str) -> bool {
-    let mut text = join_raw(&p.argv[1..]);
+    // `Invoke-Expression -Command '…'` (any prefix of `-Command`).
+    let named = dialect == Dialect::PowerShell
+        && p.argv.get(1).is_some_and(|w| {
+            let t = w.text.to_ascii_lowercase();
+            t.len() > 1 && "-command".starts_with(&t)
+        });
+    let mut text = join_raw(&p.argv[1 + usize::from(named)..]);
     // `iex ('np'+'m run build')`: the string the expression makes.
     if dialect == Dialect::PowerShell
         && let Some(v) = super::vars::ps_concat(&text)
