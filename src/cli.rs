@@ -58,22 +58,41 @@ pub fn parse_command<T: clap::FromArgMatches>(tool: &str, command: clap::Command
         .unwrap_or_else(|e| usage_exit(tool, e))
 }
 
-fn usage_exit(tool: &str, e: clap::Error) -> ! {
-    if !e.use_stderr() {
-        e.exit();
-    }
+/// clap's message of a wrong command line without its `error: ` prefix: the whole text, and
+/// the message up to its usage line on one line (what a JSON error or a one-line result
+/// carries: `the following required arguments were not provided: --cwd <DIR>`).
+pub fn usage_message(e: &clap::Error) -> (String, String) {
     let rendered = e.render().to_string();
     let text = rendered
         .strip_prefix("error: ")
         .unwrap_or(&rendered)
-        .trim_end();
+        .trim_end()
+        .to_string();
+    let first = text
+        .lines()
+        .take_while(|l| !l.trim().is_empty() && !l.starts_with("Usage:"))
+        .map(str::trim)
+        .collect::<Vec<_>>()
+        .join(" ");
+    let first = if first.is_empty() {
+        "bad arguments".to_string()
+    } else {
+        first
+    };
+    (text, first)
+}
+
+fn usage_exit(tool: &str, e: clap::Error) -> ! {
+    if !e.use_stderr() {
+        e.exit();
+    }
+    let (text, first) = usage_message(&e);
     let json = std::env::args()
         .skip(1)
         .take_while(|a| a != "--")
         .any(|a| a == "--json");
     if json {
-        let first = text.lines().next().unwrap_or(text);
-        let _ = print_json(&json_error(Code::Usage, first));
+        let _ = print_json(&json_error(Code::Usage, &first));
     }
     let _ = writeln!(std::io::stderr(), "{tool}: {text}");
     std::process::exit(Code::Usage.as_i32());

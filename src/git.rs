@@ -1,7 +1,25 @@
-//! git, run as a program: `git status --porcelain=v1 -z` of a tree, parsed in one place.
+//! git, run as a program: the one way the suite starts git ([`command`]), and `git status
+//! --porcelain=v1 -z` of a tree, parsed in one place.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
+
+/// git as the suite runs it, in the tree at `root` (`-C`, so a missing folder is git's error
+/// naming it): stdin closed, and never a prompt (a tool
+/// runs inside a session, with no terminal to answer one): no credential or passphrase
+/// question over HTTP (`GIT_TERMINAL_PROMPT=0`) or ssh (`BatchMode`, unless the user set
+/// `GIT_SSH_COMMAND` themselves).
+pub fn command(root: &Path) -> Command {
+    let mut cmd = Command::new("git");
+    cmd.arg("-C")
+        .arg(root)
+        .stdin(Stdio::null())
+        .env("GIT_TERMINAL_PROMPT", "0");
+    if std::env::var_os("GIT_SSH_COMMAND").is_none() {
+        cmd.env("GIT_SSH_COMMAND", "ssh -o BatchMode=yes");
+    }
+    cmd
+}
 
 /// One entry of the porcelain status.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -44,11 +62,8 @@ impl std::error::Error for StatusError {}
 /// Every changed, staged or untracked file of the tree at `root` (untracked folders listed file
 /// by file).
 pub fn status(root: &Path) -> Result<Vec<Change>, StatusError> {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(root)
+    let out = command(root)
         .args(["status", "--porcelain=v1", "-z", "--untracked-files=all"])
-        .stdin(Stdio::null())
         .output()
         .map_err(StatusError::Spawn)?;
     if !out.status.success() {
@@ -122,6 +137,18 @@ mod tests {
         assert_eq!(
             changes[1].paths().collect::<Vec<_>>(),
             ["src/new name.ts", "src/old.ts"]
+        );
+    }
+
+    #[test]
+    fn git_is_started_in_the_tree_and_never_asks() {
+        let cmd = command(Path::new("/some/tree"));
+        let args: Vec<_> = cmd.get_args().collect();
+        assert_eq!(args, ["-C", "/some/tree"]);
+        let env: Vec<_> = cmd.get_envs().collect();
+        assert!(
+            env.contains(&("GIT_TERMINAL_PROMPT".as_ref(), Some("0".as_ref()))),
+            "{env:?}"
         );
     }
 

@@ -13,6 +13,7 @@ pub mod floor; // the kernel write floor under shell commands: denied set, mecha
 pub mod git; // git run as a program: the porcelain status of a tree, parsed once
 pub mod globs; // `owns` patterns with `!` exclusions → one matcher
 pub mod hook; // guard's pipeline: payload → context → checks → one decision → rendered at the door
+pub mod ids; // random ids (UUID v4 layout): messages, clones; the one generator
 pub mod json_edit; // format-preserving edits of the JSON settings files people own
 pub mod leases; // streams across machines: claims as compare-and-swap leases on the git remote
 pub mod liveness; // pid + start time: is that process still the one we saw?

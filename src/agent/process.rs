@@ -219,6 +219,9 @@ impl Running {
         // their own (Bash commands) are not in the group and are orphaned when the CLI exits.
         let mut seen: Vec<(u32, Option<String>)> = Vec::new();
         let mut next_watch = Instant::now() + WATCH_EVERY;
+        // Once stdout is closed the CLI is exiting: its exit is looked for at once and then
+        // at growing intervals up to TICK, so the turn's end does not wait a whole TICK.
+        let mut nap = Duration::from_millis(1);
         loop {
             if stdout_open {
                 match self.lines.recv_timeout(TICK) {
@@ -227,7 +230,8 @@ impl Running {
                     Err(RecvTimeoutError::Disconnected) => stdout_open = false,
                 }
             } else {
-                std::thread::sleep(TICK);
+                std::thread::sleep(nap);
+                nap = (nap * 2).min(TICK);
             }
             if self.exited() {
                 break;

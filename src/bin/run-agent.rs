@@ -271,22 +271,8 @@ fn list_runs(json: bool) -> anyhow::Result<Code> {
 fn main() -> std::process::ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
-        Err(e) if e.use_stderr() => {
-            // clap's message up to its usage line, on one line.
-            let text = e.to_string();
-            let words: Vec<&str> = text
-                .lines()
-                .take_while(|l| !l.trim().is_empty() && !l.starts_with("Usage:"))
-                .map(str::trim)
-                .collect();
-            let first = words.join(" ");
-            let first = first.strip_prefix("error: ").unwrap_or(&first);
-            return usage_result(if first.is_empty() {
-                "bad arguments".into()
-            } else {
-                first.to_string()
-            });
-        }
+        // The result carries clap's first line, as every tool's `--json` error does.
+        Err(e) if e.use_stderr() => return usage_result(cli::usage_message(&e).1),
         Err(e) => {
             let _ = e.print();
             return std::process::ExitCode::SUCCESS;

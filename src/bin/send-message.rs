@@ -39,7 +39,7 @@ struct Cli {
 }
 
 fn main() -> std::process::ExitCode {
-    let args = Cli::parse();
+    let args: Cli = cli::parse("send-message");
     cli::finish(
         "send-message",
         messaging::cli::run(&args.common, args.command),

@@ -124,7 +124,7 @@ pub fn clone_id(layout: &crate::state::Layout) -> std::io::Result<String> {
         return Ok(id);
     }
     crate::atomic::create_dirs(dir(layout))?;
-    let id = crate::messaging::frame::new_id();
+    let id = crate::ids::new_uuid();
     if !crate::atomic::create_new(&file, id.as_bytes())? {
         // Another process made it first: theirs stands.
         return Ok(std::fs::read_to_string(&file)?.trim().to_string());

@@ -76,7 +76,7 @@ impl CreateResult {
 }
 
 pub fn create(ctx: &Ctx, caller: &Caller, req: &CreateRequest) -> Result<CreateResult, Error> {
-    let id = frame::new_id();
+    let id = crate::ids::new_uuid();
     let m = ctx.m().clone();
     let summary = limits::summary_of(req.summary.as_deref());
     if let Err(why) = limits::check_args(&req.text, summary, &m) {

@@ -6,10 +6,6 @@
 //! from-mode="bypass|prompting">`. The mode declared is the sender's real one; a receiver in
 //! bypass mode holds messages from prompting senders, and this suite never claims more.
 
-use std::collections::hash_map::RandomState;
-use std::hash::{BuildHasher, Hasher};
-use std::io::Read;
-
 /// The sender's permission mode as the frame declares it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -56,34 +52,6 @@ impl Mode {
 /// the client holds what prompting peers send a bypass session.
 pub fn receiver_holds(sender: Mode, target_mode: Option<&str>) -> bool {
     sender == Mode::Prompting && target_mode == Some("bypassPermissions")
-}
-
-/// A new message id: a random UUID (version 4 layout).
-pub fn new_id() -> String {
-    let mut b = [0u8; 16];
-    let filled = std::fs::File::open("/dev/urandom")
-        .and_then(|mut f| f.read_exact(&mut b))
-        .is_ok();
-    if !filled {
-        for (i, chunk) in b.chunks_mut(8).enumerate() {
-            let mut h = RandomState::new().build_hasher();
-            h.write_u64(crate::time::now_ms());
-            h.write_u32(std::process::id());
-            h.write_usize(i);
-            chunk.copy_from_slice(&h.finish().to_le_bytes());
-        }
-    }
-    b[6] = (b[6] & 0x0f) | 0x40;
-    b[8] = (b[8] & 0x3f) | 0x80;
-    let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
-    format!(
-        "{}-{}-{}-{}-{}",
-        &hex[0..8],
-        &hex[8..12],
-        &hex[12..16],
-        &hex[16..20],
-        &hex[20..32]
-    )
 }
 
 /// Compares two secrets in time that depends only on their lengths.
@@ -149,16 +117,6 @@ pub fn socket_line(message_id: &str, content: &str, from: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn ids_are_uuid_shaped_and_differ() {
-        let a = new_id();
-        let b = new_id();
-        assert_ne!(a, b);
-        assert_eq!(a.len(), 36);
-        assert_eq!(&a[14..15], "4");
-        assert_eq!(a.matches('-').count(), 4);
-    }
 
     #[test]
     fn frame_opens_with_source_line_and_declares_mode() {

@@ -18,7 +18,7 @@ use super::delivery::crash_point;
 use super::directory::{self, Target};
 use super::identity::Caller;
 use super::ledger::{Entry, Ledger, Op, Record, Size};
-use super::{Ctx, Error, SendResult, SendStatus, TargetRef, frame, hold, io, limits};
+use super::{Ctx, Error, SendResult, SendStatus, TargetRef, hold, io, limits};
 use crate::config::InboundPolicy;
 use crate::filelock::FileLock;
 use crate::time;
@@ -75,7 +75,7 @@ pub fn send(ctx: &Ctx, caller: &Caller, req: &SendRequest) -> Result<SendResult,
             "--to is empty: give a session's name or id (see send-message list)".into(),
         ));
     }
-    let id = frame::new_id();
+    let id = crate::ids::new_uuid();
     match stages(ctx, caller, req, &id) {
         Ok(r) => Ok(r),
         Err(Refusal::Answer(r)) => Ok(*r),

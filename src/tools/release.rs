@@ -10,7 +10,7 @@ use crate::state::{DoneRecord, Layout};
 use crate::{plans, time};
 use serde_json::json;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 pub struct Args<'a> {
     pub stream: &'a str,
@@ -82,10 +82,8 @@ pub fn uncommitted(root: &Path) -> anyhow::Result<Vec<(String, String)>> {
 }
 
 fn head(root: &Path) -> String {
-    Command::new("git")
+    crate::git::command(root)
         .args(["rev-parse", "HEAD"])
-        .current_dir(root)
-        .stdin(Stdio::null())
         .output()
         .ok()
         .filter(|o| o.status.success())

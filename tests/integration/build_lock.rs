@@ -27,15 +27,7 @@ fn text(out: &Output) -> (String, String) {
     )
 }
 
-/// Polls `cond` every 20ms for at most `limit`.
-#[track_caller]
-fn wait_for(what: &str, limit: Duration, mut cond: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !cond() {
-        assert!(start.elapsed() < limit, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
+use crate::support::poll::expect as wait_for;
 
 fn status(repo: &GitRepo) -> Value {
     let out = tool(repo)

@@ -168,13 +168,7 @@ fn a_send_result(model: &FakeModel) -> Value {
     send_result(model, "A-PROMPT")
 }
 
-pub(crate) fn wait_for(what: &str, limit: Duration, mut f: impl FnMut() -> bool) {
-    let until = Instant::now() + limit;
-    while !f() {
-        assert!(Instant::now() < until, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
+pub(crate) use crate::support::poll::expect as wait_for;
 
 pub(crate) fn registered(home: &Home, name: &str) -> bool {
     std::fs::read_dir(home.sessions_dir())

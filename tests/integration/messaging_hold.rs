@@ -3,7 +3,7 @@
 use crate::support::messaging::{Bed, Spec, ops};
 use serde_json::json;
 use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 fn context(v: &serde_json::Value) -> String {
     v["hookSpecificOutput"]["additionalContext"]
@@ -238,12 +238,10 @@ fn refuse_policy_answers_refused_and_stores_no_text() {
     }
 }
 
-fn wait_until(what: &str, f: impl Fn() -> bool) {
-    let until = Instant::now() + Duration::from_secs(10);
-    while !f() {
-        assert!(Instant::now() < until, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+/// Waits up to 10 s for `what`.
+#[track_caller]
+fn wait_until(what: &str, f: impl FnMut() -> bool) {
+    crate::support::poll::expect(what, Duration::from_secs(10), f);
 }
 
 #[test]

@@ -19,7 +19,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 use session_lock::time;
@@ -400,17 +400,7 @@ pub fn write(id: &str, path: impl AsRef<Path>, content: &str) -> Turn {
     )
 }
 
-/// Polls `done` until it holds or `timeout` passes; whether it held.
-pub fn wait_until(timeout: Duration, mut done: impl FnMut() -> bool) -> bool {
-    let deadline = Instant::now() + timeout;
-    while !done() {
-        if Instant::now() >= deadline {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(25));
-    }
-    true
-}
+pub use super::poll::until as wait_until;
 
 /// Processes whose command line holds every one of `parts`.
 pub fn processes_with(parts: &[&str]) -> Vec<u32> {

@@ -443,17 +443,7 @@ pub fn wait_within(mut child: Child, limit: Duration) -> Output {
     }
 }
 
-/// Polls `f` every 20 ms until it is true or `limit` passes.
-pub fn eventually(limit: Duration, mut f: impl FnMut() -> bool) -> bool {
-    let start = Instant::now();
-    while start.elapsed() < limit {
-        if f() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    f()
-}
+pub use super::poll::until as eventually;
 
 /// Every `selftest/<folder>/*.case` file, sorted: its display name (`selftest/<folder>/x.case`)
 /// and its text. Both corpus runners read their cases through this.

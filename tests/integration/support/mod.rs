@@ -26,6 +26,7 @@ pub mod http;
 pub mod lifecycle; // temp repos with plans and locks; the suite's tools run as a person or a session
 pub mod lines;
 pub mod messaging; // fake live sessions and ledgers for send-message
+pub mod poll; // waiting for an event: a condition polled until it holds
 pub mod repo;
 pub mod tmux;
 pub mod wine;
