@@ -18,6 +18,11 @@ use std::fs::{self, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
+/// The mode of a file private to its owner: every file the suite writes for itself.
+pub const FILE_MODE: u32 = 0o600;
+/// The mode of a private folder.
+pub const DIR_MODE: u32 = 0o700;
+
 /// The variable naming the per-user state home (read here for the state path of its files, and
 /// by `sessions::state_home`).
 pub const STATE_HOME_VAR: &str = "SESSION_LOCK_HOME";
@@ -238,7 +243,7 @@ pub fn append_line(path: &Path, line: &str, sync: bool) -> io::Result<()> {
     let mut options = OpenOptions::new();
     options.create(true).append(true);
     #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, crate::private::FILE_MODE);
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, FILE_MODE);
     let mut file = open_for_write(path, &mut options)?;
     let mut buf = Vec::with_capacity(line.len() + 1);
     buf.extend_from_slice(line.as_bytes());

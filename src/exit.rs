@@ -112,9 +112,12 @@ pub mod tools {
         (Code::Success, "claimed"),
         (
             Code::Failure,
-            "unexpected failure (I/O, a broken lock file)",
+            "unexpected failure (I/O, a broken lock file, an unusable leases clone-id file)",
         ),
-        (Code::Usage, "bad stream name, arguments or config"),
+        (
+            Code::Usage,
+            "bad stream name, arguments or config (leases.remote is no remote of this clone)",
+        ),
         (
             Code::Conflict,
             "held by another session (here or, with leases, on another machine)",
@@ -132,7 +135,7 @@ pub mod tools {
         (Code::Success, "released (or already released)"),
         (
             Code::Failure,
-            "unexpected failure (I/O, a broken file, git could not run)",
+            "unexpected failure (I/O, a broken file, git could not run); with leases: released here, but the lease may still be live on the remote (its record unreadable, the remote unreachable: run release again)",
         ),
         (Code::Usage, "bad stream name, arguments or config"),
         (

@@ -25,7 +25,7 @@ fn open(path: &Path) -> io::Result<File> {
     let mut options = OpenOptions::new();
     options.read(true).write(true).create(true).truncate(false);
     #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, crate::private::FILE_MODE);
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, crate::atomic::FILE_MODE);
     crate::atomic::open_for_write(path, &mut options)
 }
 

@@ -4,17 +4,14 @@
 //! link, owned by this user, that nobody else may write in (so nobody else can put a socket of
 //! theirs, or a link, where clients look).
 //!
-//! Files the suite creates for itself are private already: [`crate::atomic`]'s replaces and
-//! appends and [`crate::filelock`]'s lock files are made [`FILE_MODE`]. The folders are made
-//! here.
+//! Files the suite creates for itself are private already: the atomic replaces and appends and
+//! the lock files are made `FILE_MODE` where they are written (the state-write module, which
+//! owns the modes). The folders are made here.
 
 use std::io;
 use std::path::Path;
 
-/// The mode of a private file.
-pub const FILE_MODE: u32 = 0o600;
-/// The mode of a private folder.
-pub const DIR_MODE: u32 = 0o700;
+pub use crate::atomic::{DIR_MODE, FILE_MODE};
 
 /// Creates `dir` and its missing parents, each 0700 (the umask only takes bits away, and 0700
 /// has none it takes), and narrows `dir` itself to 0700 when it is wider (a folder an earlier

@@ -98,6 +98,14 @@ impl std::fmt::Display for BadLock {
 impl std::error::Error for BadLock {}
 
 impl BadLock {
+    /// What a stand-in for this file says when it blocks ([`Held::stand_in`]).
+    pub fn why(&self) -> String {
+        format!(
+            "its lock file is corrupt, so the guard keeps protecting what its plan owns; fix or delete session-lock/{}.lock",
+            self.stream()
+        )
+    }
+
     /// The stream the file is named for (`api` for `session-lock/api.lock`).
     pub fn stream(&self) -> String {
         self.path
@@ -116,11 +124,20 @@ pub struct Held {
 }
 
 impl Held {
-    /// What stands in for a lock file that cannot be read: `owns` (its plan's, or what the
-    /// round index last read from the file), claimed at the epoch (so the earlier-claim rule
-    /// gives it every path it owns), live at `now`, held by no session. A corrupt lock keeps
-    /// protecting its stream's files instead of dropping protection silently.
-    pub fn stand_in(stream: &str, owns: Vec<String>, plan: &str, milestone: u32, now: u64) -> Held {
+    /// What stands in for a holder that cannot be known (a lock file that cannot be read, a
+    /// lease mirror that cannot be read): `owns` (the plan's, or what the round index last read
+    /// from the file), claimed at the epoch (so the earlier-claim rule gives it every path it
+    /// owns), live at `now`, held by no session. Broken state keeps protecting the stream's
+    /// files instead of dropping protection silently. `why` takes the place of the working
+    /// folder (a stand-in has none): it is what a block of those files says.
+    pub fn stand_in(
+        stream: &str,
+        owns: Vec<String>,
+        plan: &str,
+        milestone: u32,
+        now: u64,
+        why: String,
+    ) -> Held {
         Held {
             record: LockRecord {
                 stream: stream.to_string(),
@@ -131,7 +148,7 @@ impl Held {
                 claimed_at: time::iso(0),
                 heartbeat_at: time::iso(now),
                 round: 0,
-                cwd: String::new(),
+                cwd: why,
                 client_pid: None,
                 client_start: None,
                 taken_from: None,

@@ -40,9 +40,13 @@ struct Args {
     #[arg(long, conflicts_with_all = ["wait", "archive", "json", "config_value", "watch"])]
     statusline: bool,
     /// With leases on a git remote: refresh the lease mirror and push due heartbeats, quietly
-    /// (the guard starts this in the background).
+    /// (the guard starts this in the background). It waits for a refresh already running.
     #[arg(long, hide = true)]
     refresh_leases: bool,
+    /// With --refresh-leases: leave at once when one refresh runs and another waits (the
+    /// guard's detached refresher, so a frozen remote does not pile them up).
+    #[arg(long, hide = true, requires = "refresh_leases")]
+    background: bool,
     #[command(flatten)]
     common: cli::Common,
 }
@@ -61,7 +65,11 @@ fn main() -> std::process::ExitCode {
             quiet: a.quiet,
             watch: a.watch,
             config_value: a.config_value.as_deref(),
-            refresh_leases: a.refresh_leases,
+            refresh_leases: a.refresh_leases.then_some(if a.background {
+                status::RefreshRun::Background
+            } else {
+                status::RefreshRun::Asked
+            }),
             statusline: a.statusline,
         }),
     )

@@ -12,6 +12,7 @@ use crate::state::{Held, Layout, short_id};
 use crate::time;
 use crate::words::Tool;
 use std::cell::OnceCell;
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 /// What the guard knows about the call besides the payload.
@@ -205,20 +206,18 @@ fn under_dir(paths: &RepoPaths, raw: &str, cwd: &str, how: Rooted) -> bool {
     !matches!(paths.locate_as(cwd, raw, how), RepoPath::Outside)
 }
 
-/// A lock's holder as a refusal names it: its session and heartbeat, or that the lock is
-/// corrupt.
+/// A lock's holder as a refusal names it: its session (and host, for another machine's lease)
+/// and heartbeat, or why the holder cannot be known.
 pub fn describe(held: &Held, now: u64) -> String {
     if held.record.session_id.is_empty() {
-        return format!(
-            "its lock file is corrupt, so the guard keeps protecting what its plan owns; fix or delete session-lock/{}.lock",
-            held.record.stream
-        );
+        // A stand-in for a holder that cannot be known: it says why.
+        return held.record.cwd.clone();
     }
-    let mut s = format!(
-        "session {}, heartbeat {} ago",
-        short_id(&held.record.session_id),
-        time::age(held.age_ms(now))
-    );
+    let mut s = format!("session {}", short_id(&held.record.session_id));
+    if let Some(host) = crate::leases::mirror::host_of(held) {
+        let _ = write!(s, " on host {host}");
+    }
+    let _ = write!(s, ", heartbeat {} ago", time::age(held.age_ms(now)));
     if held.orphaned() {
         s.push_str(", its client process is gone");
     }
@@ -245,7 +244,45 @@ pub fn corrupt_stand_ins(ctx: &Ctx, bad: &[crate::state::BadLock]) -> Vec<Held> 
                 &plan.plan,
                 plan.milestone,
                 ctx.now,
+                b.why(),
             ))
+        })
+        .collect()
+}
+
+/// Stand-ins for the streams other machines might hold when the lease mirror cannot be read
+/// (`why`, naming the file): every stream with a plan and no live lock here, with its plan's
+/// `owns`. The guard cannot tell which of them another machine holds, so all stay protected
+/// until a refresh from `remote` rewrites the mirror. Read only on that failure.
+pub fn mirror_stand_ins(ctx: &Ctx, why: &str, remote: &str) -> Vec<Held> {
+    let Ok((streams, _)) =
+        crate::plan_cache::load_each(&ctx.root, &ctx.config.plan_glob, &ctx.layout)
+    else {
+        return Vec::new();
+    };
+    let stale = ctx.config.heartbeat_stale_ms();
+    let here: Vec<String> = ctx
+        .locks
+        .entries()
+        .into_iter()
+        .filter(|e| !e.done && ctx.now.saturating_sub(e.heartbeat_ms) < stale)
+        .map(|e| e.stream)
+        .collect();
+    streams
+        .iter()
+        .filter(|s| !here.contains(&s.name))
+        .map(|s| {
+            Held::stand_in(
+                &s.name,
+                s.owns.clone(),
+                &s.plan,
+                s.milestone,
+                ctx.now,
+                format!(
+                    "{why}: the guard cannot tell whether another machine holds stream '{}', so it protects the stream's files until the mirror is refreshed from remote '{remote}' (status --refresh-leases)",
+                    s.name
+                ),
+            )
         })
         .collect()
 }

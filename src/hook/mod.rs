@@ -225,15 +225,25 @@ fn prepare(ctx: &mut Ctx, p: &Payload, env: &Env) -> Prepared {
             ctx.now,
         ),
         // A dry run only reads the mirror: no lost-lease marker, no refresher.
-        (Some(_), true) => {
-            if let Some(m) = crate::leases::mirror::Mirror::read(&ctx.layout) {
-                ctx.locks
-                    .add_foreign(m.foreign_locks(&m.clone_id), Vec::new());
+        (Some(_), true) => match crate::leases::mirror::Mirror::load(&ctx.layout) {
+            Ok(m) => {
+                if let Some(m) = m {
+                    ctx.locks
+                        .add_foreign(m.foreign_locks(&m.clone_id), Vec::new());
+                }
+                Default::default()
             }
-            Default::default()
-        }
+            Err(why) => crate::leases::guard::Told {
+                unreadable: Some(why),
+                ..Default::default()
+            },
+        },
         (None, _) => Default::default(),
     };
+    if let (Some(why), Some(cfg)) = (&lease.unreadable, &ctx.config.leases) {
+        let stand_ins = context::mirror_stand_ins(ctx, why, &cfg.remote);
+        ctx.locks.add_foreign(stand_ins, Vec::new());
+    }
     let mut told: Vec<notices::Notice> = ctx.notices.clone();
     let mut own = ctx.locks.own(&p.session_id);
     told.extend(session::stale_notices(

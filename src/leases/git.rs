@@ -20,8 +20,13 @@ pub enum GitError {
     Lost,
     /// The remote refused the ref itself (hooks, protected namespaces, custom refs denied).
     Refused(String),
+    /// `leases.remote` is neither a remote of this clone nor a URL or path: (the name, the
+    /// clone's remotes).
+    NoSuchRemote(String, Vec<String>),
     /// Anything else, with git's words.
     Failed(String),
+    /// Not git's: this clone's lease files (its id) are not usable; the words say which.
+    Local(String),
 }
 
 impl std::fmt::Display for GitError {
@@ -30,7 +35,17 @@ impl std::fmt::Display for GitError {
             GitError::Unreachable(why) => write!(f, "the remote is unreachable: {why}"),
             GitError::Lost => write!(f, "another claim changed the lease first"),
             GitError::Refused(why) => write!(f, "the remote refused the lease ref: {why}"),
+            GitError::NoSuchRemote(name, remotes) => write!(
+                f,
+                "'{name}' is not a remote of this clone (its remotes: {})",
+                if remotes.is_empty() {
+                    "none".to_string()
+                } else {
+                    remotes.join(", ")
+                }
+            ),
             GitError::Failed(why) => write!(f, "git failed: {why}"),
+            GitError::Local(why) => write!(f, "{why}"),
         }
     }
 }
@@ -121,20 +136,65 @@ fn unreachable(stderr: &str) -> bool {
     .any(|m| s.contains(m))
 }
 
-fn last_line(text: &str) -> String {
-    text.lines()
+/// What git said went wrong: its first `fatal:` or `error:` line (git follows it with advice
+/// such as "Please make sure you have the correct access rights and the repository exists.",
+/// which says nothing of the cause), else its last line. A line that ends in a colon is
+/// continued on the next (`fatal: unable to connect to 127.0.0.1:` is followed by the errno).
+fn reason(text: &str) -> String {
+    let lines: Vec<&str> = text
+        .lines()
         .map(str::trim)
-        .rfind(|l| !l.is_empty())
-        .unwrap_or("")
-        .to_string()
+        .filter(|l| !l.is_empty())
+        .collect();
+    let Some(at) = lines
+        .iter()
+        .position(|l| l.starts_with("fatal:") || l.starts_with("error:"))
+        .or_else(|| lines.len().checked_sub(1))
+    else {
+        return String::new();
+    };
+    match lines.get(at + 1) {
+        Some(next) if lines[at].ends_with(':') => format!("{} {next}", lines[at]),
+        _ => lines[at].to_string(),
+    }
 }
 
 fn classify(out: &Out) -> GitError {
     if unreachable(&out.stderr) {
-        GitError::Unreachable(last_line(&out.stderr))
+        GitError::Unreachable(reason(&out.stderr))
     } else {
-        GitError::Failed(last_line(&out.stderr))
+        GitError::Failed(reason(&out.stderr))
     }
+}
+
+/// [`classify`] for a command given `remote`: a name git does not know (no URL, no path) is
+/// said as such, with the clone's remotes, not as a server that cannot be reached.
+fn classify_remote(root: &Path, remote: &str, out: &Out) -> GitError {
+    let looks_like_name = !remote.contains(['/', ':', '\\']);
+    let named = format!("'{remote}' does not appear to be a git repository");
+    if looks_like_name && out.stderr.contains(&named) {
+        let remotes = git(root, &["remote"], None, REMOTE_LIMIT)
+            .map(|o| o.stdout.lines().map(str::to_string).collect::<Vec<_>>())
+            .unwrap_or_default();
+        if !remotes.iter().any(|r| r == remote) {
+            return GitError::NoSuchRemote(remote.to_string(), remotes);
+        }
+    }
+    classify(out)
+}
+
+/// The remote's value of `refname` now (`None`: it does not exist).
+fn remote_value(root: &Path, remote: &str, refname: &str) -> Result<Option<String>, GitError> {
+    let out = git(root, &["ls-remote", remote, refname], None, REMOTE_LIMIT)?;
+    if !out.ok {
+        return Err(classify_remote(root, remote, &out));
+    }
+    Ok(out
+        .stdout
+        .lines()
+        .filter_map(|l| l.split_once('\t'))
+        .find(|(_, name)| *name == refname)
+        .map(|(sha, _)| sha.to_string()))
 }
 
 /// Fetches the remote's lease refs into the mirror namespace (deleted ones are pruned).
@@ -146,7 +206,11 @@ pub fn fetch(root: &Path, remote: &str) -> Result<(), GitError> {
         None,
         REMOTE_LIMIT,
     )?;
-    if out.ok { Ok(()) } else { Err(classify(&out)) }
+    if out.ok {
+        Ok(())
+    } else {
+        Err(classify_remote(root, remote, &out))
+    }
 }
 
 /// The mirror refs: (object, stream).
@@ -252,13 +316,20 @@ pub fn push_cas(
         {
             return Err(GitError::Lost);
         }
+        // Another push may have changed the ref between the remote's advertisement and its
+        // update: the remote rejects ours then too ("atomic transaction failed", "cannot lock
+        // ref"). The remote's order decides: a ref that is no longer what we expected was won
+        // by someone else; one that still is was refused for its own sake.
+        if remote_value(root, remote, refname)?.as_deref() != expected {
+            return Err(GitError::Lost);
+        }
         let summary = line.rsplit('\t').next().unwrap_or(&line).trim().to_string();
-        let detail = last_line(&out.stderr);
+        let detail = reason(&out.stderr);
         return Err(GitError::Refused(
             format!("{summary} {detail}").trim().to_string(),
         ));
     }
-    Err(classify(&out))
+    Err(classify_remote(root, remote, &out))
 }
 
 /// Deletes a ref on the remote if it is `expected` (the doctor's probe cleans up with it).
@@ -275,7 +346,11 @@ pub fn delete_cas(
         &format!(":{refname}"),
         Some(expected),
     )?;
-    if out.ok { Ok(()) } else { Err(classify(&out)) }
+    if out.ok {
+        Ok(())
+    } else {
+        Err(classify_remote(root, remote, &out))
+    }
 }
 
 /// `git push --atomic --force-with-lease=<ref>:<expected>` of one refspec.
@@ -300,4 +375,25 @@ pub fn set_mirror_ref(root: &Path, stream: &str, sha: &str) -> Result<(), GitErr
     let name = format!("{MIRROR_PREFIX}{stream}");
     let out = git(root, &["update-ref", &name, sha], None, REMOTE_LIMIT)?;
     if out.ok { Ok(()) } else { Err(classify(&out)) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::reason;
+
+    #[test]
+    fn a_reason_is_git_s_first_fatal_line_continued_past_a_colon() {
+        let refused = "fatal: unable to connect to 127.0.0.1:\n127.0.0.1[0: 127.0.0.1]: errno=Connection refused\n";
+        assert_eq!(
+            reason(refused),
+            "fatal: unable to connect to 127.0.0.1: 127.0.0.1[0: 127.0.0.1]: errno=Connection refused"
+        );
+        let advice = "fatal: 'orgin' does not appear to be a git repository\nfatal: Could not read from remote repository.\n\nPlease make sure you have the correct access rights\nand the repository exists.\n";
+        assert_eq!(
+            reason(advice),
+            "fatal: 'orgin' does not appear to be a git repository"
+        );
+        assert_eq!(reason("one\n two \n"), "two");
+        assert_eq!(reason(""), "");
+    }
 }

@@ -4,7 +4,7 @@
 //! left to run.
 
 use super::LeasesConfig;
-use super::mirror::Mirror;
+use super::mirror::{LostCause, Mirror};
 use crate::round_index::LockSet;
 use crate::state::{Layout, short_id};
 use crate::time;
@@ -18,6 +18,10 @@ pub struct Told {
     pub deny: Option<String>,
     /// A note on stderr (the mirror is stale).
     pub note: Option<String>,
+    /// The mirror is there but cannot be read (empty, cut short): why, naming the file. The
+    /// guard cannot tell which streams other machines hold, so it protects every stream not
+    /// held here until a refresh rewrites the mirror.
+    pub unreadable: Option<String>,
 }
 
 /// Creates `name` under `.leases/told/` if it is not there: `true` the first time.
@@ -38,7 +42,10 @@ pub fn apply(
     now: u64,
 ) -> Told {
     let mut told = Told::default();
-    let mirror = Mirror::read(layout);
+    let mirror = Mirror::load(layout).unwrap_or_else(|why| {
+        told.unreadable = Some(why);
+        None
+    });
     if let Some(m) = &mirror {
         let lost: Vec<String> = m
             .lost_by(session_id)
@@ -54,9 +61,19 @@ pub fn apply(
                 short_id(session_id)
             );
             if first_time(layout, &marker) {
+                let how = match l.cause {
+                    LostCause::TakenOver => format!(
+                        "its lease on remote '{}' was taken over by {} while this session's heartbeat was stale",
+                        cfg.remote, l.by
+                    ),
+                    LostCause::NeverPushed => format!(
+                        "this session's claim never reached remote '{}' (it was interrupted or made offline) and {} holds the lease there, which stands",
+                        cfg.remote, l.by
+                    ),
+                };
                 told.deny = Some(format!(
-                    "session-lock: this session no longer holds stream '{}': its lease on remote '{}' was taken over by {} while this session's heartbeat was stale. Stop editing its files; claim another stream or ask that session",
-                    l.stream, cfg.remote, l.by
+                    "session-lock: this session no longer holds stream '{}': {how}. Stop editing its files; claim another stream or ask that session",
+                    l.stream
                 ));
                 break;
             }
@@ -68,18 +85,24 @@ pub fn apply(
     if age.is_none_or(|a| a >= 3 * refresh_ms) {
         let marker = format!("stale-{}", short_id(session_id));
         if first_time(layout, &marker) {
-            let why = mirror
-                .as_ref()
-                .and_then(|m| m.error.clone())
-                .unwrap_or_else(|| "no refresh yet".into());
-            told.note = Some(format!(
-                "guard: the lease mirror of remote '{}' is {}; other machines' claims may be missing ({why}). The guard decides from it until the remote answers again",
-                cfg.remote,
-                match age {
-                    Some(a) => format!("{} old", time::age(a)),
-                    None => "empty".into(),
-                }
-            ));
+            told.note = Some(match &told.unreadable {
+                Some(why) => format!(
+                    "guard: the lease mirror of remote '{}' cannot be read ({why}); until a refresh rewrites it, the files of every stream not claimed here are blocked",
+                    cfg.remote
+                ),
+                None => format!(
+                    "guard: the lease mirror of remote '{}' is {}; other machines' claims may be missing ({}). The guard decides from it until the remote answers again",
+                    cfg.remote,
+                    match age {
+                        Some(a) => format!("{} old", time::age(a)),
+                        None => "empty".into(),
+                    },
+                    mirror
+                        .as_ref()
+                        .and_then(|m| m.error.clone())
+                        .unwrap_or_else(|| "no refresh yet".into())
+                ),
+            });
         }
     }
     if age.is_none_or(|a| a >= refresh_ms) {
@@ -88,7 +111,9 @@ pub fn apply(
     told
 }
 
-/// Starts `status --refresh-leases` detached, unless one was started within the interval.
+/// Starts `status --refresh-leases` detached, unless one was started within the interval. A
+/// stamp "after now" (this clock stepped back since) does not hold refreshers back for the
+/// length of the step: one is started and the stamp set to now.
 fn start_refresher(
     root: &Path,
     layout: &Layout,
@@ -101,7 +126,7 @@ fn start_refresher(
         .ok()
         .and_then(|t| t.trim().parse::<u64>().ok())
         .unwrap_or(0);
-    if now.saturating_sub(last) < refresh_ms {
+    if last <= now && now - last < refresh_ms {
         return;
     }
     if crate::atomic::create_dirs(super::dir(layout)).is_err()
@@ -118,6 +143,7 @@ fn start_refresher(
         .arg("--repo")
         .arg(root)
         .arg("--refresh-leases")
+        .arg("--background")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())

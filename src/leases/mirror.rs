@@ -14,16 +14,32 @@ pub struct Mirrored {
     pub lease: Lease,
 }
 
-/// A lease this clone held and lost to another holder (the refresher found it out).
+/// A stream a session here lost to another machine's lease (the refresher found it out).
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "camelCase")]
 pub struct Lost {
     pub stream: String,
     /// The session here that held it.
     pub session_id: String,
+    /// The generation this clone held; for a claim that never reached the remote, the
+    /// winner's.
     pub generation: u64,
     /// Who holds it now ("session … on host …").
     pub by: String,
+    #[serde(default)]
+    pub cause: LostCause,
+}
+
+/// How a stream held here came to be another machine's.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub enum LostCause {
+    /// This clone's lease went stale and another machine took it over.
+    #[default]
+    TakenOver,
+    /// The local claim never reached the remote (killed before its push, or claimed offline)
+    /// while another machine's lease did: the remote's order decides, that lease stands.
+    NeverPushed,
 }
 
 /// `session-lock/.leases/mirror.json`.
@@ -34,8 +50,12 @@ pub struct Mirror {
     /// The clone that wrote it (its own leases are its local locks).
     #[serde(default)]
     pub clone_id: String,
-    /// When the remote last answered (ms since the epoch); 0: never.
+    /// When the remote last answered (ms since the epoch, by this machine's clock); 0: never.
     pub fetched_at_ms: u64,
+    /// The ticket of the fetch it holds: fetches are numbered as they start, so a fetch that
+    /// started later wins whatever the clock says (the fetch of `ops::refresh`).
+    #[serde(default)]
+    pub fetch_seq: u64,
     /// When a refresh was last tried, and why it failed if it did.
     pub tried_at_ms: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -52,8 +72,25 @@ pub fn path(layout: &Layout) -> PathBuf {
 impl Mirror {
     /// The mirror as last written; `None` when there is none (or it cannot be read).
     pub fn read(layout: &Layout) -> Option<Mirror> {
-        let text = std::fs::read(path(layout)).ok()?;
-        serde_json::from_slice(&text).ok()
+        Mirror::load(layout).ok().flatten()
+    }
+
+    /// The mirror as last written: `Ok(None)` when there is none, an error naming the file when
+    /// it is there but cannot be read (empty, cut short, not a mirror).
+    pub fn load(layout: &Layout) -> Result<Option<Mirror>, String> {
+        let file = path(layout);
+        let text = match std::fs::read(&file) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(format!("{}: {e}", file.display())),
+        };
+        serde_json::from_slice(&text).map(Some).map_err(|e| {
+            if text.iter().all(u8::is_ascii_whitespace) {
+                format!("{} is empty", file.display())
+            } else {
+                format!("{} is not a lease mirror ({e})", file.display())
+            }
+        })
     }
 
     /// Replaces the file (a cache of the remote: atomic, not synced).
@@ -67,9 +104,11 @@ impl Mirror {
         self.leases.iter().find(|m| m.lease.stream == stream)
     }
 
-    /// How old the mirror's answer is.
+    /// How old the mirror's answer is; `None` when the remote never answered, or when it
+    /// answered "after now" (this machine's clock stepped back since): its age is unknown then,
+    /// and it is refreshed as an old one would be.
     pub fn age_ms(&self, now: u64) -> Option<u64> {
-        (self.fetched_at_ms > 0).then(|| now.saturating_sub(self.fetched_at_ms))
+        (self.fetched_at_ms > 0 && self.fetched_at_ms <= now).then(|| now - self.fetched_at_ms)
     }
 
     /// Other clones' leases that are not done, as locks the guard applies like its own.
@@ -90,8 +129,16 @@ impl Mirror {
     }
 }
 
+/// What [`as_held`] puts where a local lock keeps its working folder (always absolute there).
+const HOST_MARK: &str = "host ";
+
+/// The host of another machine's lease as [`as_held`] made it a lock; `None` for a local lock.
+pub fn host_of(held: &Held) -> Option<&str> {
+    held.record.cwd.strip_prefix(HOST_MARK)
+}
+
 /// A lease as a lock record: what ownership checks read. The host goes where a local lock keeps
-/// its working folder, so messages can name it.
+/// its working folder, so messages can name it ([`host_of`]).
 pub fn as_held(lease: &Lease) -> Held {
     Held {
         record: LockRecord {
@@ -103,7 +150,7 @@ pub fn as_held(lease: &Lease) -> Held {
             claimed_at: lease.claimed_at.clone(),
             heartbeat_at: lease.heartbeat_at.clone(),
             round: 0,
-            cwd: format!("host {}", lease.host),
+            cwd: format!("{HOST_MARK}{}", lease.host),
             client_pid: None,
             client_start: None,
             taken_from: None,

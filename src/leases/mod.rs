@@ -115,19 +115,40 @@ pub fn host() -> String {
     crate::platform::host_name()
 }
 
-/// This clone's id: random, made once, kept in `.leases/clone-id`.
+/// This clone's id: random, made once, kept in `.leases/clone-id`. A file that is there but
+/// holds no id (empty, or not an id) is refused, naming it: every lease this clone pushed names
+/// its id, and one made up now would turn them into another machine's.
 pub fn clone_id(layout: &crate::state::Layout) -> std::io::Result<String> {
     let file = dir(layout).join("clone-id");
-    if let Some(id) = crate::atomic::read_optional(&file)?.map(|t| t.trim().to_string())
-        && !id.is_empty()
-    {
-        return Ok(id);
+    let checked = |text: String| -> std::io::Result<String> {
+        let id = text.trim();
+        let fine = id.len() >= 8
+            && id.len() <= 64
+            && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
+        if fine {
+            return Ok(id.to_string());
+        }
+        Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!(
+                "{} {}; this clone's leases are named by it. Delete the file to make a new id (leases this clone pushed before then look like another machine's until they end)",
+                file.display(),
+                if id.is_empty() {
+                    "is empty".to_string()
+                } else {
+                    format!("holds '{id}', which is not a clone id")
+                }
+            ),
+        ))
+    };
+    if let Some(text) = crate::atomic::read_optional(&file)? {
+        return checked(text);
     }
     crate::atomic::create_dirs(dir(layout))?;
     let id = crate::ids::new_uuid();
     if !crate::atomic::create_new(&file, id.as_bytes())? {
         // Another process made it first: theirs stands.
-        return Ok(std::fs::read_to_string(&file)?.trim().to_string());
+        return checked(std::fs::read_to_string(&file)?);
     }
     Ok(id)
 }

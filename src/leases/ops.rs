@@ -2,7 +2,7 @@
 //! a fresh fetch, decides, and writes by compare-and-swap; the local files follow what landed.
 
 use super::git::{self, GitError};
-use super::mirror::{Lost, Mirror, Mirrored};
+use super::mirror::{Lost, LostCause, Mirror, Mirrored};
 use super::{Lease, LeasesConfig, remote_ref};
 use crate::config::Config;
 use crate::state::{Held, Layout};
@@ -25,9 +25,22 @@ fn held_path(layout: &Layout, stream: &str) -> PathBuf {
         .join(format!("{stream}.json"))
 }
 
+/// The lease this clone last pushed for `stream`: `None` when it pushed none.
 pub fn read_pushed(layout: &Layout, stream: &str) -> Option<Pushed> {
-    let text = std::fs::read(held_path(layout, stream)).ok()?;
-    serde_json::from_slice(&text).ok()
+    load_pushed(layout, stream).ok().flatten()
+}
+
+/// [`read_pushed`], with an error naming the file when it is there but cannot be read.
+pub fn load_pushed(layout: &Layout, stream: &str) -> Result<Option<Pushed>, String> {
+    let file = held_path(layout, stream);
+    let text = match std::fs::read(&file) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(format!("{} cannot be read: {e}", file.display())),
+    };
+    serde_json::from_slice(&text)
+        .map(Some)
+        .map_err(|e| format!("{} cannot be read: {e}", file.display()))
 }
 
 fn write_pushed(layout: &Layout, p: &Pushed) -> std::io::Result<()> {
@@ -39,13 +52,32 @@ fn write_pushed(layout: &Layout, p: &Pushed) -> std::io::Result<()> {
     crate::atomic::write_atomic(&file, &text)
 }
 
+/// The next fetch ticket: fetches are numbered as they start, under the mirror's lock, so
+/// which of two answers is the later one never depends on a clock (one can step back).
+fn ticket(layout: &Layout) -> u64 {
+    let _lock = super::lock(layout, "mirror.lock", std::time::Duration::from_secs(2));
+    let file = super::dir(layout).join("fetch.seq");
+    let last = std::fs::read_to_string(&file)
+        .ok()
+        .and_then(|t| t.trim().parse::<u64>().ok())
+        .unwrap_or(0)
+        .max(Mirror::read(layout).map_or(0, |m| m.fetch_seq));
+    let next = last + 1;
+    let _ = crate::atomic::replace_cache(&file, next.to_string().as_bytes());
+    next
+}
+
 /// Fetches the remote's leases and rewrites the mirror. On failure the mirror keeps its last
-/// answer and records the attempt and the error, so readers can say how old it is.
+/// answer and records the attempt and the error, so readers can say how old it is. The mirror
+/// returned is this fetch's answer (the caller decides from what the remote said now); the
+/// file keeps the answer of the fetch that started last.
 pub fn refresh(root: &Path, layout: &Layout, cfg: &LeasesConfig) -> Result<Mirror, GitError> {
+    let clone_id = super::clone_id(layout).map_err(|e| GitError::Local(e.to_string()))?;
+    let seq = ticket(layout);
     let now = time::now_ms();
     let mut mirror = Mirror::read(layout).unwrap_or_default();
     mirror.remote = cfg.remote.clone();
-    mirror.clone_id = super::clone_id(layout).unwrap_or_default();
+    mirror.clone_id = clone_id;
     mirror.tried_at_ms = now;
     let fetched = git::fetch(root, &cfg.remote)
         .and_then(|()| git::mirror_refs(root))
@@ -65,29 +97,30 @@ pub fn refresh(root: &Path, layout: &Layout, cfg: &LeasesConfig) -> Result<Mirro
         Ok(leases) => {
             mirror.leases = leases;
             mirror.fetched_at_ms = now;
+            mirror.fetch_seq = seq;
             mirror.error = None;
-            Ok(write_unless_newer(layout, mirror))
+            write_unless_newer(layout, &mirror);
+            Ok(mirror)
         }
         Err(e) => {
             mirror.error = Some(e.to_string());
-            write_unless_newer(layout, mirror);
+            write_unless_newer(layout, &mirror);
             Err(e)
         }
     }
 }
 
 /// Writes a fetched mirror unless one from a fetch that started later is already there (a slow
-/// detached refresher must not put back what a later refresh, after a claim's push, replaced).
-/// Returns the mirror that stands.
-fn write_unless_newer(layout: &Layout, mirror: Mirror) -> Mirror {
+/// detached refresher must not put back what a later refresh, after a claim's push, replaced):
+/// decided by the fetches' tickets, not by their clock readings.
+fn write_unless_newer(layout: &Layout, mirror: &Mirror) {
     let _lock = super::lock(layout, "mirror.lock", std::time::Duration::from_secs(2));
     if let Some(on_disk) = Mirror::read(layout)
-        && on_disk.fetched_at_ms > mirror.fetched_at_ms
+        && on_disk.fetch_seq > mirror.fetch_seq
     {
-        return on_disk;
+        return;
     }
     let _ = mirror.write(layout);
-    mirror
 }
 
 /// Why a lease could not be taken.
@@ -97,6 +130,9 @@ pub enum ClaimError {
     Held(Box<Lease>),
     Remote(GitError),
     Io(std::io::Error),
+    /// The record of the pushed lease cannot be read and the remote could not say whose the
+    /// lease is: it may still be live.
+    Unrecorded(String),
 }
 
 impl std::fmt::Display for ClaimError {
@@ -110,6 +146,7 @@ impl std::fmt::Display for ClaimError {
             ),
             ClaimError::Remote(e) => write!(f, "{e}"),
             ClaimError::Io(e) => write!(f, "{e}"),
+            ClaimError::Unrecorded(why) => write!(f, "{why}"),
         }
     }
 }
@@ -166,6 +203,7 @@ pub fn claim(
     let now = time::now_ms();
     let stale = config.heartbeat_stale_ms();
     let stream = held.record.stream.as_str();
+    let clone_id = super::clone_id(layout).map_err(ClaimError::Io)?;
     let mirror = match refresh(root, layout, cfg) {
         Ok(m) => m,
         Err(GitError::Unreachable(_)) if offline => {
@@ -176,7 +214,6 @@ pub fn claim(
         }
         Err(e) => return Err(ClaimError::Remote(e)),
     };
-    let clone_id = super::clone_id(layout).map_err(ClaimError::Io)?;
     let prior = mirror.find(stream).cloned();
     if let Some(p) = &prior
         && p.lease.is_live(now, stale)
@@ -200,6 +237,7 @@ pub fn claim(
         },
     )
     .map_err(ClaimError::Io)?;
+    forget_lost(layout, stream);
     Ok(Claimed::Lease {
         generation: lease.generation,
         took_over,
@@ -252,16 +290,26 @@ fn push(
     }
 }
 
-/// Marks the lease done on the remote (release). `Ok(false)`: nothing to mark (no lease
-/// pushed from here). An unreachable remote leaves it pending; the refresher pushes it later.
+/// Marks the lease of `session_id` done on the remote (release). `Ok(false)`: nothing to mark
+/// (no lease pushed from here, or marked already). An unreachable remote leaves it pending; the
+/// refresher pushes it later. When this clone's record of the lease cannot be read, the lease
+/// is read back from the remote (this clone's and this session's, not done: it is marked
+/// done); if the remote cannot be asked either, [`ClaimError::Unrecorded`].
 pub fn release(
     root: &Path,
     layout: &Layout,
     cfg: &LeasesConfig,
     stream: &str,
+    session_id: &str,
 ) -> Result<bool, ClaimError> {
-    let Some(mut pushed) = read_pushed(layout, stream) else {
-        return Ok(false);
+    let mut pushed = match load_pushed(layout, stream) {
+        Ok(Some(p)) if p.lease.done => return Ok(false),
+        Ok(Some(p)) => p,
+        Ok(None) => return Ok(false),
+        Err(why) => match from_remote(root, layout, cfg, stream, session_id, &why)? {
+            Some(p) => p,
+            None => return Ok(false),
+        },
     };
     pushed.lease.done = true;
     pushed.lease.released_at = Some(time::iso(time::now_ms()));
@@ -274,6 +322,45 @@ pub fn release(
     write_pushed(layout, &pushed).map_err(ClaimError::Io)?;
     let _ = refresh(root, layout, cfg);
     Ok(true)
+}
+
+/// This clone's record of its lease on `stream`, read back from the remote when the file is
+/// unreadable (`why`): the remote's lease if it is this clone's and `session_id`'s and not done
+/// (the unreadable file is then replaced), else `None` (the file is removed: nothing of ours
+/// is live there).
+fn from_remote(
+    root: &Path,
+    layout: &Layout,
+    cfg: &LeasesConfig,
+    stream: &str,
+    session_id: &str,
+    why: &str,
+) -> Result<Option<Pushed>, ClaimError> {
+    let mirror = refresh(root, layout, cfg).map_err(|e| {
+        ClaimError::Unrecorded(format!(
+            "{why}, and remote '{}' could not be asked whose the lease is ({e})",
+            cfg.remote
+        ))
+    })?;
+    let clone_id = super::clone_id(layout).map_err(ClaimError::Io)?;
+    match mirror.find(stream) {
+        Some(m)
+            if m.lease.clone_id == clone_id
+                && m.lease.session_id == session_id
+                && !m.lease.done =>
+        {
+            let pushed = Pushed {
+                sha: Some(m.sha.clone()),
+                lease: m.lease.clone(),
+            };
+            write_pushed(layout, &pushed).map_err(ClaimError::Io)?;
+            Ok(Some(pushed))
+        }
+        _ => {
+            let _ = std::fs::remove_file(held_path(layout, stream));
+            Ok(None)
+        }
+    }
 }
 
 /// What one refresher pass did.
@@ -325,7 +412,7 @@ pub fn sync(
                 .as_ref()
                 .map(|r| r.lease.describe(now))
                 .unwrap_or_default();
-            record_lost(&mut mirror, &pushed, by);
+            record_lost(&mut mirror, lost_of(&pushed, by, LostCause::TakenOver));
             out.lost.push(stream.clone());
             let _ = std::fs::remove_file(held_path(layout, &stream));
             continue;
@@ -333,10 +420,12 @@ pub fn sync(
         let due = match &pushed.sha {
             None => true,
             Some(_) if pushed.lease.done => remote.as_ref().is_some_and(|r| !r.lease.done),
+            // A heartbeat pushed "after now" means this clock stepped back since: due, or the
+            // lease would go quiet on the remote for as long as the step.
             Some(_) => {
                 local.as_ref().is_some_and(|h| !h.done)
-                    && now.saturating_sub(pushed.lease.heartbeat_ms())
-                        >= cfg.heartbeat_push_seconds * 1000
+                    && (pushed.lease.heartbeat_ms() > now
+                        || now - pushed.lease.heartbeat_ms() >= cfg.heartbeat_push_seconds * 1000)
             }
         };
         if !due {
@@ -345,7 +434,14 @@ pub fn sync(
         if let Some(h) = &local
             && !pushed.lease.done
         {
-            pushed.lease.heartbeat_at = time::iso(h.heartbeat_ms.max(pushed.lease.heartbeat_ms()));
+            // The session's latest beat by this clock, later than the one pushed unless the
+            // clock stepped back: then now, as the clock reads it now.
+            let beat = if pushed.lease.heartbeat_ms() > now {
+                now
+            } else {
+                h.heartbeat_ms.max(pushed.lease.heartbeat_ms())
+            };
+            pushed.lease.heartbeat_at = time::iso(beat);
             if h.done {
                 pushed.lease.done = true;
                 pushed.lease.released_at = Some(time::iso(now));
@@ -356,7 +452,8 @@ pub fn sync(
             && r.lease.is_live(now, config.heartbeat_stale_ms())
         {
             // Claimed offline while another machine took it: the remote's holder wins.
-            record_lost(&mut mirror, &pushed, r.lease.describe(now));
+            let by = r.lease.describe(now);
+            record_lost(&mut mirror, lost_of(&pushed, by, LostCause::NeverPushed));
             out.lost.push(stream.clone());
             let _ = std::fs::remove_file(held_path(layout, &stream));
             continue;
@@ -378,12 +475,17 @@ pub fn sync(
             }
             Err(ClaimError::Held(winner)) => {
                 // The CAS rejected the late push: the lease moved on without us.
-                record_lost(&mut mirror, &pushed, winner.describe(now));
+                let cause = if was_offline {
+                    LostCause::NeverPushed
+                } else {
+                    LostCause::TakenOver
+                };
+                record_lost(&mut mirror, lost_of(&pushed, winner.describe(now), cause));
                 out.lost.push(stream.clone());
                 let _ = std::fs::remove_file(held_path(layout, &stream));
             }
             Err(ClaimError::Remote(e)) => return Err(e),
-            Err(ClaimError::Io(_)) => {}
+            Err(ClaimError::Io(_) | ClaimError::Unrecorded(_)) => {}
         }
     }
     if let Ok(fresh) = refresh(root, layout, cfg) {
@@ -391,18 +493,77 @@ pub fn sync(
         mirror = fresh;
         mirror.lost = lost;
     }
+    unpushed_lost(layout, config, &mut mirror, &out.lost);
     let _ = mirror.write(layout);
     Ok(out)
 }
 
-fn record_lost(mirror: &mut Mirror, pushed: &Pushed, by: String) {
-    mirror.lost.retain(|l| l.stream != pushed.lease.stream);
-    mirror.lost.push(Lost {
+fn lost_of(pushed: &Pushed, by: String, cause: LostCause) -> Lost {
+    Lost {
         stream: pushed.lease.stream.clone(),
         session_id: pushed.lease.session_id.clone(),
         generation: pushed.lease.generation,
         by,
-    });
+        cause,
+    }
+}
+
+fn record_lost(mirror: &mut Mirror, lost: Lost) {
+    mirror.lost.retain(|l| l.stream != lost.stream);
+    mirror.lost.push(lost);
+}
+
+/// Local locks whose claim never reached the remote (killed before its push, or a record of
+/// it that cannot be read) on streams another machine's live lease holds: the remote's order
+/// decides, so each is recorded lost and its session told. `skip`: streams decided in this
+/// pass; a session already recorded as having lost the stream keeps its first record.
+fn unpushed_lost(layout: &Layout, config: &Config, mirror: &mut Mirror, skip: &[String]) {
+    let now = time::now_ms();
+    let stale = config.heartbeat_stale_ms();
+    let theirs: Vec<Lease> = mirror
+        .leases
+        .iter()
+        .filter(|m| m.lease.clone_id != mirror.clone_id && m.lease.is_live(now, stale))
+        .filter(|m| !skip.contains(&m.lease.stream))
+        .map(|m| m.lease.clone())
+        .collect();
+    for lease in theirs {
+        let Ok(Some(local)) = layout.read_lock(&lease.stream) else {
+            continue;
+        };
+        let session = &local.record.session_id;
+        // A record of this session's live lease: the pass above decided it.
+        let recorded = read_pushed(layout, &lease.stream)
+            .is_some_and(|p| p.lease.session_id == *session && !p.lease.done);
+        let told = mirror
+            .lost
+            .iter()
+            .any(|l| l.stream == lease.stream && l.session_id == *session);
+        if !local.is_live(now, stale) || recorded || told {
+            continue;
+        }
+        record_lost(
+            mirror,
+            Lost {
+                stream: lease.stream.clone(),
+                session_id: local.record.session_id.clone(),
+                generation: lease.generation,
+                by: lease.describe(now),
+                cause: LostCause::NeverPushed,
+            },
+        );
+    }
+}
+
+/// Forgets what was lost of `stream` here: this clone holds its lease now (a claim landed).
+fn forget_lost(layout: &Layout, stream: &str) {
+    let _lock = super::lock(layout, "mirror.lock", std::time::Duration::from_secs(2));
+    if let Some(mut m) = Mirror::read(layout)
+        && m.lost.iter().any(|l| l.stream == stream)
+    {
+        m.lost.retain(|l| l.stream != stream);
+        let _ = m.write(layout);
+    }
 }
 
 /// Can leases live on this remote? Pushes a probe ref and deletes it again. `guard doctor`

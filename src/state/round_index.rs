@@ -429,7 +429,7 @@ impl LockSet {
                 let _ = write_locked(&self.layout, &index);
             }
         }
-        entry.map(|e| Held::stand_in(&stream, e.owns.clone(), "", 0, time::now_ms()))
+        entry.map(|e| Held::stand_in(&stream, e.owns.clone(), "", 0, time::now_ms(), bad.why()))
     }
 
     /// The locks `wanted` picks among those `hint` could concern, read from their files.

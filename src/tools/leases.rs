@@ -61,6 +61,13 @@ pub fn claim(
                         cfg.remote
                     ),
                 ),
+                ClaimError::Remote(e @ GitError::NoSuchRemote(..)) => (
+                    Code::Usage,
+                    format!(
+                        "cannot claim '{stream}': leases.remote in session-lock/config.json: {e}; set it to one of them or to a URL"
+                    ),
+                ),
+                ClaimError::Io(e) => (Code::Failure, format!("cannot claim '{stream}': {e}")),
                 ClaimError::Remote(GitError::Refused(why)) => (
                     Code::Refused,
                     format!(
@@ -103,12 +110,29 @@ fn take_back(layout: &Layout, held: &Held) {
     }
 }
 
-/// `release`'s step after the done marker: the lease marked done on the remote. The release
-/// stands whatever happens here; the message says what the remote knows.
-pub fn release(root: &Path, layout: &Layout, cfg: &LeasesConfig, stream: &str) -> String {
-    match ops::release(root, layout, cfg, stream) {
+/// `release`'s step after the done marker: the lease of `session_id` marked done on the
+/// remote. The release stands whatever happens here; the message says what the remote knows.
+/// An error: the lease may still be live on the remote and nothing will end it by itself (the
+/// record of it cannot be read and the remote could not be asked).
+pub fn release(
+    root: &Path,
+    layout: &Layout,
+    cfg: &LeasesConfig,
+    stream: &str,
+    session_id: &str,
+) -> anyhow::Result<String> {
+    Ok(match ops::release(root, layout, cfg, stream, session_id) {
         Ok(true) => format!("lease on remote '{}' marked done\n", cfg.remote),
         Ok(false) => String::new(),
+        Err(ClaimError::Unrecorded(why)) => {
+            return Err(fail(
+                Code::Failure,
+                format!(
+                    "released '{stream}' here, but its lease on remote '{}' may still be live: {why}. Run release {stream} again once the remote answers",
+                    cfg.remote
+                ),
+            ));
+        }
         Err(ClaimError::Remote(GitError::Unreachable(why))) => format!(
             "warning: remote '{}' is unreachable ({why}); the lease is marked done there when it is back\n",
             cfg.remote
@@ -118,7 +142,7 @@ pub fn release(root: &Path, layout: &Layout, cfg: &LeasesConfig, stream: &str) -
             l.describe(time::now_ms())
         ),
         Err(e) => format!("warning: the lease on remote '{}': {e}\n", cfg.remote),
-    }
+    })
 }
 
 /// Where status's answer about other machines came from.
@@ -147,18 +171,51 @@ pub fn status_mirror(root: &Path, layout: &Layout, cfg: &LeasesConfig) -> (Mirro
 /// How long a refresher waits for the one running before it.
 const REFRESHER_WAIT: Duration = Duration::from_secs(30);
 
-/// The detached refresher's whole run (`status --refresh-leases`): one sync pass, quiet.
-pub fn refresher(root: &Path, layout: &Layout, config: &Config) -> anyhow::Result<Code> {
+/// Who started a refresher pass.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RefreshRun {
+    /// A person or script (`status --refresh-leases`): it waits for a pass already running.
+    Asked,
+    /// The guard, detached (`--background`): it waits only if no other one is waiting, and
+    /// leaves at once otherwise, so a remote that never answers holds two refreshers at most.
+    Background,
+}
+
+/// The refresher's whole run (`status --refresh-leases`): one sync pass, quiet.
+pub fn refresher(
+    root: &Path,
+    layout: &Layout,
+    config: &Config,
+    run: RefreshRun,
+) -> anyhow::Result<Code> {
     let Some(cfg) = &config.leases else {
         return Ok(Code::Success);
     };
-    // One refresher at a time per clone. A second one waits and then runs its own pass: the one
-    // before it may have fetched before a claim's push that this one was started to see.
-    match crate::leases::lock(layout, "refresh.lock", REFRESHER_WAIT) {
-        Some(_held) => match ops::sync(root, layout, config, cfg) {
+    // One pass at a time per clone. A second one waits and then runs its own pass: the one
+    // before it may have fetched before a claim's push that this one was started to see. A
+    // third detached one has nothing to add to the one waiting and leaves.
+    let held = match run {
+        RefreshRun::Asked => crate::leases::lock(layout, "refresh.lock", REFRESHER_WAIT),
+        RefreshRun::Background => crate::leases::lock(layout, "refresh.lock", Duration::ZERO)
+            .or_else(|| {
+                let _waiting = crate::leases::lock(layout, "refresh.queue", Duration::ZERO)?;
+                crate::leases::lock(layout, "refresh.lock", REFRESHER_WAIT)
+            }),
+    };
+    match (held, run) {
+        (Some(_held), _) => match ops::sync(root, layout, config, cfg) {
             Ok(_) => Ok(Code::Success),
             Err(e) => Err(fail(Code::Failure, format!("lease refresh: {e}"))),
         },
-        None => Ok(Code::Success),
+        (None, RefreshRun::Background) => Ok(Code::Success),
+        (None, RefreshRun::Asked) => Err(fail(
+            Code::Failure,
+            format!(
+                "lease refresh: another refresh of remote '{}' held {} for {}s and did not finish; run status --refresh-leases again later",
+                cfg.remote,
+                crate::leases::dir(layout).join("refresh.lock").display(),
+                REFRESHER_WAIT.as_secs()
+            ),
+        )),
     }
 }

@@ -135,6 +135,20 @@ pub fn run(a: Args) -> anyhow::Result<Code> {
         Caller::Session { .. } => String::new(),
     };
     if held.done {
+        // A lease the first release could not end (its record unreadable, the remote away) is
+        // ended now; one marked already, or pending for the refresher, is left as it is.
+        if let Some(cfg) = &config.leases {
+            let said = crate::tools::leases::release(
+                &root,
+                &layout,
+                cfg,
+                a.stream,
+                &held.record.session_id,
+            )?;
+            if !said.is_empty() {
+                eprint!("release: {said}");
+            }
+        }
         if a.json {
             crate::cli::print_json(
                 &json!({"stream": a.stream, "released": true, "already": true}),
@@ -188,7 +202,13 @@ pub fn run(a: Args) -> anyhow::Result<Code> {
             crate::round_index::Index::after_write(&layout, index, &[a.stream]);
         }
         if let Some(cfg) = &config.leases {
-            let said = crate::tools::leases::release(&root, &layout, cfg, a.stream);
+            let said = crate::tools::leases::release(
+                &root,
+                &layout,
+                cfg,
+                a.stream,
+                &held.record.session_id,
+            )?;
             if !said.is_empty() {
                 eprint!("release: {said}");
             }

@@ -9,6 +9,7 @@ use crate::exit::{Code, fail};
 use crate::state::short_id;
 use crate::time;
 use crate::tools::leases::MirrorState;
+pub use crate::tools::leases::RefreshRun;
 use std::fmt::Write as _;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -25,8 +26,8 @@ pub struct Args<'a> {
     pub watch: bool,
     /// Print one key of the effective config (for scripts) and nothing else.
     pub config_value: Option<&'a str>,
-    /// The detached lease refresher's pass (started by the guard), quiet.
-    pub refresh_leases: bool,
+    /// The lease refresher's pass (the guard starts it detached), quiet.
+    pub refresh_leases: Option<RefreshRun>,
     /// One line for the Claude Code status line of the session whose JSON is on stdin.
     pub statusline: bool,
 }
@@ -184,8 +185,8 @@ pub fn run(a: Args) -> anyhow::Result<Code> {
         println!("{}", config_value(&cfg, key)?);
         return Ok(Code::Success);
     }
-    if a.refresh_leases {
-        return crate::tools::leases::refresher(&root, &layout, &cfg);
+    if let Some(run) = a.refresh_leases {
+        return crate::tools::leases::refresher(&root, &layout, &cfg, run);
     }
     if a.watch {
         return super::watch::run(&root, &cfg, &layout);

@@ -551,3 +551,353 @@ fn issue_16_the_remote_check_reports_a_server_that_refuses_custom_refs() {
         "{err}"
     );
 }
+
+/// `m`'s tool `name` run by `who` with its clock `ahead_ms` ahead of the system's.
+fn tool_ahead(m: &Machine, name: &str, who: &str, ahead_ms: u64) -> Command {
+    let mut c = m.tool(name, who);
+    c.env("SESSION_LOCK_CLOCK_AHEAD_MS", ahead_ms.to_string());
+    c
+}
+
+/// Issue 29, item 9: of four machines claiming one stream at once, every loser is told who
+/// holds it (exit 4), never that the remote refuses the refs: the remote's answer to a lost
+/// compare-and-swap is read as the race it is.
+#[test]
+fn issue_29_every_loser_of_a_claim_race_is_told_the_holder() {
+    let server = Server::start();
+    let machines: Vec<Machine> = (0..4)
+        .map(|i| Machine::new(&server, &format!("host-{i}")))
+        .collect();
+    let rounds = std::env::var("LEASE_RACE_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(20);
+    for round in 0..rounds {
+        let stream = STREAMS[round % STREAMS.len()];
+        let results: Vec<(usize, String, Option<i32>, String)> = std::thread::scope(|s| {
+            let handles: Vec<_> = machines
+                .iter()
+                .enumerate()
+                .map(|(i, m)| {
+                    let who = format!("r{round:02}m{i}");
+                    s.spawn(move || {
+                        let (code, _, err) = m.claim(&who, stream, &[]);
+                        (i, who, code, err)
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        let winners: Vec<_> = results.iter().filter(|r| r.2 == Some(0)).collect();
+        assert_eq!(winners.len(), 1, "round {round}: {results:#?}");
+        let (wm, who, _, _) = winners[0];
+        for r in results.iter().filter(|r| r.2 != Some(0)) {
+            assert_eq!(
+                r.2,
+                Some(4),
+                "round {round}: a loser was not told the holder: {r:?}"
+            );
+            assert!(
+                r.3.contains(&sid(who)[..8]) && r.3.contains(&machines[*wm].host),
+                "round {round}: {r:?}"
+            );
+        }
+        let mut release = machines[*wm].tool("release", who);
+        release.arg(stream);
+        let (code, _, err) = machines[*wm].repo.run(release);
+        assert_eq!(code, 0, "release: {err}");
+    }
+}
+
+/// Issue 29, item 10: a machine whose clock steps back (an NTP correction after running ahead)
+/// keeps seeing other machines' leases: its mirror follows the remote, its guard blocks their
+/// files, and its claim of a held stream is told the holder.
+#[test]
+fn issue_29_a_clock_stepping_back_keeps_other_machines_leases_in_sight() {
+    let server = Server::start();
+    let a = Machine::new(&server, "host-a");
+    let b = Machine::new(&server, "host-b");
+    // B's clock runs ten minutes ahead while it refreshes, then steps back.
+    let (code, _, err) = b.repo.run({
+        let mut c = tool_ahead(&b, "status", "person", 600_000);
+        c.env_remove("CLAUDE_CODE_SESSION_ID")
+            .arg("--refresh-leases");
+        c
+    });
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(a.claim("alice", "api", &[]).0, Some(0));
+    let (code, _, err) = b.refresh();
+    assert_eq!(code, 0, "{err}");
+    let out = b.edit("bob", "src/api/x.ts");
+    assert!(
+        blocked(&out).is_some_and(|r| r.contains("alice00") && r.contains("host-a")),
+        "B's guard lost sight of A's lease: {} {}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    let (code, _, err) = b.claim("bob", "api", &[]);
+    assert_eq!(code, Some(4), "{err}");
+    assert!(err.contains("alice00") && err.contains("host-a"), "{err}");
+    // The guard's own refresher is not held back by a stamp from the future either. The call
+    // runs a few refresh intervals later (the claim just refreshed the mirror), no sleep.
+    let stamp = b.repo.path("session-lock/.leases/refresh.stamp");
+    let future = session_lock::time::now_ms() + 600_000;
+    std::fs::write(&stamp, future.to_string()).unwrap();
+    let mut later = b.repo.tool("guard");
+    later
+        .env("SESSION_LOCK_HOST", &b.host)
+        .env("SESSION_LOCK_CLOCK_AHEAD_MS", "5000");
+    let call = b.repo.payload("bob", "Bash", json!({"command": "ls"}));
+    crate::support::lifecycle::run_with_stdin(later, call.to_string().as_bytes());
+    assert!(
+        eventually(Duration::from_secs(10), || std::fs::read_to_string(&stamp)
+            .is_ok_and(|t| t.trim().parse::<u64>().is_ok_and(|v| v < future))),
+        "no refresher was started"
+    );
+}
+
+/// Issue 29, item 10: a holder whose clock stepped back keeps its lease alive on the remote:
+/// its heartbeat is pushed by the refresher although the last one pushed is "in the future".
+#[test]
+fn issue_29_a_holder_whose_clock_stepped_back_keeps_pushing_heartbeats() {
+    let server = Server::start();
+    let a = Machine::new(&server, "host-a");
+    assert_eq!(verdict(&a.bash("alice", "claim api")), Ok(Verdict::Allow));
+    let mut claim = tool_ahead(&a, "claim", "alice", 600_000);
+    claim.arg("api").arg("--quiet");
+    let (code, _, err) = a.repo.run(claim);
+    assert_eq!(code, 0, "{err}");
+    let before = server.lease("api").unwrap();
+    // Back to the right time: the session works on (its lock beats), the refresher runs.
+    a.repo.age_lock("api", 0);
+    let (code, _, err) = a.refresh();
+    assert_eq!(code, 0, "{err}");
+    let after = server.lease("api").unwrap();
+    assert_ne!(
+        before["heartbeatAt"], after["heartbeatAt"],
+        "no heartbeat was pushed: {after}"
+    );
+    assert_eq!(after["generation"], before["generation"]);
+}
+
+/// Issue 29, item 11: a claim killed before its push landed leaves a local lock; another
+/// machine then claims the stream. The remote's lease wins on this machine too: the killed
+/// claim's session is told and its edits of the stream's files are blocked.
+#[test]
+fn issue_29_a_claim_killed_before_its_push_loses_to_the_remote_lease() {
+    let server = Server::start();
+    let a = Machine::new(&server, "host-a");
+    let b = Machine::new(&server, "host-b");
+    // Alice's guard recorded the lock; her claim never ran (killed before its push).
+    assert_eq!(verdict(&a.bash("alice", "claim api")), Ok(Verdict::Allow));
+    assert_eq!(b.claim("bob", "api", &[]).0, Some(0));
+    let (code, _, err) = a.refresh();
+    assert_eq!(code, 0, "{err}");
+    let first = a.edit("alice", "src/api/x.ts");
+    let reason = blocked(&first).unwrap_or_else(|| {
+        panic!(
+            "alice may edit bob's stream: {} {}",
+            text(&first.stdout),
+            text(&first.stderr)
+        )
+    });
+    assert!(
+        reason.contains("bob0000") && reason.contains("host-b"),
+        "{reason}"
+    );
+    let again = a.edit("alice", "src/api/x.ts");
+    assert!(
+        blocked(&again).is_some_and(|r| r.contains("bob0000")),
+        "still blocked: {}",
+        text(&again.stdout)
+    );
+}
+
+/// Issue 29, item 11: an empty or cut mirror must not make the guard forget other machines:
+/// it protects every stream not claimed here until the mirror is readable again, and says so.
+#[test]
+fn issue_29_an_unreadable_mirror_fails_closed_and_says_so() {
+    let server = Server::start();
+    let a = Machine::new(&server, "host-a");
+    let b = Machine::new(&server, "host-b");
+    assert_eq!(a.claim("alice", "api", &[]).0, Some(0));
+    assert_eq!(b.refresh().0, 0);
+    assert_eq!(b.claim("bob", "ui", &[]).0, Some(0));
+    let mirror = b.repo.path("session-lock/.leases/mirror.json");
+    for broken in ["", "{\"remote\": \"origin\", \"fetchedAtMs\": 17"] {
+        std::fs::write(&mirror, broken).unwrap();
+        // Keep the refresher from rewriting it before the guard reads it.
+        let stamp = b.repo.path("session-lock/.leases/refresh.stamp");
+        std::fs::write(&stamp, session_lock::time::now_ms().to_string()).unwrap();
+        let out = b.edit("bob", "src/api/x.ts");
+        let reason = blocked(&out).unwrap_or_else(|| {
+            panic!(
+                "{broken:?}: allowed: {} {}",
+                text(&out.stdout),
+                text(&out.stderr)
+            )
+        });
+        assert!(
+            reason.contains("mirror.json") && reason.contains("src/api/x.ts"),
+            "{broken:?}: {reason}"
+        );
+        // A stream nobody claimed is protected as well: this clone cannot tell.
+        assert!(
+            blocked(&b.edit("bob", "src/db/x.ts")).is_some(),
+            "{broken:?}"
+        );
+        // Bob's own stream stays his.
+        assert_eq!(
+            verdict(&b.edit("bob", "src/ui/x.ts")),
+            Ok(Verdict::Allow),
+            "{broken:?}"
+        );
+        std::fs::write(&mirror, "").unwrap();
+        assert_eq!(b.refresh().0, 0);
+        assert!(blocked(&b.edit("bob", "src/api/x.ts")).is_some_and(|r| r.contains("alice00")));
+        assert_eq!(verdict(&b.edit("bob", "src/db/x.ts")), Ok(Verdict::Allow));
+    }
+}
+
+/// Issue 29, item 11: a release whose record of the pushed lease cannot be read still marks the
+/// lease done on the remote (read back from it), or fails saying the lease is still live.
+#[test]
+fn issue_29_a_release_with_an_unreadable_lease_record_still_ends_the_lease() {
+    let mut server = Server::start();
+    let a = Machine::new(&server, "host-a");
+    for (stream, reachable) in [("api", true), ("ui", false)] {
+        assert_eq!(a.claim("alice", stream, &[]).0, Some(0));
+        std::fs::write(a.pushed_path(stream), "{\"sha\": ").unwrap();
+        if !reachable {
+            server.stop();
+        }
+        let mut release = a.tool("release", "alice");
+        release.arg(stream);
+        let (code, out, err) = a.repo.run(release);
+        if reachable {
+            assert_eq!(code, 0, "{out}{err}");
+            assert_eq!(server.lease(stream).unwrap()["done"], true, "{out}{err}");
+        } else {
+            assert_ne!(code, 0, "reported success: {out}{err}");
+            assert!(
+                err.contains("may still be live")
+                    && err.contains(&format!("held/{stream}.json"))
+                    && err.contains("Connection refused"),
+                "{err}"
+            );
+            server.resume();
+            // Run again once the remote answers: the lease is ended then.
+            let mut again = a.tool("release", "alice");
+            again.arg(stream);
+            let (code, out, err) = a.repo.run(again);
+            assert_eq!(code, 0, "{out}{err}");
+            assert_eq!(server.lease(stream).unwrap()["done"], true, "{out}{err}");
+        }
+    }
+}
+
+/// Issue 29, item 12: an empty clone id is refused (every clone would share it), naming the
+/// file; a misspelled remote is named as such, not as an unreachable server.
+#[test]
+fn issue_29_an_empty_clone_id_and_a_misspelled_remote_are_named() {
+    let server = Server::start();
+    let a = Machine::new(&server, "host-a");
+    let id = a.repo.path("session-lock/.leases/clone-id");
+    std::fs::create_dir_all(id.parent().unwrap()).unwrap();
+    std::fs::write(&id, "\n").unwrap();
+    let (code, _, err) = a.claim("alice", "api", &[]);
+    assert_ne!(code, Some(0), "{err}");
+    assert!(err.contains("clone-id") && err.contains("empty"), "{err}");
+    assert!(
+        server.lease("api").is_none(),
+        "a lease with an empty clone id was pushed"
+    );
+    std::fs::remove_file(&id).unwrap();
+
+    a.repo.config(&json!({
+        "releaseChecks": [],
+        "leases": {"remote": "orgin", "refreshSeconds": 1, "heartbeatPushSeconds": 1},
+    }));
+    let (code, _, err) = a.claim("alice", "ui", &[]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("'orgin'") && err.contains("not a remote") && err.contains("origin"),
+        "{err}"
+    );
+    assert!(!err.contains("repository exists"), "{err}");
+}
+
+/// The live `status --refresh-leases` processes of the repo at `root`.
+fn refreshers(root: &Path) -> Vec<u32> {
+    let needle = root.to_string_lossy().to_string();
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| {
+                let args: Vec<String> = c
+                    .split(|&b| b == 0)
+                    .map(|a| String::from_utf8_lossy(a).to_string())
+                    .collect();
+                args.iter().any(|a| a == "--refresh-leases") && args.contains(&needle)
+            })
+        })
+        .filter(|pid| {
+            // A zombie is gone already.
+            std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+                s.rsplit(')')
+                    .next()
+                    .is_some_and(|r| !r.trim_start().starts_with('Z'))
+            })
+        })
+        .collect()
+}
+
+/// Issue 29, item 12: a remote that accepts connections and never answers must not pile up
+/// refreshers: one runs, one waits, the others leave at once.
+#[test]
+fn issue_29_a_frozen_remote_does_not_pile_up_refreshers() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let held = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let keep = std::sync::Arc::clone(&held);
+    std::thread::spawn(move || {
+        for s in listener.incoming().flatten() {
+            keep.lock().unwrap().push(s);
+        }
+    });
+    let repo = Repo::new();
+    repo.plan("api", 1, &["src/api/**"]);
+    repo.git(&[
+        "remote",
+        "add",
+        "origin",
+        &format!("git://127.0.0.1:{port}/team.git"),
+    ]);
+    repo.config(&json!({"leases": {"remote": "origin", "refreshSeconds": 1}}));
+    // Eight guard calls, each a refresh interval after the last (a clock moved ahead, no
+    // sleep): each starts a refresher.
+    for i in 0..8u64 {
+        let mut c = repo.tool("guard");
+        c.env("SESSION_LOCK_CLOCK_AHEAD_MS", (i * 1500).to_string());
+        let p = repo.payload("x", "Bash", json!({"command": "ls"}));
+        crate::support::lifecycle::run_with_stdin(c, p.to_string().as_bytes());
+    }
+    let root = repo.root.clone();
+    assert!(
+        eventually(Duration::from_secs(15), || !refreshers(&root).is_empty()),
+        "no refresher started"
+    );
+    let settled = eventually(Duration::from_secs(10), || refreshers(&root).len() <= 2);
+    let left = refreshers(&root);
+    for pid in &left {
+        let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+    }
+    assert!(
+        settled,
+        "{} refreshers still waiting on a frozen remote",
+        left.len()
+    );
+}

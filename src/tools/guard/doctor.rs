@@ -121,7 +121,7 @@ impl Ctx {
     fn install_fix(&self) -> String {
         format!(
             "guard install {}",
-            super::install::shell_quote(&self.root.to_string_lossy())
+            crate::shell::word::quote_posix(&self.root.to_string_lossy())
         )
     }
 
@@ -157,7 +157,7 @@ pub fn checks(root: &Path) -> Vec<Check> {
 fn hook_entries(w: &Wiring) -> (Check, Option<String>) {
     let fix = format!(
         "guard install {}",
-        super::install::shell_quote(&w.root.to_string_lossy())
+        crate::shell::word::quote_posix(&w.root.to_string_lossy())
     );
     let fail =
         |detail: String, fix: Option<String>| (check("hooks", Level::Fail, detail, fix), None);
@@ -445,7 +445,7 @@ fn guard_runs(ctx: &Ctx) -> Option<Check> {
     .to_string();
     let by_hand = format!(
         "run it by hand to see more: cd {} && echo '{}' | CLAUDE_PROJECT_DIR=. {command}",
-        super::install::shell_quote(&ctx.root.to_string_lossy()),
+        crate::shell::word::quote_posix(&ctx.root.to_string_lossy()),
         payload.replace('\'', "'\\''")
     );
     Some(
