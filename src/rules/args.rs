@@ -261,63 +261,7 @@ fn has_path(text: &str, path: &str) -> bool {
     false
 }
 
-/// Expand `{a,b}` alternatives (one level at a time, at most `max` results).
-pub fn expand_braces(text: &str, max: usize) -> Vec<String> {
-    let mut out = vec![text.to_string()];
-    let mut rounds = 0;
-    while rounds < 8 {
-        rounds += 1;
-        let mut next = Vec::new();
-        let mut changed = false;
-        for s in &out {
-            match split_brace(s) {
-                Some((pre, alts, post)) => {
-                    changed = true;
-                    for a in alts {
-                        if next.len() < max {
-                            next.push(format!("{pre}{a}{post}"));
-                        }
-                    }
-                }
-                None => next.push(s.clone()),
-            }
-        }
-        out = next;
-        if !changed {
-            break;
-        }
-    }
-    out
-}
-
-fn split_brace(s: &str) -> Option<(&str, Vec<&str>, &str)> {
-    let open = s.find('{')?;
-    let mut depth = 0;
-    let mut parts = Vec::new();
-    let mut last = open + 1;
-    for (i, c) in s[open..].char_indices() {
-        let i = open + i;
-        match c {
-            '{' => depth += 1,
-            '}' => {
-                depth -= 1;
-                if depth == 0 {
-                    parts.push(&s[last..i]);
-                    if parts.len() < 2 {
-                        return None;
-                    }
-                    return Some((&s[..open], parts, &s[i + 1..]));
-                }
-            }
-            ',' if depth == 1 => {
-                parts.push(&s[last..i]);
-                last = i + 1;
-            }
-            _ => {}
-        }
-    }
-    None
-}
+pub use crate::shell::word::expand_braces;
 
 #[cfg(test)]
 mod tests {
@@ -442,6 +386,14 @@ mod tests {
             ["a/b/d", "a/b/e", "a/c/d", "a/c/e"]
         );
         assert_eq!(expand_braces("{x}", 8), ["{x}"]);
+        assert_eq!(expand_braces("d{1..3}", 8), ["d1", "d2", "d3"]);
+        assert_eq!(expand_braces("{c..a}", 8), ["c", "b", "a"]);
+        assert_eq!(
+            expand_braces("{1..999}", 8),
+            ["{1..999}"],
+            "too long a sequence stays"
+        );
+        assert_eq!(expand_braces("{a..bc}", 8), ["{a..bc}"]);
         assert_eq!(expand_braces("plain", 8), ["plain"]);
     }
 }

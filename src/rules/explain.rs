@@ -39,6 +39,7 @@ fn segment_lines(out: &mut String, i: usize, seg: &Segment, hits: &[&Hit]) {
     if !seg.wrappers.is_empty() {
         let _ = writeln!(out, "  peeled: {}", seg.wrappers.join(", "));
     }
+    let _ = writeln!(out, "  mechanism: {}", seg.mechanism());
     if !seg.dirs.is_empty() {
         let steps: Vec<String> = seg
             .dirs

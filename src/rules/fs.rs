@@ -8,7 +8,9 @@
 //! outside, `~`/`$HOME` a home that holds the repo only where the path goes through a
 //! directory named like it (`~/src/<repo>/dist`). Any other unknown directory (`$OUT`,
 //! `cd "$X"` before it) hits when the literal tail names an output directory
-//! (`rm -rf "$OUT/dist"`): a coordination guard errs towards asking.
+//! (`rm -rf "$OUT/dist"`): a coordination guard errs towards asking. A known folder before
+//! the expansion is the folder the target is inside (`rm -rf "dist/$X"` deletes in `dist`),
+//! unless a literal `..` climbs back out.
 
 use super::args::{Opts, expand_braces, glob_match};
 use super::{At, Base, Env, Rules, View};
@@ -29,6 +31,9 @@ enum Target {
     Contains,
     /// Outside the repository.
     Outside,
+    /// Somewhere inside these repo-relative components: a known folder and an unknown rest
+    /// (`dist/$X`) that no literal `..` climbs out of.
+    Inside(Vec<String>, bool),
     /// Directory unknown: the literal components after the last dynamic part.
     Unknown(Vec<String>, bool),
     /// Under the home directory: the components after `~` / `$HOME`.
@@ -60,9 +65,28 @@ fn unknown_tail(text: &str, glob: bool) -> Target {
     Target::Unknown(tail, glob)
 }
 
+/// `dist/$X`, `./dist/${N}/x`: the folders before the first expansion are known and inside
+/// the repository, and no literal `..` after it climbs back out, so the target is inside them.
+fn known_prefix(env: &Env, at: &At, text: &str, glob: bool) -> Option<Target> {
+    let all: Vec<&str> = text.split(['/', '\\']).collect();
+    let k = all.iter().position(|c| is_dynamic_comp(c))?;
+    if all.contains(&"..") || all[..k].iter().all(|c| c.is_empty() || *c == ".") {
+        return None;
+    }
+    match resolve_literal(env, at, &all[..k].join("/"), glob) {
+        Target::Rel(rel, g) if !rel.is_empty() => Some(Target::Inside(rel, g)),
+        _ => None,
+    }
+}
+
 fn resolve(env: &Env, at: &At, text: &str, glob: bool) -> Target {
     if let Some((kind, rest)) = anchor(text) {
         if rest.split(['/', '\\']).any(is_dynamic_comp) {
+            if kind == Anchor::Cwd
+                && let Some(t) = known_prefix(env, at, &format!(".{rest}"), glob)
+            {
+                return t;
+            }
             return unknown_tail(text, glob);
         }
         return match kind {
@@ -78,7 +102,7 @@ fn resolve(env: &Env, at: &At, text: &str, glob: bool) -> Target {
         };
     }
     if text.split(['/', '\\']).any(is_dynamic_comp) {
-        return unknown_tail(text, glob);
+        return known_prefix(env, at, text, glob).unwrap_or_else(|| unknown_tail(text, glob));
     }
     resolve_literal(env, at, text, glob)
 }
@@ -143,6 +167,7 @@ impl Rules {
             let target = resolve(env, at, &text, word.glob);
             let hit = self.output_dirs.iter().find(|d| match &target {
                 Target::Rel(rel, glob) => rel_hits(rel, *glob, d),
+                Target::Inside(rel, glob) => rel.len() >= d.len() && rel_hits(rel, *glob, d),
                 Target::Contains => true,
                 Target::Outside => false,
                 Target::Unknown(tail, glob) => tail_hits(tail, *glob, d),
@@ -407,6 +432,7 @@ fn find_delete(r: &Rules, v: &View, env: &Env, at: &At) -> Option<String> {
             let hit = match &target {
                 Target::Rel(rel, glob) if rel.len() >= d.len() => rel_hits(rel, *glob, d),
                 Target::Rel(rel, glob) => rel_hits(rel, *glob, d) && filters_allow(&filters, d),
+                Target::Inside(rel, glob) => rel.len() >= d.len() && rel_hits(rel, *glob, d),
                 Target::Contains => filters_allow(&filters, d),
                 Target::Outside => false,
                 Target::Unknown(tail, glob) => tail_hits(tail, *glob, d),

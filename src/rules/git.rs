@@ -22,6 +22,10 @@
 //! - `git worktree remove` is allowed: it removes another worktree, not this tree.
 //! - `git add -u` and `git commit -a` sweep other sessions' edits like `git add -A`.
 //! - `gh pr checkout` and `gh repo sync` change the checked-out branch too.
+//! - Plumbing that writes the work tree blocks: `git read-tree -u`, `git checkout-index -f`
+//!   (not with `--prefix`, which writes elsewhere).
+//! - `git add` of paths computed at run time (items `xargs` feeds from a pipe, a word that is
+//!   only `$(…)` with unknown output) counts as `git.add-all`: they may be every change.
 
 use super::args::Opts;
 use super::{Base, Env, Found, Rules, View};
@@ -119,10 +123,16 @@ pub(super) fn add_all(_r: &Rules, v: &View, env: &Env) -> Option<Found> {
             if o.has(&["A", "--all", "u", "--update", "--no-ignore-removal"]) {
                 return Some("stages every change in the tree".to_string().into());
             }
-            o.operands
-                .iter()
-                .find(|w| whole_tree(env, v, w))
-                .map(|w| format!("stages everything under `{}`", w.text).into())
+            if let Some(w) = o.operands.iter().find(|w| whole_tree(env, v, w)) {
+                return Some(format!("stages everything under `{}`", w.text).into());
+            }
+            o.operands.iter().find(|w| computed(w)).map(|w| {
+                Found::from(format!(
+                    "stages paths computed at run time (`{}`), which may be every changed file",
+                    w.text
+                ))
+                .instead("stage the paths you own by name: `git add <path>...`")
+            })
         }
         "commit" => {
             let o = Opts::parse(
@@ -162,6 +172,15 @@ pub(super) fn add_all(_r: &Rules, v: &View, env: &Env) -> Option<Found> {
         }
         _ => None,
     }
+}
+
+/// A pathspec the command computes: items `xargs` feeds from a pipe it cannot tell, or a
+/// word that is only a command substitution whose output is not known (`$(git ls-files -o)`).
+fn computed(w: &Word) -> bool {
+    w.dynamic
+        && (w.text == crate::shell::segment::XARGS_INPUT
+            || (w.text.starts_with("$(") && w.text.ends_with(')'))
+            || (w.text.len() > 1 && w.text.starts_with('`') && w.text.ends_with('`')))
 }
 
 /// A reset operand that names a commit other than HEAD itself.
@@ -332,6 +351,24 @@ fn head_change_detail(_r: &Rules, v: &View, _env: &Env) -> Option<String> {
                 return Some("renames the shared tree's checked-out branch".to_string());
             }
             None
+        }
+        // Plumbing that writes the work tree: `read-tree -u`, `checkout-index -f` (into the
+        // tree, not under `--prefix`).
+        "read-tree" => {
+            let o = Opts::parse(
+                args,
+                "",
+                &["prefix", "index-output", "exclude-per-directory"],
+            );
+            (!o.help() && o.has(&["u"]) && !o.has(&["n", "--dry-run"]))
+                .then(|| "overwrites files in the shared working tree (read-tree -u)".to_string())
+        }
+        "checkout-index" => {
+            let o = Opts::parse(args, "", &["prefix", "stage"]);
+            let force = o.has(&["f", "--force"]);
+            (!o.help() && force && !o.has(&["--prefix"]) && !o.has(&["n", "--no-create"])).then(
+                || "overwrites files in the shared working tree (checkout-index -f)".to_string(),
+            )
         }
         "sparse-checkout" => match args.first().map(|w| w.text.as_str()) {
             Some("list") | None => None,

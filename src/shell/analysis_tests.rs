@@ -373,3 +373,106 @@ fn cmd_conditions_guard_commands() {
     );
     assert_eq!(cmd("if"), Vec::<String>::new());
 }
+
+#[test]
+fn functions_run_where_they_are_called_with_their_arguments() {
+    // Defined and never called: nothing runs.
+    assert!(cmds("f() { git reset --hard; }").is_empty());
+    assert!(cmds("function f { git stash; }").is_empty());
+    // Called: the body, with `$1`, `"$@"` and `shift` read from the call.
+    assert_eq!(
+        cmds("f() { git reset --hard \"$1\"; }; f HEAD~1"),
+        ["f HEAD~1", "git reset --hard HEAD~1"]
+    );
+    assert_eq!(
+        cmds("f() { \"$@\"; }; f git add -A"),
+        ["f git add -A", "git add -A"]
+    );
+    assert_eq!(
+        cmds("f() { shift; \"$@\"; }; f x git stash"),
+        ["f x git stash", "shift", "git stash"]
+    );
+    // Called twice: built twice, each with its own arguments.
+    assert_eq!(
+        cmds("g() { git \"$1\"; }\ng status\ng stash"),
+        ["g status", "git status", "g stash", "git stash"]
+    );
+    // An argument the text does not tell stays an expansion.
+    let a = analyze("f() { rm -rf \"$1\"; }; f \"$X\"", Dialect::Posix);
+    let rm = a
+        .segments
+        .iter()
+        .find(|s| s.head() == "rm")
+        .expect("rm built");
+    assert!(rm.argv[2].dynamic, "{:?}", rm.argv);
+    let f = find(&a, "rm -rf $X");
+    assert_eq!(f.origin, Origin::Function);
+    assert!(
+        f.mechanism().contains("positional parameters"),
+        "{}",
+        f.mechanism()
+    );
+}
+
+#[test]
+fn function_calls_are_bounded() {
+    // A function calling itself stops at the nesting bound and says so.
+    let a = analyze("f() { f; git status; }; f", Dialect::Posix);
+    assert!(a.truncated);
+    assert!(a.segments.len() < 200, "{}", a.segments.len());
+}
+
+#[test]
+fn shell_scripts_and_set_take_positional_parameters() {
+    assert_eq!(cmds("sh -c 'git \"$@\"' sh add -A"), ["git add -A"]);
+    assert_eq!(cmds("bash -c 'rm -rf \"$1\"' x dist"), ["rm -rf dist"]);
+    assert_eq!(
+        cmds("set -- git add -A; \"$@\""),
+        ["set -- git add -A", "git add -A"]
+    );
+    // `set -e` sets options, not parameters: `$1` stays the caller's.
+    let a = analyze("set -e; rm -rf \"$1\"", Dialect::Posix);
+    assert!(find(&a, "rm -rf $1").argv[2].dynamic);
+}
+
+#[test]
+fn generated_scripts_are_read() {
+    // A process substitution run by a shell, or fed as its stdin.
+    assert!(cmds("source <(echo git add -A)").contains(&"git add -A".to_string()));
+    assert!(cmds("bash < <(echo git reset --hard)").contains(&"git reset --hard".to_string()));
+    // A script written and run in the same command.
+    assert!(
+        cmds("cat > x.sh <<'EOF'\ngit add -A\nEOF\nbash x.sh").contains(&"git add -A".to_string())
+    );
+    assert!(cmds("echo 'git stash' > t.sh && sh ./t.sh").contains(&"git stash".to_string()));
+    // Written but never run: only data.
+    assert!(!cmds("echo 'git stash' > t.sh").contains(&"git stash".to_string()));
+    // `trap` runs its action later in the same shell; `trap - EXIT` runs nothing.
+    assert!(cmds("trap 'git stash' EXIT").contains(&"git stash".to_string()));
+    assert!(cmds("trap - EXIT").is_empty());
+}
+
+#[test]
+fn braces_ifs_and_arrays_expand_as_the_shell_does() {
+    assert_eq!(cmds("{git,stash}"), ["git stash"]);
+    assert_eq!(cmds("rm -rf d{1..3}"), ["rm -rf d1 d2 d3"]);
+    // Quoted braces, a lone group brace and an assignment stay.
+    assert_eq!(cmds("echo '{a,b}'"), ["echo {a,b}"]);
+    assert_eq!(cmds("{ git status; }"), ["git status"]);
+    let a = analyze("{git,stash}", Dialect::Posix);
+    assert!(a.segments[0].mechanism().contains("brace expansion"));
+    // `$IFS` the command sets splits unquoted values; one it cannot tell leaves them unknown.
+    assert_eq!(cmds("IFS=,; c='git,add,-A'; $c"), ["git add -A"]);
+    assert_eq!(cmds("IFS=,; c='a,b'; echo \"$c\""), ["echo a,b"]);
+    assert_eq!(cmds("IFS=$X; c='git add -A'; $c"), ["$c"]);
+    // Arrays: every element, one element, their count; an unknown element keeps it unknown.
+    assert_eq!(
+        cmds("a=(git reset --hard); \"${a[@]}\""),
+        ["git reset --hard"]
+    );
+    assert_eq!(
+        cmds("a=(x dist); rm -rf \"${a[1]}\" ${#a[@]}"),
+        ["rm -rf dist 2"]
+    );
+    assert_eq!(cmds("a=($X); \"${a[@]}\""), ["${a[@]}"]);
+}

@@ -10,7 +10,7 @@ use super::lexer::{Arena, MAX_DEPTH, Op, Redirect, SubKind, Tok, lex};
 use super::programs::{self, Stdin, Wrap};
 use super::segment::{Analysis, DirStep, MAX_SEGMENTS, Origin, Segment, Source, XARGS_INPUT};
 use super::vars::Vars;
-use super::word::{Word, command_name, split_plain};
+use super::word::{Word, command_name, expand_braces, is_assignment, split_plain};
 use super::wrappers::{Peel, may_peel, peel};
 
 /// Upper bound on words taken from xargs input.
@@ -121,6 +121,34 @@ fn echo_text(argv: &[Word], dialect: Dialect) -> Option<String> {
     })
 }
 
+/// Most words one unquoted brace word expands to.
+const MAX_BRACE_WORDS: usize = 16;
+
+/// An unquoted literal word with a brace the shell expands (`{a,b}`, `{1..3}`); a lone `{`
+/// or `}` is a group.
+fn is_brace_word(w: &Word) -> bool {
+    w.glob && !w.quoted && !w.dynamic && w.text.len() > 2 && w.text.contains('{')
+}
+
+/// A word that is only a process substitution (`<(…)`).
+fn is_process_sub(w: &Word) -> bool {
+    w.dynamic && w.text.starts_with("<(") && w.text.ends_with(')')
+}
+
+/// A word that expands a positional parameter (`$1`, `"$@"`, `${2}`, `$#`).
+fn uses_positional(w: &Word) -> bool {
+    w.dynamic
+        && w.text.match_indices('$').any(|(k, _)| {
+            let rest = &w.text.as_bytes()[k + 1..];
+            let first = if rest.first() == Some(&b'{') {
+                rest.get(1)
+            } else {
+                rest.first()
+            };
+            matches!(first, Some(b'1'..=b'9' | b'@' | b'*' | b'#'))
+        })
+}
+
 /// A word that is only a substitution (`$(…)`, `` `…` ``): in command position its
 /// output is run.
 fn is_substitution_only(w: &Word) -> bool {
@@ -169,6 +197,164 @@ pub(crate) struct Builder<'r> {
     pub reader: &'r dyn FileReader,
     /// Files read so far (bounded by [`MAX_FILES`]).
     pub files_read: usize,
+    /// Functions the command defined so far: name and body, built where they are called.
+    pub functions: Vec<(String, Vec<Tok>)>,
+    /// Function bodies built so far (bounded by [`MAX_CALLS`]).
+    pub calls: usize,
+    /// Files the command writes with a text it tells (`cat > x.sh <<EOF`, `echo … > x.sh`),
+    /// by [`written_key`]: a script run later in the same command is that text.
+    pub written: Vec<(String, String)>,
+}
+
+/// Most files remembered as written by the command.
+const MAX_WRITTEN: usize = 16;
+
+/// Where a file named `path` after the `cd` steps `dirs` is, as a key of
+/// [`Builder::written`]; `None` when a step is not literal.
+fn written_key(path: &str, dirs: &[DirStep]) -> Option<String> {
+    let path = path.trim_start_matches("./");
+    if path.starts_with(['/', '~']) {
+        return Some(path.to_string());
+    }
+    let mut key = String::new();
+    for d in dirs {
+        match d {
+            DirStep::To(p) if p.starts_with('/') => key = p.trim_end_matches('/').to_string(),
+            DirStep::To(p) => {
+                if !key.is_empty() {
+                    key.push('/');
+                }
+                key.push_str(p.trim_start_matches("./").trim_end_matches('/'));
+            }
+            _ => return None,
+        }
+    }
+    if !key.is_empty() {
+        key.push('/');
+    }
+    key.push_str(path);
+    Some(key)
+}
+
+/// The text a segment writes to a file it names, and that file: `echo …`/`printf …` or a
+/// heredoc read by `cat` redirected with `>`/`>>`, or a heredoc read by `tee FILE`.
+fn writes_text(
+    argv: &[Word],
+    redirects: &[Redirect],
+    heredocs: &[Heredoc],
+) -> Option<(Word, String)> {
+    let name = command_name(&argv.first()?.text);
+    let body = || heredocs.iter().find(|h| h.closed).map(|h| h.body.clone());
+    if name == "tee" {
+        let file = argv[1..].iter().find(|w| !w.is_flag())?;
+        return Some((file.clone(), body()?));
+    }
+    let target = redirects
+        .iter()
+        .find(|r| matches!(r.op, ">" | ">>" | ">|") && r.fd.is_none_or(|f| f == 1))?
+        .target
+        .clone()?;
+    let text = match &*name {
+        "cat" if argv.len() == 1 => body()?,
+        _ => {
+            let mut t = echo_text(argv, Dialect::Posix)?;
+            if name == "echo" {
+                t.push('\n');
+            }
+            t
+        }
+    };
+    Some((target, text))
+}
+
+/// The files the command wrote, in front of the caller's reader.
+struct Written<'a> {
+    files: &'a [(String, String)],
+    inner: &'a dyn FileReader,
+}
+
+impl FileReader for Written<'_> {
+    fn read(&self, path: &str, dirs: &[DirStep]) -> Option<String> {
+        if let Some(key) = written_key(path, dirs)
+            && let Some((_, text)) = self.files.iter().rev().find(|(k, _)| *k == key)
+        {
+            return Some(text.clone());
+        }
+        self.inner.read(path, dirs)
+    }
+}
+
+/// Most functions remembered, and most function bodies built, in one analysis.
+const MAX_FUNCTIONS: usize = 64;
+const MAX_CALLS: usize = 128;
+/// Most tokens copied for function bodies in one analysis.
+const MAX_CALL_TOKENS: usize = 1 << 16;
+
+/// A function definition starting at `toks[i]` (`NAME() { …; }`, `NAME() ( … )`, `function
+/// NAME [()] { …; }`): its name, the range of its body's tokens and the index after it.
+fn function_def(toks: &[Tok], i: usize) -> Option<(String, std::ops::Range<usize>, usize)> {
+    let word = |k: usize| match toks.get(k) {
+        Some(Tok::Word(w)) if !w.quoted && !w.dynamic => Some(w.text.as_str()),
+        _ => None,
+    };
+    let op = |k: usize, o: Op| matches!(toks.get(k), Some(Tok::Op(x)) if *x == o);
+    let (name, mut k) = if word(i) == Some("function") {
+        let name = word(i + 1)?;
+        let k = if op(i + 2, Op::Open) && op(i + 3, Op::Close) {
+            i + 4
+        } else {
+            i + 2
+        };
+        (name, k)
+    } else {
+        let name = word(i)?;
+        if !(op(i + 1, Op::Open) && op(i + 2, Op::Close)) {
+            return None;
+        }
+        (name, i + 3)
+    };
+    if name.is_empty() || name.contains(['=', '$', '/']) || is_reserved_lead(&Word::plain(name)) {
+        return None;
+    }
+    while op(k, Op::Newline) {
+        k += 1;
+    }
+    let (open_brace, body_start) = match toks.get(k) {
+        Some(Tok::Word(w)) if !w.quoted && w.text == "{" => (true, k + 1),
+        Some(Tok::Op(Op::Open)) => (false, k + 1),
+        _ => return None,
+    };
+    // The matching `}` in command position (or `)`).
+    let mut depth = 1usize;
+    let mut at_cmd = true;
+    let mut j = body_start;
+    while let Some(t) = toks.get(j) {
+        match t {
+            Tok::Word(w) if open_brace && at_cmd && !w.quoted && w.text == "}" => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some((name.to_string(), body_start..j, j + 1));
+                }
+            }
+            Tok::Word(w) if open_brace && at_cmd && !w.quoted && w.text == "{" => depth += 1,
+            Tok::Word(w) => at_cmd = is_reserved_lead(w),
+            Tok::Op(Op::Open) if !open_brace => {
+                depth += 1;
+                at_cmd = true;
+            }
+            Tok::Op(Op::Close) if !open_brace => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some((name.to_string(), body_start..j, j + 1));
+                }
+            }
+            Tok::Op(_) => at_cmd = true,
+            Tok::Redir(..) => {}
+        }
+        j += 1;
+    }
+    // Not closed: no definition, the words are analysed as they stand.
+    None
 }
 
 fn is_reserved_lead(w: &Word) -> bool {
@@ -293,7 +479,31 @@ impl Builder<'_> {
         let most = toks.iter().filter(|t| matches!(t, Tok::Op(_))).count() + 1;
         self.out.segments.reserve(most);
         let mut built: Vec<Built> = Vec::with_capacity(most);
-        for tok in toks {
+        let mut toks = toks;
+        let mut at = 0;
+        while at < toks.len() {
+            // `f() { …; }`: the body runs where the function is called, not here.
+            if ctx.dialect == Dialect::Posix
+                && cur.words.is_empty()
+                && cur.redirects.is_empty()
+                && let Some((name, body, next)) = function_def(&toks, at)
+            {
+                let body: Vec<Tok> = toks[body]
+                    .iter_mut()
+                    .map(|t| std::mem::replace(t, Tok::Op(Op::Newline)))
+                    .collect();
+                self.functions.retain(|(n, _)| *n != name);
+                if self.functions.len() < MAX_FUNCTIONS {
+                    self.functions.push((name, body));
+                } else {
+                    self.out.truncated = true;
+                }
+                pipe_from = None;
+                at = next;
+                continue;
+            }
+            let tok = std::mem::replace(&mut toks[at], Tok::Op(Op::Newline));
+            at += 1;
             let op = match tok {
                 Tok::Word(w) => {
                     cur.words.push(w);
@@ -378,6 +588,7 @@ impl Builder<'_> {
         }
         // Substitutions are built below; the segment keeps plain words.
         let mut subs: Vec<(usize, u32)> = Vec::new();
+        let nwords = words.len();
         for (k, w) in words
             .iter_mut()
             .chain(redirects.iter_mut().filter_map(|r| r.target.as_mut()))
@@ -387,6 +598,15 @@ impl Builder<'_> {
         }
         // What the shell resolves first: variables, loop values, aliases, literal output.
         let mut resolved = Vec::new();
+        let mut mechanisms: Vec<&'static str> = Vec::new();
+        if vars.last().is_some_and(Vars::has_positional)
+            && words
+                .iter()
+                .chain(redirects.iter().filter_map(|r| r.target.as_ref()))
+                .any(uses_positional)
+        {
+            mechanisms.push("positional parameters");
+        }
         let mut copies: Vec<Derived> = Vec::new();
         let before = words.len();
         let scoped;
@@ -434,6 +654,35 @@ impl Builder<'_> {
             }
             _ => None,
         };
+        // `{git,stash}`, `rm -rf {dist,out}`, `x{1..3}`: the shell expands unquoted braces
+        // into words before anything runs.
+        if ctx.dialect == Dialect::Posix && words.iter().any(is_brace_word) {
+            let mut out = Vec::with_capacity(words.len() + 4);
+            let mut expanded = false;
+            for (k, w) in words.drain(..).enumerate() {
+                let assigns = k == 0 && is_assignment(&w.text);
+                if assigns || !is_brace_word(&w) {
+                    out.push(w);
+                    continue;
+                }
+                let alts = expand_braces(&w.text, MAX_BRACE_WORDS);
+                if alts.len() < 2 {
+                    out.push(w);
+                    continue;
+                }
+                resolved.push(format!("{} → {}", w.text, alts.join(" ")));
+                expanded = true;
+                out.extend(alts.into_iter().map(|text| Word {
+                    glob: text.contains(['*', '?', '[', '{']),
+                    text,
+                    ..w.clone()
+                }));
+            }
+            words = out;
+            if expanded {
+                mechanisms.push("brace expansion");
+            }
+        }
         // The segment sees the variables set so far.
         let ctx = match top {
             Some(top) if !top.is_empty() => {
@@ -485,8 +734,15 @@ impl Builder<'_> {
         }
         let stdin = stdin_shell(&p);
         // The word whose substitution output becomes the command name.
+        // A process substitution a shell runs as its script (`source <(…)`, `bash <(…)`):
+        // its output is code too.
+        let by_shell = p
+            .wrappers
+            .last()
+            .and_then(|w| programs::get(w))
+            .is_some_and(|w| w.shell_file);
         let code_word = match p.argv.first() {
-            Some(head) if is_substitution_only(head) => {
+            Some(head) if is_substitution_only(head) || (by_shell && is_process_sub(head)) => {
                 if words.is_empty() {
                     Some(0)
                 } else {
@@ -495,6 +751,19 @@ impl Builder<'_> {
             }
             _ => None,
         };
+        // `bash < <(…)`: a shell reading its commands from a process substitution.
+        let code_target = stdin.and_then(|_| {
+            redirects
+                .iter()
+                .filter(|r| r.target.is_some())
+                .position(|r| r.op == "<" && r.target.as_ref().is_some_and(is_process_sub))
+                .map(|j| nwords + j)
+        });
+        if code_word.is_some_and(|k| by_shell && words.get(k).is_some_and(is_process_sub))
+            || code_target.is_some()
+        {
+            mechanisms.push("generated script");
+        }
         let mut p = p;
         if p.argv
             .first()
@@ -519,14 +788,35 @@ impl Builder<'_> {
         let sandboxed = ctx.sandboxed || sandbox == Some(true);
         let host_app = ctx.host_app || host_app;
         // `python -c '…'`, `node -e '…'`, an awk program: read for process and file calls.
-        let program = interp::inline_program(&argv);
+        let mut program = interp::inline_program(&argv);
+        let written = Written {
+            files: &self.written,
+            inner: self.reader,
+        };
         let from_files = if ctx.dialect == Dialect::Posix && self.files_read < MAX_FILES {
-            let found = file_scripts(self.reader, &argv, &wrappers, &seg_dirs);
+            let found = file_scripts(&written, &argv, &wrappers, &seg_dirs);
             self.files_read += found.len().max(1);
             found
         } else {
             Vec::new()
         };
+        // `python x.py` after the command wrote x.py: the program is that text.
+        if program.is_none()
+            && !self.written.is_empty()
+            && let Some(lang) = argv
+                .first()
+                .and_then(|h| interp::lang_of(&command_name(&h.text)))
+            && let Some(file) = argv[1..].iter().find(|w| !w.is_flag())
+            && let Some(key) = written_key(&file.text, &seg_dirs)
+            && let Some((_, text)) = self.written.iter().rev().find(|(k, _)| *k == key)
+        {
+            program = Some((lang, text.clone()));
+        }
+        if program.is_some() && !from_files.is_empty()
+            || from_files.iter().any(|f| f.via == "written file")
+        {
+            mechanisms.push("generated script");
+        }
         self.out.segments.push(Segment {
             source: ctx.source,
             origin: ctx.origin,
@@ -544,8 +834,26 @@ impl Builder<'_> {
             host_app,
             dirs: seg_dirs.clone(),
             resolved,
+            mechanisms,
         });
         let idx = self.out.segments.len() - 1;
+        if ctx.dialect == Dialect::Posix {
+            let seg = &self.out.segments[idx];
+            if let Some((file, text)) = writes_text(&seg.argv, &seg.redirects, &seg.heredocs)
+                && !file.dynamic
+                && text.len() <= super::files::MAX_FILE_BYTES
+                && let Some(key) = written_key(&file.text, &seg.dirs)
+            {
+                let append = seg.redirects.iter().any(|r| r.op == ">>");
+                let old = self.written.iter().position(|(k, _)| *k == key);
+                match old {
+                    Some(o) if append => self.written[o].1.push_str(&text),
+                    Some(o) => self.written[o].1 = text,
+                    None if self.written.len() < MAX_WRITTEN => self.written.push((key, text)),
+                    None => {}
+                }
+            }
+        }
         built.push(Built {
             idx,
             shell_c,
@@ -553,7 +861,8 @@ impl Builder<'_> {
             stdin_shell: stdin,
         });
         for (k, s) in subs {
-            self.sub(s, ctx, &seg_dirs, code_word == Some(k));
+            let code = code_word == Some(k) || code_target == Some(k);
+            self.sub(s, ctx, &seg_dirs, code);
         }
         for script in scripts {
             let mut nested = ctx.script(
@@ -564,7 +873,13 @@ impl Builder<'_> {
                 &seg_dirs,
             );
             nested.host_app = host_app;
+            if let Some(args) = &script.args {
+                nested.vars.set_positional(args);
+            }
             self.source(script.text, nested, Some(ctx.source));
+        }
+        if ctx.dialect == Dialect::Posix && !self.functions.is_empty() {
+            self.call(idx, ctx, (&seg_dirs, sandboxed, host_app));
         }
         for f in from_files {
             let mut nested = ctx.script(
@@ -584,6 +899,73 @@ impl Builder<'_> {
             self.program(lang, &code, ctx, place);
         }
         Some(idx)
+    }
+
+    /// The body of the function segment `idx` calls, built with its arguments as the
+    /// positional parameters (a function never called is never built).
+    fn call(
+        &mut self,
+        idx: usize,
+        ctx: &Ctx,
+        (dirs, sandboxed, host_app): (&[DirStep], bool, bool),
+    ) {
+        let argv = &self.out.segments[idx].argv;
+        let Some(head) = argv.first().filter(|w| !w.dynamic) else {
+            return;
+        };
+        let Some(k) = self.functions.iter().position(|(n, _)| *n == head.text) else {
+            return;
+        };
+        let size = self.functions[k].1.len();
+        if ctx.depth >= MAX_DEPTH || self.calls >= MAX_CALLS || size > MAX_CALL_TOKENS {
+            self.out.truncated = true;
+            return;
+        }
+        self.calls += 1;
+        let args = argv[1..].to_vec();
+        let name = self.functions[k].0.clone();
+        self.out.segments[idx].mechanisms.push("function call");
+        let body = self.functions[k].1.clone();
+        let toks = self.copy_toks(body);
+        let mut nested = ctx.nested(Origin::Function, dirs, sandboxed);
+        nested.host_app = host_app;
+        nested.via = format!("function {name}");
+        nested.vars.set_positional(&args);
+        self.list(toks, nested);
+    }
+
+    /// `toks` with their substitutions copied into the arena: a function's body is built
+    /// once per call, and building takes a substitution's tokens.
+    fn copy_toks(&mut self, mut toks: Vec<Tok>) -> Vec<Tok> {
+        for t in &mut toks {
+            let w = match t {
+                Tok::Word(w) => w,
+                Tok::Redir(r, _) => match r.target.as_mut() {
+                    Some(w) => w,
+                    None => continue,
+                },
+                Tok::Op(_) => continue,
+            };
+            let subs = w.subs.take();
+            if subs.is_empty() {
+                continue;
+            }
+            let mut copies = Vec::with_capacity(subs.len());
+            for s in subs {
+                let Some(sub) = self.arena.subs.get(s as usize) else {
+                    continue;
+                };
+                let (kind, inner) = (sub.kind, sub.toks.clone());
+                let inner = self.copy_toks(inner);
+                copies.push(self.arena.subs.len() as u32);
+                self.arena
+                    .subs
+                    .push(super::lexer::Sub { kind, toks: inner });
+            }
+            w.subs = copies.into();
+            // The original keeps its own indices for a later call.
+        }
+        toks
     }
 
     /// Build commands run on behalf of a segment (`find -exec`, loop copies, what an
@@ -813,11 +1195,22 @@ impl Builder<'_> {
 
     fn xargs(&mut self, idx: usize, replace: Option<String>, input: Vec<Word>, ctx: &Ctx) {
         if input.is_empty() {
-            if replace.is_none() {
+            let mut item = Word::plain(XARGS_INPUT);
+            item.dynamic = true;
+            match replace {
                 // Unknown items still reach the command as operands.
-                let mut w = Word::plain(XARGS_INPUT);
-                w.dynamic = true;
-                self.out.segments[idx].argv.push(w);
+                None => self.out.segments[idx].argv.push(item),
+                // `xargs -I{} git add {}`: each `{}` is an unknown item.
+                Some(r) if !r.is_empty() => {
+                    for w in &mut self.out.segments[idx].argv[1..] {
+                        if w.text == r {
+                            *w = item.clone();
+                        } else if w.text.contains(&r) {
+                            w.dynamic = true;
+                        }
+                    }
+                }
+                Some(_) => {}
             }
             return;
         }

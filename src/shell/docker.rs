@@ -1,4 +1,4 @@
-//! Containers: the command a `docker run` / `docker exec` (or podman, `docker compose`)
+//! Containers: the command a `docker run` / `docker exec` (or podman, nerdctl, `docker compose`)
 //! runs inside, and whether that container can reach the host's files.
 //!
 //! A `docker run` is *sandboxed* only when every `-v`/`--volume` is a named or anonymous
@@ -272,6 +272,12 @@ mod tests {
         assert!(r.sandboxed);
         let r = c("docker run --mount source=vol,target=/t img x").unwrap();
         assert!(r.sandboxed);
+        // nerdctl and `docker container run` are the same engine.
+        let r = c("nerdctl run --rm -v /s:/w img rm -rf dist").unwrap();
+        assert!(!r.sandboxed);
+        assert_eq!(argv(&r), "rm -rf dist");
+        let r = c("docker container run --mount type=bind,src=/s,dst=/w img x").unwrap();
+        assert!(!r.sandboxed);
         let r = c("docker run -e A=1 --name b -w /p --entrypoint sh img -c ls").unwrap();
         assert_eq!(argv(&r), "sh -c ls");
         let r = c("docker container run -dit img").unwrap();

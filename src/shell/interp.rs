@@ -26,7 +26,9 @@
 //! is: coordination, not a sandbox. Qualified names are matched by their last part and,
 //! for generic names (`run`, `call`, `exec`, `remove`, `open`, ...), the module they come
 //! from. Work is bounded: [`MAX_PROGRAM`] bytes, [`MAX_TOKENS`] tokens, [`MAX_EFFECTS`]
-//! results, 512 calls of at most 2048 tokens each per program.
+//! results, 512 calls of at most 2048 tokens each per program. Module aliases are followed
+//! (`import subprocess as sp`, `from os import system as s`, `__import__("os")`, JS `require`
+//! and `import` renames, destructuring included; at most 32 per program).
 
 mod calls;
 mod lexer;
@@ -185,6 +187,7 @@ pub fn effects(lang: Lang, program: &str) -> Effects {
         out: Vec::new(),
     }
     .run();
+    let toks = unalias(lang, toks);
     let mut out = Effects::default();
     let mut calls = 0;
     let mut i = 0;
@@ -236,6 +239,170 @@ pub fn effects(lang: Lang, program: &str) -> Effects {
         i += 1;
     }
     out
+}
+
+/// Most module aliases remembered from one program.
+const MAX_ALIASES: usize = 32;
+
+/// The program's names as the modules they stand for: `import subprocess as sp` makes
+/// `sp.run` read `subprocess.run`, `from os import system as s` makes `s` read `os.system`,
+/// `__import__("os").system` reads `os.system`; in JS `const cp = require("child_process")`,
+/// `const { execSync: run } = require(…)`, `import { execSync as run } from "…"` and
+/// `import * as cp from "…"`.
+fn unalias(lang: Lang, mut toks: Vec<Tok>) -> Vec<Tok> {
+    let mut aliases: Vec<(String, String)> = Vec::new();
+    let mut add = |alias: &str, to: String| {
+        if aliases.len() < MAX_ALIASES && alias != to {
+            aliases.push((alias.to_string(), to));
+        }
+    };
+    let mut dynamic_import = Vec::new();
+    for i in 0..toks.len() {
+        let at = |k: usize| toks.get(i + k);
+        match (lang, name(at(0))) {
+            (Lang::Python, Some("import")) => {
+                if let (Some(m), Some("as"), Some(a)) = (name(at(1)), name(at(2)), name(at(3))) {
+                    add(a, m.to_string());
+                }
+            }
+            (Lang::Python, Some("from")) => {
+                let (Some(m), Some("import")) = (name(at(1)), name(at(2))) else {
+                    continue;
+                };
+                // `from os import system as s, popen`, `from os import (system as s)`.
+                let mut k = 3;
+                while let Some(t) = toks.get(i + k) {
+                    match t {
+                        Tok::P('(' | ',') => k += 1,
+                        Tok::Name(x) if name(at(k + 1)) == Some("as") => {
+                            if let Some(a) = name(at(k + 2)) {
+                                add(a, format!("{m}.{x}"));
+                            }
+                            k += 3;
+                        }
+                        Tok::Name(x) if x != "as" => {
+                            add(x, format!("{m}.{x}"));
+                            k += 1;
+                        }
+                        _ => break,
+                    }
+                }
+            }
+            (Lang::Python, Some("__import__" | "importlib.import_module")) => {
+                if let (Some(Tok::P('(')), Some(m), Some(Tok::P(')')), Some(f)) =
+                    (at(1), string(at(2)), at(3), name(at(4)))
+                    && f.starts_with('.')
+                {
+                    dynamic_import.push((i, format!("{m}{f}")));
+                }
+            }
+            (Lang::Js, Some("require")) => {
+                // `X = require("m")`, `{ a: b, c } = require("m")`.
+                let (Some(Tok::P('(')), Some(m)) = (at(1), string(at(2))) else {
+                    continue;
+                };
+                let m = m.trim_start_matches("node:");
+                if i >= 2 && toks[i - 1] == Tok::P('=') {
+                    match &toks[i - 2] {
+                        Tok::Name(a) => add(a, m.to_string()),
+                        Tok::P('}') => js_destructured(&toks[..i - 1], m, &mut add),
+                        _ => {}
+                    }
+                }
+            }
+            (Lang::Js, Some("import")) => {
+                // `import * as cp from "m"`, `import { a as b } from "m"`, `import cp from "m"`.
+                let mut k = 1;
+                let mut names: Vec<(String, String)> = Vec::new();
+                let mut module_alias: Option<&str> = None;
+                while let Some(t) = toks.get(i + k) {
+                    match t {
+                        Tok::P('*') if name(at(k + 1)) == Some("as") => {
+                            module_alias = name(at(k + 2));
+                            k += 3;
+                        }
+                        Tok::P('{' | ',' | '}') => k += 1,
+                        Tok::Name(x) if x == "from" => break,
+                        Tok::Name(x) if name(at(k + 1)) == Some("as") => {
+                            if let Some(a) = name(at(k + 2)) {
+                                names.push((a.to_string(), x.clone()));
+                            }
+                            k += 3;
+                        }
+                        Tok::Name(x) if k == 1 => {
+                            module_alias = Some(x);
+                            k += 1;
+                        }
+                        Tok::Name(_) => k += 1,
+                        _ => break,
+                    }
+                    if k > 64 {
+                        break;
+                    }
+                }
+                if name(at(k)) == Some("from")
+                    && let Some(m) = string(at(k + 1))
+                {
+                    let m = m.trim_start_matches("node:");
+                    if let Some(a) = module_alias {
+                        add(a, m.to_string());
+                    }
+                    for (a, x) in names {
+                        add(&a, format!("{m}.{x}"));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    // `__import__("os").system(…)` → `os.system(…)`.
+    for (i, full) in dynamic_import.into_iter().rev() {
+        toks.splice(i..i + 5, [Tok::Name(full)]);
+    }
+    if aliases.is_empty() {
+        return toks;
+    }
+    for t in &mut toks {
+        let Tok::Name(n) = t else { continue };
+        let (head, rest) = match n.find('.') {
+            Some(0) | None => (n.as_str(), ""),
+            Some(k) => n.split_at(k),
+        };
+        if let Some((_, to)) = aliases.iter().rev().find(|(a, _)| a == head) {
+            *n = format!("{to}{rest}");
+        }
+    }
+    toks
+}
+
+fn name(t: Option<&Tok>) -> Option<&str> {
+    match t {
+        Some(Tok::Name(n)) => Some(n.as_str()),
+        _ => None,
+    }
+}
+
+fn string(t: Option<&Tok>) -> Option<&str> {
+    match t {
+        Some(Tok::Str(Some(s))) => Some(s.as_str()),
+        _ => None,
+    }
+}
+
+/// `{ execSync: run, spawn } = require("m")` read backwards from its `}`: each renamed (or
+/// kept) name stands for `m.<name>`.
+fn js_destructured(toks: &[Tok], m: &str, add: &mut impl FnMut(&str, String)) {
+    let Some(open) = toks.iter().rposition(|t| *t == Tok::P('{')) else {
+        return;
+    };
+    let inner = &toks[open + 1..toks.len().saturating_sub(1)];
+    for part in inner.split(|t| *t == Tok::P(',')) {
+        match part {
+            [Tok::Name(x), Tok::P(':'), Tok::Name(a)] => add(a, format!("{m}.{x}")),
+            [Tok::Name(x)] => add(x, format!("{m}.{x}")),
+            _ => {}
+        }
+    }
 }
 
 /// `Path('x').unlink()` and friends; the index after the method's call.

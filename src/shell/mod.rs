@@ -160,6 +160,9 @@ pub fn analyze_with(command: &str, dialect: Dialect, reader: &dyn files::Reader)
         input_cut: cut,
         reader,
         files_read: 0,
+        functions: Vec::new(),
+        calls: 0,
+        written: Vec::new(),
     };
     let ctx = Ctx {
         source: 0,

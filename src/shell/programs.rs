@@ -244,6 +244,8 @@ pub enum Wrap {
     GitAlias,
     /// `parallel CMD ::: ARGS`.
     Parallel,
+    /// `trap 'CMD' SIGNAL…`: the command runs when the signal comes (or at exit).
+    Trap,
 }
 
 /// Which operands a writer writes.
@@ -357,6 +359,16 @@ const BASE: Program = Program {
 
 const fn row(name: &'static str) -> Program {
     Program { name, ..BASE }
+}
+
+/// A multicall binary (`busybox`, `toybox`, `coreutils`): acts as the program its first
+/// operand (or `--coreutils-prog=NAME`) names; `busybox sh` reads a script on stdin.
+const fn multicall(name: &'static str) -> Program {
+    Program {
+        stdin: Stdin::Shell,
+        wrap: Some(Wrap::Multicall),
+        ..row(name)
+    }
 }
 
 /// Reads data on stdin.
@@ -590,11 +602,7 @@ pub static PROGRAMS: &[Program] = &[
         ..interpreter("bun", Some(Lang::Js))
     },
     pm("bunx", Pm::Bunx, Some(Wrap::Runner("bunx")), EXEC_OPTS),
-    Program {
-        stdin: Stdin::Shell,
-        wrap: Some(Wrap::Multicall),
-        ..row("busybox")
-    },
+    multicall("busybox"),
     inert("bzip2"),
     prefix("caffeinate", &PREFIX, g("tw", &[])),
     wrapper("call", Wrap::Drop, Grammar::NONE),
@@ -638,6 +646,7 @@ pub static PROGRAMS: &[Program] = &[
     ),
     prefix("coproc", &PREFIX, Grammar::NONE),
     wrapper("corepack", Wrap::Corepack, Grammar::NONE),
+    multicall("coreutils"),
     writer("cp", Writes::Dest, COPY_OPTS),
     wrapper("cross-env", Wrap::Drop, Grammar::NONE),
     wrapper("cross-env-shell", Wrap::CrossEnvShell, Grammar::NONE),
@@ -778,6 +787,7 @@ pub static PROGRAMS: &[Program] = &[
     writer("mv", Writes::Move, g("tS", &["target-directory", "suffix"])),
     inert("mysql"),
     awk("nawk"),
+    container("nerdctl", Container::Engine),
     prefix("nice", &PREFIX, g("n", &["adjustment"])),
     prefix(
         "nix-shell",
@@ -1067,7 +1077,9 @@ pub static PROGRAMS: &[Program] = &[
     wrapper("tmux", Wrap::Tmux, g("LSfT", &[])),
     prefix("torsocks", &PREFIX, Grammar::NONE),
     writer("touch", Writes::All, ALL_OPTS),
+    multicall("toybox"),
     inert("tr"),
+    wrapper("trap", Wrap::Trap, Grammar::NONE),
     writer("trash", Writes::DeleteTree, Grammar::NONE),
     inert("true"),
     writer("truncate", Writes::All, ALL_OPTS),

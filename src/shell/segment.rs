@@ -26,6 +26,8 @@ pub enum Origin {
     Heredoc,
     /// A command run by `find -exec` (or copied per `xargs -I` item).
     Derived,
+    /// The body of a function the command defines, where it is called.
+    Function,
 }
 
 impl Origin {
@@ -38,6 +40,7 @@ impl Origin {
             Origin::Script => "script",
             Origin::Heredoc => "heredoc script",
             Origin::Derived => "derived",
+            Origin::Function => "function body",
         }
     }
 }
@@ -106,6 +109,10 @@ pub struct Segment {
     /// What the shell resolved in it first: variables set, loop values, aliases and
     /// expansions replaced by their known values (one line each, for explanations).
     pub resolved: Vec<String>,
+    /// The analysis mechanisms that made this segment what the rules see, beyond plain
+    /// lexing (`function call`, `positional parameters`, `brace expansion`, …), in the order
+    /// they acted; see [`Segment::mechanism`].
+    pub mechanisms: Vec<&'static str>,
 }
 
 impl Segment {
@@ -126,6 +133,34 @@ impl Segment {
             .collect::<Vec<_>>()
             .join(" ")
             .replace(['\n', '\r'], " ")
+    }
+
+    /// Which mechanisms decided what this segment runs, for explanations: how it was found
+    /// (its origin and the wrapper or file that carried it), the wrappers peeled, what the
+    /// shell resolved first and the named mechanisms of [`Segment::mechanisms`].
+    pub fn mechanism(&self) -> String {
+        let mut out: Vec<String> = Vec::new();
+        match self.origin {
+            Origin::Command => {}
+            o if self.via.is_empty() => out.push(o.label().to_string()),
+            o => out.push(format!("{} ({})", o.label(), self.via)),
+        }
+        if !self.wrappers.is_empty() {
+            out.push(format!("wrappers peeled ({})", self.wrappers.join(", ")));
+        }
+        if !self.resolved.is_empty() {
+            out.push("expansions resolved".to_string());
+        }
+        for m in &self.mechanisms {
+            if !out.iter().any(|o| o == m) {
+                out.push((*m).to_string());
+            }
+        }
+        if out.is_empty() {
+            "plain command".to_string()
+        } else {
+            out.join(", ")
+        }
     }
 
     /// The peeled command name (see [`command_name`]), empty when nothing runs.

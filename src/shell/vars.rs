@@ -16,6 +16,9 @@
 //!   characters is a pattern.
 //! - Values are scoped like `cd`: a subshell's assignments end with it. Nested scripts
 //!   (`bash -c`) see the variables of the command around them.
+//! - Positional parameters (`$1`, `"$@"`, `$*`, `$#`, `shift`) are known where the text
+//!   tells them: in a function the command calls (its arguments), in `sh -c '…' arg0 args`
+//!   and after `set -- …`. Elsewhere they are the caller's and stay as written.
 //! - Bounded: [`MAX_VALUE`] bytes per value, [`MAX_VALUES`] values per loop, [`MAX_VARS`]
 //!   variables.
 
@@ -34,12 +37,35 @@ pub struct Vars {
     /// Variables: `None` when assigned a value the text cannot tell.
     vars: Vec<(String, Option<Vec<String>>)>,
     aliases: Vec<(String, String)>,
+    /// `$1`, `$2`, … when the text tells them (a function's call, `sh -c '…' arg0 args`,
+    /// `set -- …`); `None` where they are the caller's, which the text does not tell.
+    positional: Option<Vec<Word>>,
+    /// Arrays assigned a literal list (`a=(git reset --hard)`): their elements.
+    arrays: Vec<(String, Vec<String>)>,
 }
 
 impl Vars {
     /// Nothing was set.
     pub fn is_empty(&self) -> bool {
-        self.vars.is_empty() && self.aliases.is_empty()
+        self.vars.is_empty()
+            && self.aliases.is_empty()
+            && self.positional.is_none()
+            && self.arrays.is_empty()
+    }
+
+    /// The positional parameters are `args` (a function's call, `sh -c` after `$0`).
+    pub fn set_positional(&mut self, args: &[Word]) {
+        let mut args = args.to_vec();
+        args.truncate(MAX_VALUES);
+        for a in &mut args {
+            a.subs.clear();
+        }
+        self.positional = Some(args);
+    }
+
+    /// Whether the positional parameters are known.
+    pub fn has_positional(&self) -> bool {
+        self.positional.is_some()
     }
 
     fn set(&mut self, name: &str, value: Option<Vec<String>>) {
@@ -95,6 +121,49 @@ impl Vars {
             }
             return notes;
         }
+        if !first.quoted && first.text == "shift" {
+            if let Some(p) = self.positional.as_mut() {
+                let n = words
+                    .get(1)
+                    .map_or(Some(1), |w| w.text.parse::<usize>().ok());
+                match n {
+                    Some(n) => {
+                        p.drain(..n.min(p.len()));
+                        notes.push(format!("shift {n}"));
+                    }
+                    None => self.positional = None,
+                }
+            }
+            return notes;
+        }
+        if !first.quoted && first.text == "set" {
+            // `set -- a b`, `set a b`: new positional parameters; `set -e` only sets options.
+            let rest = &words[1..];
+            let args = match rest.first().map(|w| w.text.as_str()) {
+                Some("--") => Some(&rest[1..]),
+                Some(t) if !t.starts_with(['-', '+']) => Some(rest),
+                _ => None,
+            };
+            if let Some(args) = args {
+                let mut known = Vec::new();
+                for w in args {
+                    match self.expand_one(w) {
+                        Some(ws) => known.extend(ws),
+                        None => known.push(w.clone()),
+                    }
+                }
+                notes.push(format!(
+                    "set -- {}",
+                    known
+                        .iter()
+                        .map(|w| w.render())
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                ));
+                self.set_positional(&known);
+            }
+            return notes;
+        }
         if !first.quoted && first.text == "alias" {
             for w in &words[1..] {
                 if let Some((n, v)) = w.text.split_once('=')
@@ -120,6 +189,29 @@ impl Vars {
             let (name, raw) = w.text.split_once('=').unwrap_or((&w.text, ""));
             let name = name.trim_end_matches('+');
             if name.contains('[') {
+                continue;
+            }
+            self.arrays.retain(|(n, _)| n != name);
+            // `a=(x y z)`: an array; `$a` is its first element.
+            if let Some(list) = raw.strip_prefix('(').and_then(|r| r.strip_suffix(')')) {
+                let unknown = w.dynamic || list.contains(['$', '`']);
+                let elems: Vec<String> = if unknown {
+                    Vec::new()
+                } else {
+                    list.split_ascii_whitespace()
+                        .take(MAX_VALUES)
+                        .map(String::from)
+                        .collect()
+                };
+                notes.push(format!("${name} = ({list})"));
+                if unknown || list.len() > MAX_VALUE {
+                    self.set(name, None);
+                    continue;
+                }
+                self.set(name, Some(vec![elems.first().cloned().unwrap_or_default()]));
+                if self.arrays.len() < MAX_VARS {
+                    self.arrays.push((name.to_string(), elems));
+                }
                 continue;
             }
             let value = if w.dynamic {
@@ -257,12 +349,55 @@ impl Vars {
         notes
     }
 
+    /// [`Vars::expand`] for a word that stays as written when it is not known.
+    fn expand_one(&self, w: &Word) -> Option<Vec<Word>> {
+        if w.dynamic {
+            self.expand(w)
+        } else {
+            Some(vec![w.clone()])
+        }
+    }
+
     /// The words `w` stands for, when every expansion in it is known.
     fn expand(&self, w: &Word) -> Option<Vec<Word>> {
         let text = w.text.as_str();
+        // `"$@"`: each parameter one word, as it was passed.
+        if matches!(text, "$@" | "${@}")
+            && let Some(p) = &self.positional
+        {
+            if w.quoted {
+                return Some(p.clone());
+            }
+            let mut out = Vec::new();
+            for a in p {
+                if a.dynamic {
+                    out.push(a.clone());
+                } else {
+                    out.extend(a.text.split_ascii_whitespace().map(|s| literal(s, true)));
+                }
+            }
+            return Some(out);
+        }
+        // `"${a[@]}"`: each element one word.
+        if let Some(name) = text
+            .strip_prefix("${")
+            .and_then(|t| t.strip_suffix("[@]}").or_else(|| t.strip_suffix("[*]}")))
+            && let Some((_, elems)) = self.arrays.iter().find(|(n, _)| n == name)
+        {
+            if w.quoted && text.ends_with("[@]}") {
+                return Some(elems.iter().map(|e| literal(e, false)).collect());
+            }
+            if !w.quoted {
+                return Some(elems.iter().map(|e| literal(e, true)).collect());
+            }
+        }
         // A leading `~` is the home folder, which no variable here holds: the word stays as
         // written (and dynamic) for the path steps that read `~`, not a literal folder named `~`.
         if text.starts_with('~') {
+            return None;
+        }
+        // A process substitution is a file name the shell makes up: not a value.
+        if text.starts_with("<(") || text.starts_with(">(") {
             return None;
         }
         let mut parts: Vec<Part> = Vec::new();
@@ -302,8 +437,13 @@ impl Vars {
         // Combine: at most one multi-valued part (a loop variable).
         let mut values: Vec<String> = vec![String::new()];
         let mut multi = false;
+        let mut passed = false;
         for p in parts {
             match p {
+                Part::Passed(s) => {
+                    passed = true;
+                    values.iter_mut().for_each(|v| v.push_str(&s));
+                }
                 Part::One(s) | Part::Kept(s) => values.iter_mut().for_each(|v| v.push_str(&s)),
                 Part::Many(list) => {
                     if multi {
@@ -318,12 +458,24 @@ impl Vars {
             }
         }
         let split = !w.quoted;
+        // Unquoted, the value splits on `$IFS` (spaces, tabs and newlines unless the command set
+        // it); an `IFS` the text cannot tell splits it in ways it cannot tell either.
+        let ifs = match self.get("IFS") {
+            None => None,
+            Some(Some(v)) if v.len() == 1 => Some(v[0].as_str()),
+            Some(_) if split => return None,
+            Some(_) => None,
+        };
         let mut out = Vec::new();
         for v in values {
             if v.len() > MAX_VALUE {
                 return None;
             }
-            if split {
+            if split && let Some(ifs) = ifs {
+                for s in v.split(|c| ifs.contains(c)).filter(|s| !s.is_empty()) {
+                    out.push(literal(s, true));
+                }
+            } else if split {
                 for s in v.split_ascii_whitespace() {
                     out.push(literal(s, true));
                 }
@@ -333,7 +485,7 @@ impl Vars {
         }
         // What is still written as an expansion is still unknown here (the path steps may
         // know it: `$HOME`, the variables the shell inherits).
-        out.iter_mut().for_each(|w| w.dynamic |= any_kept);
+        out.iter_mut().for_each(|w| w.dynamic |= any_kept || passed);
         Some(out)
     }
 
@@ -351,10 +503,34 @@ impl Vars {
                 literal_output(&inner[..end]).unwrap_or_else(|| Part::Kept(text[i..next].into()));
             return Some((out, next));
         }
+        if let Some(p) = &self.positional
+            && let Some((part, len)) = positional(p, rest)
+        {
+            return Some((part, i + 1 + len));
+        }
         if let Some(inner) = rest.strip_prefix('{') {
             let end = inner.find('}')?;
             let body = &inner[..end];
             let next = i + 2 + end + 1;
+            // `${a[1]}`, `${a[@]}` inside a longer word, `${#a[@]}`.
+            if let Some((name, idx)) = body.strip_suffix(']').and_then(|b| b.split_once('[')) {
+                let (count, name) = match name.strip_prefix('#') {
+                    Some(n) => (true, n),
+                    None => (false, name),
+                };
+                let elems = &self.arrays.iter().find(|(n, _)| n == name)?.1;
+                let part = match idx {
+                    _ if count => Part::One(elems.len().to_string()),
+                    "@" | "*" => Part::One(elems.join(" ")),
+                    k => Part::One(
+                        elems
+                            .get(k.parse::<usize>().ok()?)
+                            .cloned()
+                            .unwrap_or_default(),
+                    ),
+                };
+                return Some((part, next));
+            }
             let (name, default) = match body.find([':', '-', '=']) {
                 Some(k) => {
                     let op = &body[k..];
@@ -394,9 +570,64 @@ impl Vars {
     }
 }
 
+/// A positional parameter at the start of `rest` (the text after `$`): `$1`, `${12}`, `$#`,
+/// `$*`, `$@` (joined: a word that is only `"$@"` is read by [`Vars::expand`]), and how many
+/// bytes it spans. A parameter passed as an expansion stays one, as written.
+fn positional(p: &[Word], rest: &str) -> Option<(Part, usize)> {
+    let (name, len) = match rest.as_bytes().first()? {
+        b'0'..=b'9' | b'#' | b'*' | b'@' => (&rest[..1], 1),
+        b'{' => {
+            let end = rest.find('}')?;
+            let inner = &rest[1..end];
+            let all_digits = !inner.is_empty() && inner.bytes().all(|b| b.is_ascii_digit());
+            if !(all_digits || matches!(inner, "#" | "*" | "@")) {
+                return None;
+            }
+            (inner, end + 1)
+        }
+        _ => return None,
+    };
+    let value = |w: &Word| {
+        if w.dynamic {
+            Part::Passed(w.text.clone())
+        } else {
+            Part::One(w.text.clone())
+        }
+    };
+    let part = match name {
+        "#" => Part::One(p.len().to_string()),
+        "*" | "@" => {
+            if p.iter().any(|w| w.dynamic) {
+                Part::Passed(
+                    p.iter()
+                        .map(|w| w.text.as_str())
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                )
+            } else {
+                Part::One(
+                    p.iter()
+                        .map(|w| w.text.as_str())
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                )
+            }
+        }
+        // `$0` is the shell's name, which the text does not tell.
+        "0" => return None,
+        n => {
+            let k: usize = n.parse().ok()?;
+            p.get(k - 1).map_or(Part::One(String::new()), value)
+        }
+    };
+    Some((part, len))
+}
+
 enum Part {
     One(String),
     Many(Vec<String>),
+    /// A parameter passed as an expansion (`f "$X"`): its text, still an expansion.
+    Passed(String),
     /// An expansion the command never set, kept as written.
     Kept(String),
 }

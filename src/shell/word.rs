@@ -298,6 +298,98 @@ pub fn split_plain(text: &str, max: usize) -> Vec<Word> {
         .collect()
 }
 
+/// Expand `{a,b}` alternatives and `{1..3}` sequences as the shell does (one level at a time,
+/// at most `max` results).
+pub fn expand_braces(text: &str, max: usize) -> Vec<String> {
+    let mut out = vec![text.to_string()];
+    let mut rounds = 0;
+    while rounds < 8 {
+        rounds += 1;
+        let mut next = Vec::new();
+        let mut changed = false;
+        for s in &out {
+            match split_brace(s) {
+                Some((pre, alts, post)) => {
+                    changed = true;
+                    for a in alts {
+                        if next.len() < max {
+                            next.push(format!("{pre}{a}{post}"));
+                        }
+                    }
+                }
+                None => next.push(s.clone()),
+            }
+        }
+        out = next;
+        if !changed {
+            break;
+        }
+    }
+    out
+}
+
+/// Most items a sequence brace (`{1..5}`, `{a..e}`) yields.
+const MAX_SEQUENCE: u32 = 32;
+
+/// The items of a sequence brace body `A..B` of numbers or of single letters.
+fn sequence(body: &str) -> Option<Vec<String>> {
+    let (a, b) = body.split_once("..")?;
+    if let (Ok(a), Ok(b)) = (a.parse::<i64>(), b.parse::<i64>()) {
+        if a.abs_diff(b) >= u64::from(MAX_SEQUENCE) {
+            return None;
+        }
+        let items: Vec<String> = if a <= b {
+            (a..=b).map(|n| n.to_string()).collect()
+        } else {
+            (b..=a).rev().map(|n| n.to_string()).collect()
+        };
+        return Some(items);
+    }
+    let (mut a, mut b) = (a.chars(), b.chars());
+    let (Some(x), None, Some(y), None) = (a.next(), a.next(), b.next(), b.next()) else {
+        return None;
+    };
+    if !x.is_ascii_alphabetic() || !y.is_ascii_alphabetic() {
+        return None;
+    }
+    let (lo, hi) = (x.min(y) as u8, x.max(y) as u8);
+    let mut items: Vec<String> = (lo..=hi).map(|c| char::from(c).to_string()).collect();
+    if x > y {
+        items.reverse();
+    }
+    Some(items)
+}
+
+fn split_brace(s: &str) -> Option<(&str, Vec<String>, &str)> {
+    let open = s.find('{')?;
+    let mut depth = 0;
+    let mut parts = Vec::new();
+    let mut last = open + 1;
+    for (i, c) in s[open..].char_indices() {
+        let i = open + i;
+        match c {
+            '{' => depth += 1,
+            '}' => {
+                depth -= 1;
+                if depth == 0 {
+                    parts.push(s[last..i].to_string());
+                    if parts.len() < 2 {
+                        let (pre, post) = (&s[..open], &s[i + 1..]);
+                        return sequence(&parts[0]).map(|seq| (pre, seq, post));
+                    }
+                    return Some((&s[..open], parts, &s[i + 1..]));
+                }
+            }
+            ',' if depth == 1 => {
+                parts.push(s[last..i].to_string());
+                last = i + 1;
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

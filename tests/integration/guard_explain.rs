@@ -41,6 +41,26 @@ fn explain_shows_segments_wrappers_heredocs_and_the_rule() {
 }
 
 #[test]
+fn explain_names_the_mechanism_that_decided_each_segment() {
+    let repo = Repo::new();
+    let (code, out, _) = explain(&repo, &["f() { \"$@\"; }; f git add -A"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("mechanism: function call"), "{out}");
+    assert!(
+        out.contains(
+            "mechanism: function body (function f), expansions resolved, positional parameters"
+        ),
+        "{out}"
+    );
+    let (code, out, _) = explain(&repo, &["git status"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("mechanism: plain command"), "{out}");
+    // Defined, never called: nothing runs.
+    let (code, out, _) = explain(&repo, &["f() { git add -A; }"]);
+    assert_eq!(code, 0, "{out}");
+}
+
+#[test]
 fn explain_uses_the_repo_config_and_reports_a_bad_one() {
     let repo = Repo::new();
     repo.config(&serde_json::json!({"rules": {"disabled": ["git.add-all"]}}));

@@ -150,3 +150,86 @@ fn corpus_cases_hold() {
         failures.join("\n")
     );
 }
+
+const TECHNIQUES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/selftest/techniques");
+/// The share of must-block cases of `selftest/techniques` the rules catch, in percent, as
+/// measured when the corpus was last extended: a drop is a regression.
+const MIN_TECHNIQUE_CATCH: usize = 96;
+
+/// `selftest/techniques/*.case`: commands written by analysis technique, each must-block next to
+/// look-alikes that must pass. Not every must-block is caught yet (the catch rate is measured and
+/// may only rise), but no look-alike may ever be blocked.
+#[test]
+fn technique_corpus_catch_rate() {
+    let rules = compile(&RulesConfig::default()).expect("default rules compile");
+    let mut files: Vec<_> = std::fs::read_dir(TECHNIQUES)
+        .unwrap_or_else(|e| panic!("read {TECHNIQUES}: {e}"))
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "case"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "no technique files in {TECHNIQUES}");
+    let (mut blocks, mut caught, mut allows) = (0usize, 0usize, 0usize);
+    let mut false_blocks = Vec::new();
+    let mut misses = Vec::new();
+    let mut table = String::new();
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap_or_else(|e| panic!("read {f:?}: {e}"));
+        let name = f
+            .file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+        let cases = parse_cases(&text, &name).unwrap_or_else(|e| panic!("{e}"));
+        let must_block = cases
+            .iter()
+            .filter(|c| !matches!(c.expect, Expect::Allow))
+            .count();
+        let must_allow = cases.len() - must_block;
+        assert!(
+            must_allow >= must_block,
+            "{name}: {must_allow} look-alikes for {must_block} must-blocks (want at least as many)"
+        );
+        let mut file_caught = 0;
+        for root in ["/home/dev/repo", r"C:\Users\dev\repo"] {
+            for c in &cases {
+                let ok = run(&rules, c, root).is_ok();
+                match (&c.expect, ok) {
+                    (Expect::Allow, false) => {
+                        false_blocks.push(format!("{name}:{} {} [root {root}]", c.line, c.name));
+                    }
+                    (Expect::Allow, true) => allows += 1,
+                    (_, true) => {
+                        blocks += 1;
+                        caught += 1;
+                        file_caught += 1;
+                    }
+                    (_, false) => {
+                        blocks += 1;
+                        misses.push(format!("{name}:{} {} [root {root}]", c.line, c.name));
+                    }
+                }
+            }
+        }
+        table.push_str(&format!(
+            "{name}: caught {file_caught}/{} must-block runs, {must_allow} look-alikes\n",
+            must_block * 2
+        ));
+    }
+    let rate = caught * 100 / blocks.max(1);
+    eprintln!(
+        "technique corpus: caught {caught}/{blocks} must-block runs ({rate} %), {} false blocks of {} look-alike runs\n{table}misses:\n  {}",
+        false_blocks.len(),
+        allows + false_blocks.len(),
+        misses.join("\n  ")
+    );
+    assert!(
+        false_blocks.is_empty(),
+        "look-alikes blocked:\n{}",
+        false_blocks.join("\n")
+    );
+    assert!(
+        rate >= MIN_TECHNIQUE_CATCH,
+        "catch rate {rate} % fell below {MIN_TECHNIQUE_CATCH} %:\n{}",
+        misses.join("\n")
+    );
+}

@@ -359,3 +359,62 @@ fn bounded_and_never_panics() {
         }
     }
 }
+
+#[test]
+fn module_aliases_and_renamed_imports_are_followed() {
+    let py = Lang::Python;
+    assert_eq!(
+        cmds(py, "import subprocess as sp\nsp.run(['git', 'add', '-A'])"),
+        ["git add -A"]
+    );
+    assert_eq!(
+        scripts(
+            py,
+            "from os import system as s, popen\ns('git stash')\npopen('ls')"
+        ),
+        ["git stash", "ls"]
+    );
+    assert_eq!(
+        scripts(py, "__import__('os').system('git stash')"),
+        ["git stash"]
+    );
+    assert_eq!(
+        scripts(py, "importlib.import_module('os').system('x')"),
+        ["x"]
+    );
+    assert_eq!(
+        cmds(py, "import shutil as sh; sh.rmtree('dist')"),
+        ["rm -rf -- dist"]
+    );
+    // A name that is no alias of a process module stays what it was.
+    assert!(scripts(py, "import json as sp\nsp.run('git stash')").is_empty());
+    let js = Lang::Js;
+    assert_eq!(
+        scripts(
+            js,
+            "const { execSync: run, spawn } = require('child_process'); run('git add -A')"
+        ),
+        ["git add -A"]
+    );
+    assert_eq!(
+        scripts(
+            js,
+            "import { execSync as x } from 'node:child_process'; x('git stash')"
+        ),
+        ["git stash"]
+    );
+    assert_eq!(
+        cmds(
+            js,
+            "const f = require('fs'); f.rmSync('dist', { recursive: true })"
+        ),
+        ["rm -rf -- dist"]
+    );
+    assert_eq!(
+        cmds(
+            js,
+            "import * as fsx from 'fs'; fsx.rmSync('dist', { recursive: true })"
+        ),
+        ["rm -rf -- dist"]
+    );
+}

@@ -7,6 +7,7 @@
 //! (`'x'`, `"x"`, `'a' + 'b'`, `$true`); a call with another argument is left alone.
 
 use super::Peel;
+use crate::shell::Dialect;
 use crate::shell::vars::ps_concat;
 use crate::shell::word::Word;
 
@@ -121,12 +122,40 @@ pub(super) fn may_be_call(head: &str) -> bool {
     head.starts_with('[') && head.contains("]::")
 }
 
-/// `[Type]::Method(…)` at the head: the cmdlet it amounts to, as a derived command.
+/// The arguments of a call up to the `)` that closes it (`'x').Invoke(` → `'x'`).
+fn own_args(args: &str) -> &str {
+    let (mut depth, mut quote) = (0usize, None::<char>);
+    for (i, c) in args.char_indices() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '\'' | '"') => quote = Some(c),
+            (None, '(') => depth += 1,
+            (None, ')') if depth == 0 => return &args[..i],
+            (None, ')') => depth -= 1,
+            _ => {}
+        }
+    }
+    args
+}
+
+/// `[Type]::Method(…)` at the head: the cmdlet it amounts to, as a derived command;
+/// `[scriptblock]::Create('…')` is a script.
 pub(super) fn call(p: &mut Peel) -> bool {
     let Some((ty, method, args)) = p.argv.first().and_then(|w| split_call(&w.text)) else {
         return false;
     };
-    if let Some(cmd) = as_cmdlet(&ty, &method, &literal_args(args)) {
+    let args = literal_args(own_args(args));
+    if ty == "management.automation.scriptblock" || ty == "scriptblock" {
+        if method == "create"
+            && let Some(Some(text)) = args.first()
+        {
+            let text = text.clone();
+            return super::add_script(p, text, Dialect::PowerShell, "[scriptblock]::Create");
+        }
+        return false;
+    }
+    if let Some(cmd) = as_cmdlet(&ty, &method, &args) {
         let words = cmd.into_iter().map(|t| {
             // Parameters stay parameters; values are strings.
             if t.starts_with('-') {
@@ -183,5 +212,24 @@ mod tests {
         assert_eq!(line("[Math]::Round(1.5)"), None);
         assert_eq!(line("[IO.Directory]::Delete("), None);
         assert_eq!(line("not a call"), None);
+        assert_eq!(own_args("'a)b', 1).Invoke("), "'a)b', 1");
+    }
+
+    #[test]
+    fn script_blocks_are_scripts() {
+        let mut p = Peel {
+            argv: vec![Word::plain(
+                "[scriptblock]::Create('Remove-Item -Recurse dist').Invoke()",
+            )],
+            ..Peel::default()
+        };
+        call(&mut p);
+        assert_eq!(p.scripts[0].text, "Remove-Item -Recurse dist");
+        let mut p = Peel {
+            argv: vec![Word::plain("[ScriptBlock]::Create($s)")],
+            ..Peel::default()
+        };
+        call(&mut p);
+        assert!(p.scripts.is_empty());
     }
 }

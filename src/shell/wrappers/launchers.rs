@@ -144,6 +144,7 @@ pub(super) fn concurrently(p: &mut Peel, prog: &Program) -> bool {
             text: s,
             dialect: Dialect::Posix,
             via: "concurrently",
+            args: None,
         });
     }
     p.wrappers.push("concurrently".to_string());

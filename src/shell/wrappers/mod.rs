@@ -53,6 +53,8 @@ pub struct Script {
     pub dialect: Dialect,
     /// The wrapper that carried it (`bash -c`, `eval`, `cmd /c`, ...).
     pub via: &'static str,
+    /// Its positional parameters when the wrapper gives them (`sh -c '…' arg0 a b` → `a b`).
+    pub args: Option<Vec<Word>>,
 }
 
 /// The result of peeling one segment.
@@ -232,7 +234,7 @@ pub fn peel(words: &[Word], dialect: Dialect) -> Peel {
             Some(Wrap::Corepack) => posix::corepack(&mut p, prog),
             Some(Wrap::NodeBin) => launchers::node_bin(&mut p, prog),
             Some(Wrap::Shell(via)) => posix::shell(&mut p, prog, via),
-            Some(Wrap::Multicall) => drop_head(&mut p, prog.name),
+            Some(Wrap::Multicall) => multicall(&mut p, prog.name),
             Some(Wrap::Eval) => script_rest(&mut p, dialect, "eval"),
             Some(Wrap::Iex) => script_rest(&mut p, Dialect::PowerShell, "Invoke-Expression"),
             Some(Wrap::Source) => posix::source(&mut p),
@@ -253,6 +255,7 @@ pub fn peel(words: &[Word], dialect: Dialect) -> Peel {
             Some(Wrap::CrossEnvShell) => script_rest(&mut p, Dialect::Posix, "cross-env-shell"),
             Some(Wrap::GitAlias) => launchers::git_alias(&mut p, prog, &mut aliases_done),
             Some(Wrap::Parallel) => table::parallel(&mut p, prog),
+            Some(Wrap::Trap) => posix::trap(&mut p),
         };
         if !more {
             break;
@@ -267,6 +270,27 @@ pub(super) fn drop_head(p: &mut Peel, name: &str) -> bool {
     true
 }
 
+/// `busybox rm …`, `toybox rm …`, `coreutils --coreutils-prog=rm …`: the program named.
+fn multicall(p: &mut Peel, name: &str) -> bool {
+    let named = p.argv.get(1).and_then(|w| {
+        let v = w.text.strip_prefix("--coreutils-prog")?;
+        Some(v.strip_prefix('=').map(str::to_string))
+    });
+    match named {
+        Some(Some(prog)) => {
+            p.argv[1].text = prog;
+            drop_head(p, name)
+        }
+        // `--coreutils-prog NAME`.
+        Some(None) if p.argv.len() > 2 => {
+            p.argv.remove(1);
+            drop_head(p, name)
+        }
+        Some(None) => false,
+        None => drop_head(p, name),
+    }
+}
+
 pub(super) fn keep_from(p: &mut Peel, i: usize, name: impl Into<String>) -> bool {
     let i = i.min(p.argv.len());
     p.argv.drain(..i);
@@ -275,7 +299,12 @@ pub(super) fn keep_from(p: &mut Peel, i: usize, name: impl Into<String>) -> bool
 }
 
 pub(super) fn add_script(p: &mut Peel, text: String, dialect: Dialect, via: &'static str) -> bool {
-    p.scripts.push(Script { text, dialect, via });
+    p.scripts.push(Script {
+        text,
+        dialect,
+        via,
+        args: None,
+    });
     p.wrappers.push(via.to_string());
     p.argv.clear();
     p.shell_c = true;
@@ -283,7 +312,13 @@ pub(super) fn add_script(p: &mut Peel, text: String, dialect: Dialect, via: &'st
 }
 
 fn script_rest(p: &mut Peel, dialect: Dialect, via: &'static str) -> bool {
-    let mut text = join_raw(&p.argv[1..]);
+    // `Invoke-Expression -Command '…'` (any prefix of `-Command`).
+    let named = dialect == Dialect::PowerShell
+        && p.argv.get(1).is_some_and(|w| {
+            let t = w.text.to_ascii_lowercase();
+            t.len() > 1 && "-command".starts_with(&t)
+        });
+    let mut text = join_raw(&p.argv[1 + usize::from(named)..]);
     // `iex ('np'+'m run build')`: the string the expression makes.
     if dialect == Dialect::PowerShell
         && let Some(v) = super::vars::ps_concat(&text)

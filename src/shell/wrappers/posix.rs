@@ -209,7 +209,17 @@ pub(super) fn shell(p: &mut Peel, prog: &Program, via: &'static str) -> bool {
     }
     if script {
         let text = p.argv.get(i).map(|w| w.text.clone()).unwrap_or_default();
-        return add_script(p, text, Dialect::Posix, via);
+        // `sh -c '…' arg0 a b`: `$0` is arg0, `$1` is a.
+        let args = p
+            .argv
+            .get(i + 2..)
+            .map(<[Word]>::to_vec)
+            .unwrap_or_default();
+        let more = add_script(p, text, Dialect::Posix, via);
+        if let Some(s) = p.scripts.last_mut() {
+            s.args = Some(args);
+        }
+        return more;
     }
     if stdin || i >= p.argv.len() {
         return false;
@@ -287,4 +297,21 @@ pub(super) fn find(p: &mut Peel) {
         }
         i += 1;
     }
+}
+
+/// `trap [--] 'CMD' SIGNAL…`: CMD runs later in the same shell; `trap -p`, `trap -l`,
+/// `trap - SIG` (reset) and `trap '' SIG` (ignore) run nothing.
+pub(super) fn trap(p: &mut Peel) -> bool {
+    let i = if p.argv.get(1).is_some_and(|w| w.text == "--") {
+        2
+    } else {
+        1
+    };
+    let action = p.argv.get(i).map(|w| w.text.clone()).unwrap_or_default();
+    if p.argv.len() <= i + 1 || action.is_empty() || action.starts_with('-') {
+        p.argv.clear();
+        p.wrappers.push("trap".to_string());
+        return false;
+    }
+    add_script(p, action, Dialect::Posix, "trap")
 }

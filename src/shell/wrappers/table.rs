@@ -135,6 +135,7 @@ pub(super) fn parallel(p: &mut Peel, prog: &Program) -> bool {
             text: s,
             dialect: Dialect::Posix,
             via: "parallel",
+            args: None,
         });
     }
     p.wrappers.push("parallel".to_string());

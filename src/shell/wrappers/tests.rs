@@ -113,6 +113,13 @@ fn shells_with_scripts() {
     assert_eq!(argv(&pl("sh -s")), "sh -s");
     assert_eq!(argv(&pl("bash")), "bash");
     assert_eq!(argv(&pl("busybox sh -c 'y'")), "");
+    assert_eq!(argv(&pl("toybox rm -rf dist")), "rm -rf dist");
+    assert_eq!(
+        argv(&pl("coreutils --coreutils-prog=rm -rf dist")),
+        "rm -rf dist"
+    );
+    assert_eq!(argv(&pl("coreutils --coreutils-prog rm x")), "rm x");
+    assert_eq!(argv(&pl("coreutils rm x")), "rm x");
     assert_eq!(
         scripts(&pl("eval git  pull '&&' ls"))[0].0,
         "git pull && ls"
@@ -304,6 +311,7 @@ fn every_handled_wrapper_is_peeled() {
         "bunx",
         "busybox",
         "caffeinate",
+        "coreutils",
         "call",
         "cmd",
         "command",
@@ -324,6 +332,7 @@ fn every_handled_wrapper_is_peeled() {
         "ionice",
         "ksh",
         "mksh",
+        "nerdctl",
         "nice",
         "nohup",
         "npx",
@@ -344,6 +353,7 @@ fn every_handled_wrapper_is_peeled() {
         "time",
         "timeout",
         "tmux",
+        "toybox",
         "unbuffer",
         "watch",
         "winpty",
