@@ -5,7 +5,7 @@
 //! medians, p90s and the added cost are printed. Goal: ≤ 1.5 ms median added, 3 ms at most.
 //! Run: `cargo bench --bench floor` (`FLOOR_BENCH_RUNS`, default 200).
 
-use session_lock::floor::{DeniedSet, Denied, Owner, mechanism, run};
+use session_lock::floor::{Denied, DeniedSet, Owner, mechanism, run};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -92,9 +92,6 @@ fn main() {
     println!("{:<24} {:>8} {:>8} {:>8}", "form", "median", "p90", "added");
     for ((name, _, _), t) in forms.iter().zip(times) {
         let (m, p) = stats(t);
-        println!(
-            "{name:<24} {m:>8.2} {p:>8.2} {:>+8.2}",
-            m - base_median
-        );
+        println!("{name:<24} {m:>8.2} {p:>8.2} {:>+8.2}", m - base_median);
     }
 }

@@ -25,6 +25,8 @@ pub enum Rule {
     Lease,
     /// The input is larger or deeper than the guard can check.
     TooLarge,
+    /// The command runs a file that is not a regular file (a FIFO, a device, a socket).
+    Unreadable,
     /// The command rules in session-lock/config.json do not compile.
     Config,
     /// The path boundary of a restricted run (`guard scope`).
@@ -44,6 +46,7 @@ impl Rule {
             Rule::Release => "release",
             Rule::Lease => "lease",
             Rule::TooLarge => "too-large",
+            Rule::Unreadable => "unreadable",
             Rule::Config => "config",
             Rule::Boundary => "boundary",
             Rule::Command(id) => id.id(),

@@ -522,8 +522,9 @@ impl Builder<'_> {
         let program = interp::inline_program(&argv);
         let from_files = if ctx.dialect == Dialect::Posix && self.files_read < MAX_FILES {
             let found = file_scripts(self.reader, &argv, &wrappers, &seg_dirs);
-            self.files_read += found.len().max(1);
-            found
+            self.files_read += found.scripts.len().max(1);
+            self.out.unreadable.extend(found.unreadable);
+            found.scripts
         } else {
             Vec::new()
         };

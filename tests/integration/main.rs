@@ -27,6 +27,7 @@
 //!   `doctor` (`tools_doctor`: one check per cause) one by one; `tools_errors` the failures people read, `tools_progress` and
 //!   `tools_watch` the terminal views, read under tmux (`support::tmux`).
 //! - `guard_log`: the block log through the real guard.
+//! - `guard_inputs`: FIFOs and deep payloads never make the guard wait or decide blind (issue 27).
 //! - `state_links`: symbolic links planted in the state folders are never written through.
 //! - `setup_script`: `scripts/setup` shows cargo's progress and wires a repo.
 //! - `floor`: the kernel write floor (`guard floor`) and its wrapper with real processes: the
@@ -69,6 +70,7 @@ mod e2e_trust;
 mod exit_codes;
 mod floor;
 mod guard_explain;
+mod guard_inputs;
 mod guard_log;
 mod guard_props;
 mod leases_remote;
@@ -86,8 +88,8 @@ mod rules_corpus;
 mod run_script;
 mod selftest;
 mod selftest_commands;
-mod state_links;
 mod setup_script;
+mod state_links;
 mod tools_claim;
 mod tools_corrupt;
 mod tools_doctor;
