@@ -203,6 +203,7 @@ impl Default for Config {
                 "scripts/run.bat",
                 ".claude/settings.json",
                 ".claude/settings.local.json",
+                ".mcp.json",
             ]),
             mcp_path_keys: s(&[
                 "file_path",
