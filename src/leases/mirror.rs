@@ -52,7 +52,7 @@ pub fn path(layout: &Layout) -> PathBuf {
 impl Mirror {
     /// The mirror as last written; `None` when there is none (or it cannot be read).
     pub fn read(layout: &Layout) -> Option<Mirror> {
-        let text = crate::atomic::read_regular(&path(layout), crate::atomic::MAX_READ)
+        let text = crate::atomic::read_regular(path(layout), crate::atomic::MAX_READ)
             .ok()?
             .into_bytes();
         serde_json::from_slice(&text).ok()

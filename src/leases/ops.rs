@@ -26,7 +26,7 @@ fn held_path(layout: &Layout, stream: &str) -> PathBuf {
 }
 
 pub fn read_pushed(layout: &Layout, stream: &str) -> Option<Pushed> {
-    let text = crate::atomic::read_regular(&held_path(layout, stream), crate::atomic::MAX_READ)
+    let text = crate::atomic::read_regular(held_path(layout, stream), crate::atomic::MAX_READ)
         .ok()?
         .into_bytes();
     serde_json::from_slice(&text).ok()
