@@ -73,13 +73,12 @@ fn main() {
             println!("{name}: not available here, not measured");
             continue;
         }
-        for n in [3] {
-            forms.push((
-                format!("{name}, {n} denied"),
-                run::wrapper(guard, &repo, &deny(n), "true"),
-                mech,
-            ));
-        }
+        let n = 3;
+        forms.push((
+            format!("{name}, {n} denied"),
+            run::wrapper(guard, &repo, &deny(n), "true"),
+            mech,
+        ));
     }
     let mut times: Vec<Vec<Duration>> = vec![Vec::new(); forms.len()];
     for _ in 0..runs {

@@ -1,5 +1,9 @@
 //! The only place the suite takes OS file locks (std `File::lock`, released by the OS when the
 //! holder dies). clippy.toml routes every other use here.
+//!
+//! The lock is `flock(2)` on Linux and macOS and `LockFileEx` on Windows: it belongs to the open
+//! file, not to the process, so two opens of one file exclude each other even in one process
+//! (POSIX `fcntl` locks would not; the test below holds every platform to that).
 #![allow(clippy::disallowed_methods)]
 
 use std::fs::{File, OpenOptions};

@@ -343,14 +343,28 @@ pub(crate) mod test_process {
         waiting_with_env("SESSION_LOCK_TEST_CHILD", "1")
     }
 
-    /// [`waiting`], with `key=value` added to its environment.
+    /// [`waiting`], with `key=value` added to its environment. It returns once the child has
+    /// said it runs: `spawn` returns at the child's `exec`, a moment before the kernel has set
+    /// up the new program's environment (its `/proc/<pid>/environ` reads empty until then).
     pub(crate) fn waiting_with_env(key: &str, value: &str) -> Child {
-        command("set /p line=", "cat")
+        use std::io::BufRead;
+        let mut child = command("echo ready& set /p line=", "sh")
+            .args(if cfg!(windows) {
+                &[][..]
+            } else {
+                &["-c", "echo ready; read line"][..]
+            })
             .env(key, value)
             .stdin(Stdio::piped())
-            .stdout(Stdio::null())
+            .stdout(Stdio::piped())
             .spawn()
-            .expect("spawn a waiting child")
+            .expect("spawn a waiting child");
+        let mut line = String::new();
+        let out = child.stdout.take().expect("the child's stdout");
+        std::io::BufReader::new(out)
+            .read_line(&mut line)
+            .expect("read the child's first line");
+        child
     }
 }
 

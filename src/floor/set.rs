@@ -447,9 +447,14 @@ impl Walk<'_> {
             }
             let full = self.root.join(&rel);
             let is_dir = std::fs::symlink_metadata(&full).is_ok_and(|m| m.is_dir());
-            if c.denied(&rel) && (!is_dir || !c.may_except(&rel)) {
-                self.push(&rel, owner);
-            } else if is_dir && c.owns_below(&rel) && !c.may_except(&rel) {
+            // A denied file, or a folder wholly denied (denied itself, or owned below) with no
+            // exception inside it, is denied whole; any other folder is looked into.
+            let whole = if is_dir {
+                (c.denied(&rel) || c.owns_below(&rel)) && !c.may_except(&rel)
+            } else {
+                c.denied(&rel)
+            };
+            if whole {
                 self.push(&rel, owner);
             } else if is_dir {
                 self.glob(c, owner, &rel);

@@ -127,14 +127,6 @@ pub struct Scope {
     pub allow_tools: Vec<String>,
 }
 
-/// True when `target` is `root` or below it, by path components (POSIX or Windows forms). Both
-/// are already resolved through symlinks (see [`resolve_roots`], [`resolve_target`]): lexical.
-pub fn within(root: &str, target: &str, case_insensitive: bool) -> bool {
-    lexical::parse(target)
-        .below(&lexical::parse(root), case_insensitive)
-        .is_some()
-}
-
 /// True when a glob pattern could reach outside the directory it is evaluated in.
 pub fn pattern_escapes(pattern: &str) -> bool {
     let p = pattern.trim();
@@ -168,7 +160,7 @@ fn text(p: &Path) -> String {
 fn inside_any(roots: &[PathBuf], target: &Path) -> bool {
     let ci = crate::paths::default_case_insensitive();
     let t = text(target);
-    roots.iter().any(|r| within(&text(r), &t, ci))
+    roots.iter().any(|r| lexical::within(&t, &text(r), ci))
 }
 
 /// Resolves a payload path: relative ones against the session's cwd, then through symlinks.
@@ -390,6 +382,11 @@ pub fn hook_mode(scope: Scope) -> Outcome {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// `target` at or below `root`, the order the scope reads them in.
+    fn within(root: &str, target: &str, ci: bool) -> bool {
+        lexical::within(target, root, ci)
+    }
     use std::fs;
 
     fn payload(tool: &str, cwd: &Path, input: serde_json::Value) -> Payload {

@@ -14,6 +14,7 @@
 
 use super::directory::{Kind, Target};
 use super::identity::Caller;
+use crate::paths::lexical::within;
 
 /// The parts of config the matrix reads.
 #[derive(Clone, Debug, Default)]
@@ -47,17 +48,6 @@ pub enum Verdict {
 fn norm(p: &str, ci: bool) -> String {
     let s = crate::paths::lexical::normalize(p);
     if ci { s.to_lowercase() } else { s }
-}
-
-/// True when `path` is `dir` or below it, by whole path components.
-pub fn within(path: &str, dir: &str, ci: bool) -> bool {
-    if path.is_empty() || dir.is_empty() {
-        return false;
-    }
-    let (p, d) = (norm(path, ci), norm(dir, ci));
-    p == d
-        || p.strip_prefix(d.trim_end_matches('/'))
-            .is_some_and(|rest| rest.starts_with('/'))
 }
 
 fn same_workspace(a: &str, b: &str, ci: bool) -> bool {

@@ -286,7 +286,7 @@ mod tests {
     #[test]
     fn the_token_must_be_the_one_the_client_gave_its_child() {
         let me = std::process::id();
-        // `spawn` returns once the child has exec'd, so its environment is already its own.
+        // The child has said it runs, so its environment is already its own.
         let mut child = crate::liveness::test_process::waiting_with_env(
             "CLAUDE_CODE_MESSAGING_TOKEN",
             "0123456789abcdef0123456789abcdef",

@@ -99,8 +99,12 @@ pub fn select(ctx: &Ctx, caller: &Caller, targets: &[Target], req: &ListRequest)
     let mut omitted = 0;
     let mut me = None;
     let same_ws = |t: &Target| {
-        super::auth::within(&t.workspace, &caller.workspace, policy.case_insensitive)
-            && super::auth::within(&caller.workspace, &t.workspace, policy.case_insensitive)
+        crate::paths::lexical::within(&t.workspace, &caller.workspace, policy.case_insensitive)
+            && crate::paths::lexical::within(
+                &caller.workspace,
+                &t.workspace,
+                policy.case_insensitive,
+            )
     };
     for t in targets {
         let verdict = authorize(caller, t, &policy);

@@ -458,6 +458,13 @@ fn msys_mount(rel: Lexical<'_>) -> Lexical<'_> {
     }
 }
 
+/// True when `path` is `dir` or below it, by whole components after normalizing both (POSIX or
+/// Windows forms; case ignored with `ci`). The one containment check of paths as text; an empty
+/// or relative side is never within.
+pub fn within(path: &str, dir: &str, ci: bool) -> bool {
+    parse(path).below(&parse(dir), ci).is_some()
+}
+
 /// Where the absolute, normalized `path` lies relative to the normalized `root`. Both are read
 /// already (a Git Bash `/c/x` is `c:/x` by now: [`join_as`]); this only compares.
 pub fn place(root: &str, path: &str) -> Place {

@@ -169,3 +169,53 @@ fn a_run_past_its_deadline_allows_says_so_and_logs_it() {
     assert_eq!(entries[0]["session"], sid("alice"));
     assert_eq!(entries[0]["reason"], "no answer within 5s; allowing");
 }
+
+#[test]
+fn issue_25_each_deny_is_logged_with_the_check_that_refused() {
+    let repo = Repo::new();
+    repo.plan("api", 1, &["src/api/**"]);
+    repo.plan("ui", 1, &["src/ui/**"]);
+    repo.lock("api", "bob", &["src/api/**"], 1, 60_000);
+    repo.claim("alice", "ui");
+    let settings = repo.path(".claude/settings.json");
+    let cases = [
+        (
+            repo.payload(
+                "alice",
+                "Write",
+                json!({"file_path": settings.to_string_lossy(), "content": "{}"}),
+            ),
+            "protected",
+        ),
+        (
+            repo.payload("alice", "Bash", json!({"command": "release api"})),
+            "release",
+        ),
+        (
+            repo.payload("alice", "Bash", json!({"command": "echo x > src/api/y.ts"})),
+            "ownership",
+        ),
+    ];
+    for (payload, _) in &cases {
+        assert!(matches!(
+            verdict(&repo.guard(payload)),
+            Ok(Verdict::Block(_))
+        ));
+    }
+    let (code, out, _) = log(&repo, &["--json"]);
+    assert_eq!(code, 0);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let entries = v["entries"].as_array().unwrap();
+    let rules: Vec<&str> = entries
+        .iter()
+        .map(|e| e["rule"].as_str().unwrap())
+        .collect();
+    let want: Vec<&str> = cases.iter().map(|(_, r)| *r).collect();
+    assert_eq!(rules, want, "{out}");
+    assert_eq!(entries[0]["path"], ".claude/settings.json");
+    assert_eq!(entries[1]["owner"], "api", "the stream released");
+    assert_eq!(
+        (entries[2]["path"].as_str(), entries[2]["owner"].as_str()),
+        (Some("src/api/y.ts"), Some("api"))
+    );
+}
