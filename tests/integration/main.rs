@@ -48,6 +48,8 @@
 //!   widening and a release of another session's stream, refused from inside a session.
 //! - `e2e_statusline`: an interactive session under tmux in a repo wired by plain `guard install`:
 //!   the status line, the hooks and the MCP server all through the committed launcher.
+//! - `e2e_doors`: issue 27's doors out of the guard from a real session's Bash: a script that
+//!   is a FIFO, `guard uninstall` by several spellings, a nested client with its hooks off.
 //! - `e2e_hook_contract`: the guard and the real client: fail-open on a crash,
 //!   the exit-2 decision form, paths after a `cd`, sessions started below the
 //!   repo root.
@@ -62,6 +64,7 @@ mod agent_harness;
 mod agent_run;
 mod architecture;
 mod build_lock;
+mod e2e_doors;
 mod e2e_hook_contract;
 mod e2e_lifecycle;
 mod e2e_statusline;
