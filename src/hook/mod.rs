@@ -35,6 +35,22 @@ use crate::words::HookEvent;
 use context::{Call, Ctx, Env};
 use std::path::Path;
 
+/// The argument of the user-scope hook entry `guard install` writes into the user's Claude
+/// Code settings: the client reads project settings only from the folder a session starts in,
+/// so a session started in a subfolder (or a nested `claude -p` run there) meets only this one.
+pub const USER_SCOPE: &str = "--user-scope";
+
+/// The user-scope entry has nothing to do for a session started in `dir` (the client's
+/// `CLAUDE_PROJECT_DIR`): `dir` is a git top level, where the repo's own entry runs when the repo
+/// is wired, or no wired repo (one holding the launcher `session-lock/guard-hook`) is above it.
+/// A few `stat` calls: it runs before every tool call of every session of the user.
+pub fn user_entry_idle(dir: &Path) -> bool {
+    match crate::state::git_top(dir) {
+        None => true,
+        Some(top) => top == dir || !top.join("session-lock").join("guard-hook").is_file(),
+    }
+}
+
 /// Set to `1` to make the guard panic on purpose, to `hang` to make it never answer (tests of
 /// fail-open and of the deadline use it: no input makes the guard wait).
 pub const CRASH_SWITCH: &str = "SESSION_LOCK_GUARD_CRASH";

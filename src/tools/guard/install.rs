@@ -28,6 +28,8 @@ pub struct Options<'a> {
     pub timeout_s: u64,
     /// Offer the status line (`--no-statusline`: leave it out, and take ours out).
     pub statusline: bool,
+    /// Write the user-scope entry (`--no-user-scope`: leave it out).
+    pub user_scope: bool,
 }
 
 /// What install did about the status line.
@@ -320,6 +322,23 @@ pub fn install(repo: &Path, o: &Options) -> anyhow::Result<Report> {
         }
     }
     let old_ignore = read(&w.gitignore)?;
+    // The user-scope entry: the user's file, not the repo's (kept out of the backup).
+    let user_plan = match (&w.user, o.user_scope) {
+        (Some(path), true) => {
+            // The guard running install: on this machine, whatever `--guard` names for the repo.
+            let command = super::user_scope_command(&std::env::current_exe()?);
+            let old = read(path)?;
+            let text = edited_json(path, old.as_deref(), |d| {
+                wiring::add_hooks(d, &command, o.timeout_s)
+            })?;
+            Some(Planned {
+                path,
+                text,
+                said: "wrote the user-scope entry (sessions started in a subfolder) into",
+            })
+        }
+        _ => None,
+    };
     let plan = [
         Planned {
             path: &w.settings,
@@ -370,6 +389,7 @@ pub fn install(repo: &Path, o: &Options) -> anyhow::Result<Report> {
         ..Report::default()
     };
     apply(&plan, &mut report)?;
+    apply(user_plan.as_slice(), &mut report)?;
     report.commit = [&w.settings, &w.mcp, &w.gitignore, &w.protocol, &w.launcher]
         .into_iter()
         .map(|p| relative(&w, p))
@@ -454,6 +474,16 @@ pub fn uninstall(repo: &Path) -> anyhow::Result<Report> {
             }),
             None => {}
         }
+    }
+    // The user-scope entry (it serves every wired repo of this user: `guard install` in another
+    // repo writes it again).
+    if let Some(path) = &w.user {
+        let text = stripped_json(path, read(path)?.as_deref(), None, wiring::strip_hooks)?;
+        plan.push(Planned {
+            path,
+            text,
+            said: "took the guard's user-scope entry out of",
+        });
     }
     // A file back to its bytes before install is said as restored.
     for p in &mut plan {
