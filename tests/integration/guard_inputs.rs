@@ -10,14 +10,17 @@ use std::time::{Duration, Instant};
 /// Well under the guard's 5 s deadline: an answer this fast did not wait on the FIFO.
 const FAST: Duration = Duration::from_secs(3);
 
-fn mkfifo(repo: &Repo, rel: &str) {
-    let p = repo.path(rel);
+fn mkfifo_at(p: &std::path::Path) {
     std::fs::create_dir_all(p.parent().unwrap()).unwrap();
     let made = std::process::Command::new("mkfifo")
-        .arg(&p)
+        .arg(p)
         .status()
         .expect("mkfifo");
-    assert!(made.success(), "mkfifo {rel}");
+    assert!(made.success(), "mkfifo {}", p.display());
+}
+
+fn mkfifo(repo: &Repo, rel: &str) {
+    mkfifo_at(&repo.path(rel));
 }
 
 /// The guard's verdict on `payload`, asserted to come fast and without a fail-open note.
@@ -59,13 +62,7 @@ fn issue_27_a_script_that_is_a_fifo_is_blocked_at_once_and_regular_scripts_are_r
     // A FIFO outside the repo feeds unknown text just the same.
     let outside = tempfile::tempdir().unwrap();
     let fifo = outside.path().join("x.sh");
-    assert!(
-        std::process::Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .unwrap()
-            .success()
-    );
+    mkfifo_at(&fifo);
     let cmd = format!("bash {}", fifo.display());
     let v = judged(
         &repo,

@@ -771,14 +771,7 @@ fn issue_27_the_user_scope_entry_guards_subfolder_sessions_and_goes_with_uninsta
         "{} --user-scope",
         session_lock::shell::word::quote_posix(bin("guard"))
     );
-    for event in [
-        "PreToolUse",
-        "PostToolUse",
-        "SessionStart",
-        "SessionEnd",
-        "UserPromptSubmit",
-        "Stop",
-    ] {
+    for event in EVENTS {
         assert_eq!(
             v["hooks"][event][0]["hooks"][0]["command"],
             want.as_str(),
