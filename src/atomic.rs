@@ -292,13 +292,16 @@ pub fn read_lines_as<T: serde::de::DeserializeOwned>(
     let opened = if repair {
         open_for_write(path, OpenOptions::new().read(true).write(true))
     } else {
-        OpenOptions::new().read(true).open(path)
+        open_regular(path)
     };
     let mut file = match opened {
         Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Lines::default()),
         Err(e) => return Err(e),
     };
+    if !file.metadata()?.is_file() {
+        return Err(not_regular(path));
+    }
     let mut bytes = Vec::new();
     file.read_to_end(&mut bytes)?;
     let mut out = Lines::default();
@@ -350,7 +353,7 @@ pub fn rewrite_lines(path: &Path, records: &[serde_json::Value]) -> io::Result<(
 /// first, one system call more per file.
 pub fn read_text_into<'a>(path: &Path, buf: &'a mut Vec<u8>) -> io::Result<&'a str> {
     const CHUNK: usize = 4096;
-    let mut file = fs::File::open(path)?;
+    let mut file = open_regular(path)?;
     let mut len = 0;
     loop {
         if buf.len() < len + CHUNK / 4 {
@@ -372,9 +375,68 @@ pub fn read_text_into<'a>(path: &Path, buf: &'a mut Vec<u8>) -> io::Result<&'a s
     })
 }
 
-/// Reads a whole small file to a string, `None` when it does not exist.
+/// Largest file [`read_regular`] callers without a bound of their own read ([`read_optional`]).
+pub const MAX_READ: u64 = 64 << 20;
+
+/// The error for a path that is there but not a regular file.
+fn not_regular(path: &Path) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidInput,
+        format!(
+            "{} is not a regular file (a FIFO, device or socket is never read)",
+            path.display()
+        ),
+    )
+}
+
+/// True for the error [`open_regular`] gives a FIFO, a device or a socket.
+pub fn is_not_regular(e: &io::Error) -> bool {
+    e.kind() == io::ErrorKind::InvalidInput && e.to_string().contains("is not a regular file")
+}
+
+/// Opens `path` for reading only when it is a regular file (links followed). A FIFO, a device
+/// or a socket is refused before any open (opening a FIFO waits for a writer; a device may act
+/// when opened), and again on the open file, which is opened non-blocking so that one swapped in
+/// between cannot make the open wait. Every file the suite reads for a decision comes through
+/// here: input an agent can shape never makes a reader wait.
+pub fn open_regular(path: &Path) -> io::Result<fs::File> {
+    if !fs::metadata(path)?.is_file() {
+        return Err(not_regular(path));
+    }
+    let mut options = OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(
+        &mut options,
+        (rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOCTTY).bits() as i32,
+    );
+    let file = options.open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(not_regular(path));
+    }
+    Ok(file)
+}
+
+/// A regular file's text, at most `max` bytes (a longer one is an error naming the file).
+pub fn read_regular(path: impl AsRef<Path>, max: u64) -> io::Result<String> {
+    let path = path.as_ref();
+    let mut text = String::new();
+    open_regular(path)?
+        .take(max + 1)
+        .read_to_string(&mut text)?;
+    if text.len() as u64 > max {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("{} is over {max} bytes", path.display()),
+        ));
+    }
+    Ok(text)
+}
+
+/// Reads a whole small regular file to a string (at most [`MAX_READ`]), `None` when it does not
+/// exist.
 pub fn read_optional(path: &Path) -> io::Result<Option<String>> {
-    match fs::read_to_string(path) {
+    match read_regular(path, MAX_READ) {
         Ok(s) => Ok(Some(s)),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(e),

@@ -205,6 +205,7 @@ impl Default for Config {
                 ".claude/settings.local.json",
                 ".codex/hooks.json",
                 ".gemini/settings.json",
+                ".mcp.json",
             ]),
             mcp_path_keys: s(&[
                 "file_path",
@@ -392,7 +393,7 @@ impl Config {
     /// The repo's config, or the defaults when the file does not exist.
     pub fn load(root: &Path) -> Result<Config, ConfigError> {
         let path = path_in(root);
-        match std::fs::read_to_string(&path) {
+        match crate::atomic::read_regular(&path, crate::atomic::MAX_READ) {
             Ok(text) => Config::parse(&text, &path),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Config::default()),
             Err(source) => Err(ConfigError::Io { path, source }),

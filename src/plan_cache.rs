@@ -107,9 +107,11 @@ fn parse(path: &Path, rel: &str) -> Result<Outcome, PlanError> {
         .and_then(|p| p.file_name())
         .map(|f| f.to_string_lossy().to_string())
         .unwrap_or_default();
-    let text = std::fs::read_to_string(path).map_err(|source| PlanError::Io {
-        path: path.to_path_buf(),
-        source,
+    let text = crate::atomic::read_regular(path, crate::atomic::MAX_READ).map_err(|source| {
+        PlanError::Io {
+            path: path.to_path_buf(),
+            source,
+        }
     })?;
     Ok(match plans::parse_plan(&text, rel, &folder) {
         Ok(s) => Outcome::Stream(Parsed {
@@ -339,7 +341,8 @@ pub fn load_each(
     plan_glob: &str,
     layout: &Layout,
 ) -> Result<(Vec<Stream>, Vec<PlanError>), PlanError> {
-    let text = std::fs::read_to_string(cache_path(layout)).unwrap_or_default();
+    let text = crate::atomic::read_regular(cache_path(layout), crate::atomic::MAX_READ)
+        .unwrap_or_default();
     let lines = cache_lines(&text);
     let (found, stale) = look(root, plan_glob, &lines)?;
     if stale {
@@ -369,7 +372,8 @@ pub fn declaring(
     layout: &Layout,
     stream: &str,
 ) -> Result<Option<Stream>, PlanError> {
-    let text = std::fs::read_to_string(cache_path(layout)).unwrap_or_default();
+    let text = crate::atomic::read_regular(cache_path(layout), crate::atomic::MAX_READ)
+        .unwrap_or_default();
     let lines = cache_lines(&text);
     let (mut found, stale) = look(root, plan_glob, &lines)?;
     if stale {
@@ -502,7 +506,8 @@ mod tests {
             names(&load(root, GLOB, &layout).unwrap()),
             ["src/api/**", "docs/**"]
         );
-        let text = std::fs::read_to_string(cache_path(&layout)).unwrap();
+        let text =
+            crate::atomic::read_regular(cache_path(&layout), crate::atomic::MAX_READ).unwrap();
         assert!(!text.contains("r-ms-01-ui"), "{text}");
         assert_eq!(
             names(&load(root, GLOB, &layout).unwrap()),
@@ -513,7 +518,8 @@ mod tests {
 
     /// The cache file's plan lines, its header left out.
     fn plan_lines(layout: &Layout) -> Vec<String> {
-        let text = std::fs::read_to_string(cache_path(layout)).unwrap();
+        let text =
+            crate::atomic::read_regular(cache_path(layout), crate::atomic::MAX_READ).unwrap();
         text.lines().skip(1).map(str::to_string).collect()
     }
 

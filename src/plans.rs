@@ -506,7 +506,7 @@ pub fn load_each(root: &Path, plan_glob: &str) -> Result<(Vec<Stream>, Vec<PlanE
             .and_then(|p| p.file_name())
             .map(|f| f.to_string_lossy().to_string())
             .unwrap_or_default();
-        let stream = std::fs::read_to_string(&path)
+        let stream = crate::atomic::read_regular(&path, crate::atomic::MAX_READ)
             .map_err(|e| io_error(&path, e))
             .and_then(|text| parse_plan(&text, &rel, &folder));
         let stream = match stream {

@@ -84,7 +84,11 @@ enum Command {
     /// wrote (not settings.local.json, which is yours and git-ignored): the launcher finds the
     /// suite on every machine that has it, and blocks (saying so) on one that has not. Codex and
     /// Gemini run a project's hooks only once it is trusted: `guard doctor` checks that and says
-    /// how.
+    /// how. It also writes the user-scope entry (`<guard> --user-scope`) into your Claude Code
+    /// settings (~/.claude/settings.json): a session started in a subfolder of the repo (or a
+    /// nested `claude -p` run there) reads no project settings, and that entry guards it; at a
+    /// top level and outside wired repos it does nothing. Refused from inside a session while
+    /// another works in the tree (hooks.self-disarm).
     #[command(after_help = concat!(
         "Examples:\n  guard install                 the git top level of the current folder: Claude Code, and Codex / Gemini when on PATH\n  guard install ~/proj\n  guard install --agent codex --agent gemini\n  guard install --no-statusline\n  guard install --timeout 20 --json\n\n",
         "Exit codes: 0 wired (or already wired); 1 a file could not be read or written; 2 REPO is not a git top level, an --agent is unknown, or a settings file is not valid JSON of the expected shape (nothing changed)"
@@ -106,14 +110,22 @@ enum Command {
         /// Do not add the status line (and take ours out if an earlier install added it).
         #[arg(long)]
         no_statusline: bool,
+        /// Do not write the user-scope entry into the user's Claude Code settings
+        /// (~/.claude/settings.json or $CLAUDE_CONFIG_DIR/settings.json): sessions started in a
+        /// subfolder of the repo then run no hook.
+        #[arg(long)]
+        no_user_scope: bool,
         /// Print what changed as JSON.
         #[arg(long)]
         json: bool,
     },
     /// Remove exactly what install added: the guard's hook entries, the MCP server, its
     /// approval and our status line, the .gitignore lines, and PROTOCOL.md and the launcher
-    /// unless they were edited. On the machine that installed, the files come back byte for
-    /// byte; on a repo that was never wired nothing changes.
+    /// unless they were edited, and the user-scope entry from your Claude Code settings (it
+    /// serves every wired repo of yours: run `guard install` in another one to put it back). On
+    /// the machine that installed, the repo's files come back byte for byte; on a repo that was
+    /// never wired nothing changes. Refused from inside a session while another works in the
+    /// tree (hooks.self-disarm).
     #[command(after_help = concat!(
         "Examples:\n  guard uninstall\n  guard uninstall ~/proj --json\n\n",
         "Exit codes: 0 removed (or nothing to remove); 1 a file could not be read or written; 2 REPO is not a git top level, or .claude/settings.json is not valid (nothing changed)"
@@ -180,6 +192,14 @@ fn main() -> std::process::ExitCode {
     {
         return door::after_deadline();
     }
+    // The user-scope hook entry, before every tool call of every session of the user.
+    if std::env::args_os().len() == 2
+        && std::env::args_os()
+            .nth(1)
+            .is_some_and(|a| a == hook::USER_SCOPE)
+    {
+        return door::run_user_scope(|| Cli::command().render_help().to_string());
+    }
     // The floor runs before every floored shell command: no clap command is built either.
     if std::env::args_os().nth(1).is_some_and(|a| a == "floor") {
         let words: Vec<String> = std::env::args_os()
@@ -218,6 +238,7 @@ fn main() -> std::process::ExitCode {
             timeout,
             agents,
             no_statusline,
+            no_user_scope,
             json,
         }) => cli::finish_json(
             "guard install",
@@ -229,6 +250,7 @@ fn main() -> std::process::ExitCode {
                     timeout_s: timeout,
                     statusline: !no_statusline,
                     agents: &agents,
+                    user_scope: !no_user_scope,
                 },
                 json,
             ),

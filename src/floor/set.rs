@@ -239,7 +239,7 @@ fn hooks_path(root: &Path, git_dir: &Path) -> Vec<Denied> {
 fn read_small(path: &Path) -> Option<String> {
     use std::io::Read;
     let mut text = String::new();
-    std::fs::File::open(path)
+    crate::atomic::open_regular(path)
         .ok()?
         .take(64 * 1024)
         .read_to_string(&mut text)

@@ -146,7 +146,9 @@ fn stream_of(layout: &Layout, session: &str) -> Option<String> {
         if stream.starts_with('.') || name == "build.lock" {
             continue;
         }
-        if !std::fs::read_to_string(e.path()).is_ok_and(|t| t.contains(&quoted)) {
+        if !crate::atomic::read_regular(e.path(), crate::atomic::MAX_READ)
+            .is_ok_and(|t| t.contains(&quoted))
+        {
             continue;
         }
         if let Ok(Some(h)) = layout.read_lock(stream)
@@ -284,15 +286,16 @@ struct Counted<'a> {
 pub fn denies_by_session(root: &Path) -> std::io::Result<HashMap<String, usize>> {
     let dir = Layout::new(root).dir;
     let cache_file = dir.join(".index").join(COUNTS_FILE);
-    let cached: Vec<CountedFile> = std::fs::read(&cache_file)
-        .ok()
-        .and_then(|b| serde_json::from_slice::<CountsCache>(&b).ok())
-        .filter(|c| c.version == COUNTS_VERSION)
-        .map(|c| c.files)
-        .unwrap_or_default();
+    let cached: Vec<CountedFile> =
+        crate::atomic::read_regular(&cache_file, crate::atomic::MAX_READ)
+            .ok()
+            .and_then(|b| serde_json::from_str::<CountsCache>(&b).ok())
+            .filter(|c| c.version == COUNTS_VERSION)
+            .map(|c| c.files)
+            .unwrap_or_default();
     let mut files = Vec::new();
     for name in [ROTATED, FILE] {
-        let mut file = match std::fs::File::open(dir.join(name)) {
+        let mut file = match crate::atomic::open_regular(&dir.join(name)) {
             Ok(f) => f,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
             Err(e) => return Err(e),

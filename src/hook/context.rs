@@ -347,6 +347,15 @@ impl Command {
                 ),
             ));
         };
+        if let Some(name) = analysis.unreadable.first() {
+            return Err(Refusal::new(
+                Rule::Unreadable,
+                format!(
+                    "session-lock: this command runs `{name}`, which is not a regular file (a FIFO, a device or a socket): what it feeds the shell cannot be checked before it runs. Run a script from a regular file"
+                ),
+            )
+            .with_path(name.clone()));
+        }
         Ok(Command {
             here,
             analysis: std::mem::ManuallyDrop::new(analysis),

@@ -25,8 +25,9 @@ pub enum Rule {
     Lease,
     /// The input is larger or deeper than the guard can check.
     TooLarge,
-    /// Another client's tool input the guard must read to decide and cannot (a Codex patch
-    /// that does not parse, a path that is not a string).
+    /// Input the guard must read to decide and cannot: another client's tool input that does
+    /// not parse (a Codex patch, a path that is not a string), or a file the command runs that
+    /// is not a regular file (a FIFO, a device, a socket).
     Unreadable,
     /// The repo requires the kernel write floor and this machine has none.
     Floor,

@@ -10,6 +10,18 @@ use super::{Decision, decide};
 use crate::config::DecisionForm;
 use std::io::{IsTerminal, Read, Write};
 
+/// The user-scope entry (`guard --user-scope`, see [`super::USER_SCOPE`]): the hook for a
+/// session the repo's own entry does not reach (one started below a wired repo's top level),
+/// and a no-op everywhere else, decided from the environment before the payload is parsed.
+pub fn run_user_scope(usage: impl FnOnce() -> String) -> std::process::ExitCode {
+    let project = std::env::var_os("CLAUDE_PROJECT_DIR").filter(|d| !d.is_empty());
+    if project.is_none_or(|d| super::user_entry_idle(std::path::Path::new(&d))) {
+        let _ = std::io::copy(&mut std::io::stdin(), &mut std::io::sink());
+        return std::process::ExitCode::SUCCESS;
+    }
+    run(usage)
+}
+
 /// Runs the hook on stdin and returns the process exit code (0, or 2 in the exit-2 form).
 /// With stdin a terminal (a person typed `guard`), prints `usage()` and returns 2 at once.
 pub fn run(usage: impl FnOnce() -> String) -> std::process::ExitCode {

@@ -37,7 +37,24 @@ use crate::words::HookEvent;
 use context::{Call, Ctx, Env};
 use std::path::Path;
 
-/// Set to make the guard panic on purpose (tests of fail-open use it).
+/// The argument of the user-scope hook entry `guard install` writes into the user's Claude
+/// Code settings: the client reads project settings only from the folder a session starts in,
+/// so a session started in a subfolder (or a nested `claude -p` run there) meets only this one.
+pub const USER_SCOPE: &str = "--user-scope";
+
+/// The user-scope entry has nothing to do for a session started in `dir` (the client's
+/// `CLAUDE_PROJECT_DIR`): `dir` is a git top level, where the repo's own entry runs when the repo
+/// is wired, or no wired repo (one holding the launcher `session-lock/guard-hook`) is above it.
+/// A few `stat` calls: it runs before every tool call of every session of the user.
+pub fn user_entry_idle(dir: &Path) -> bool {
+    match crate::state::git_top(dir) {
+        None => true,
+        Some(top) => top == dir || !top.join("session-lock").join("guard-hook").is_file(),
+    }
+}
+
+/// Set to `1` to make the guard panic on purpose, to `hang` to make it never answer (tests of
+/// fail-open and of the deadline use it: no input makes the guard wait).
 pub const CRASH_SWITCH: &str = "SESSION_LOCK_GUARD_CRASH";
 
 /// Runs the hook on one payload and renders its answer for the client that sent it.
@@ -64,8 +81,13 @@ pub fn decide(bytes: &[u8], env: &Env) -> (Decision, DecisionForm) {
         Ok(p) => p,
         Err(e) => return (Decision::fail_open(e), form),
     };
-    if std::env::var_os(CRASH_SWITCH).is_some_and(|v| v == "1") {
-        panic!("crash requested by {CRASH_SWITCH}");
+    match std::env::var_os(CRASH_SWITCH) {
+        Some(v) if v == "1" => panic!("crash requested by {CRASH_SWITCH}"),
+        // A bug that never returns: only the deadline ends the run.
+        Some(v) if v == "hang" => loop {
+            std::thread::sleep(std::time::Duration::from_secs(60));
+        },
+        _ => {}
     }
     // Neither Codex nor Gemini names its process to its hooks: it is found above this one.
     let found;
@@ -118,6 +140,18 @@ fn decide_payload(p: &Payload, env: &Env) -> (Decision, DecisionForm) {
     let throttle = ctx.config.heartbeat_throttle_seconds * 1000;
     session::register(ctx.now, p, env, throttle);
     if p.event == HookEvent::PreToolUse {
+        if p.cut && matches!(p.tool_name, crate::words::Tool::Other(_)) {
+            // The built-in tools' fields sit at the top of their input and are read whatever
+            // lies deeper; an MCP tool's paths and commands may sit anywhere.
+            let refusal = Refusal::new(
+                Rule::TooLarge,
+                format!(
+                    "session-lock: this tool call's input is nested more than {} levels deep, deeper than the guard can check; pass it flatter",
+                    payload::MAX_DEPTH
+                ),
+            );
+            return (Decision::deny(p.event.clone(), refusal), form);
+        }
         return (pre_tool_use(&mut ctx, p, env), form);
     }
     let mut own = ctx.locks.own(&p.session_id);

@@ -41,7 +41,7 @@ pub fn unseen(home: Option<&Path>, session_id: &str, notices: Vec<Notice>) -> Ve
     let Some(path) = home.and_then(|h| file(h, session_id)) else {
         return notices;
     };
-    let mut seen: Vec<String> = std::fs::read_to_string(&path)
+    let mut seen: Vec<String> = crate::atomic::read_regular(&path, crate::atomic::MAX_READ)
         .ok()
         .and_then(|t| serde_json::from_str(&t).ok())
         .unwrap_or_default();

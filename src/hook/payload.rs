@@ -5,8 +5,17 @@
 use crate::clients::call::{self, FileWrite};
 use crate::clients::{Client, Event};
 use crate::words::{HookEvent, PermissionMode, Tool};
+use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer};
-use serde_json::Value;
+use serde_json::{Map, Value};
+use std::cell::Cell;
+
+/// How deep the guard reads a payload that is deeper than the JSON reader's own limit (128):
+/// every field the checks need sits far above this. Below it, values read as [`CUT`].
+pub const MAX_DEPTH: usize = 64;
+
+/// What a value below [`MAX_DEPTH`] reads as.
+pub const CUT: &str = "<deeper than the guard reads>";
 
 /// The fields of a hook payload the suite uses. A field that is missing, `null` or not a string
 /// reads as empty: only the guard's decisions give it meaning.
@@ -40,6 +49,97 @@ pub struct Payload {
     /// Another client's tool input the guard cannot read (why, for the model): refused.
     #[serde(skip)]
     pub unreadable: Option<String>,
+    /// Some value lay deeper than [`MAX_DEPTH`] and reads as [`CUT`]: the checks decide on the
+    /// fields they need, and a call whose fields are not known (an MCP tool) is blocked.
+    #[serde(skip)]
+    pub cut: bool,
+}
+
+/// Reads a JSON value no deeper than `left` more levels; a deeper one is skipped (serde_json
+/// skips without recursing, so no depth limit applies) and reads as [`CUT`].
+struct Capped<'a> {
+    left: usize,
+    cut: &'a Cell<bool>,
+}
+
+impl<'de> DeserializeSeed<'de> for Capped<'_> {
+    type Value = Value;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        if self.left == 0 {
+            d.deserialize_ignored_any(IgnoredAny)?;
+            self.cut.set(true);
+            return Ok(Value::String(CUT.into()));
+        }
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Capped<'_> {
+    type Value = Value;
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_string()))
+    }
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_none<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut out = Vec::new();
+        while let Some(v) = seq.next_element_seed(self.deeper())? {
+            out.push(v);
+        }
+        Ok(Value::Array(out))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut out = Map::new();
+        while let Some(k) = map.next_key::<String>()? {
+            let v = map.next_value_seed(self.deeper())?;
+            out.insert(k, v);
+        }
+        Ok(Value::Object(out))
+    }
+}
+
+impl Capped<'_> {
+    fn deeper(&self) -> Self {
+        Capped {
+            left: self.left - 1,
+            cut: self.cut,
+        }
+    }
+}
+
+/// `bytes` as a JSON value, read to [`MAX_DEPTH`] levels; true when something lay deeper.
+fn capped_value(bytes: &[u8]) -> serde_json::Result<(Value, bool)> {
+    let cut = Cell::new(false);
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    let v = Capped {
+        left: MAX_DEPTH,
+        cut: &cut,
+    }
+    .deserialize(&mut de)?;
+    de.end()?;
+    Ok((v, cut.get()))
 }
 
 /// The value of four hex digits at `b[i..i + 4]`.
@@ -113,21 +213,32 @@ fn maybe_text<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Erro
 }
 
 impl Payload {
-    /// Parses stdin. Anything that is not a JSON object is an error (the guard then allows).
+    /// Parses stdin. Anything that is not a JSON object is an error (the guard then allows: the
+    /// client writes the payload, an agent cannot make it other than JSON). A payload nested
+    /// deeper than [`MAX_DEPTH`] is read down to it (see [`Payload::cut`]).
     /// The object is read as a map first, so a repeated key means its last value, as
     /// `JSON.parse` reads it, instead of failing the whole payload.
     pub fn parse(bytes: &[u8]) -> Result<Payload, String> {
         let bytes = lone_surrogates_replaced(bytes);
-        let raw: Value =
-            serde_json::from_slice(&bytes).map_err(|e| format!("payload is not JSON: {e}"))?;
+        // Nearly every payload is shallow: the plain reader first, the capped one only for a
+        // payload deeper than the plain reader's limit (an agent can nest a tool's input).
+        let (raw, cut) = match serde_json::from_slice::<Value>(&bytes) {
+            Ok(v) => (v, false),
+            Err(e) if e.to_string().starts_with("recursion limit exceeded") => {
+                capped_value(&bytes).map_err(|e| format!("payload is not JSON: {e}"))?
+            }
+            Err(e) => return Err(format!("payload is not JSON: {e}")),
+        };
         if !raw.is_object() {
             return Err("payload is not a JSON object".into());
         }
-        match Client::detect(&raw) {
+        let mut p = match Client::detect(&raw) {
             Client::Claude => serde_json::from_value(raw)
-                .map_err(|e| format!("payload is not a hook payload: {e}")),
-            _ => Ok(Payload::of_other_client(raw)),
-        }
+                .map_err(|e| format!("payload is not a hook payload: {e}"))?,
+            _ => Payload::of_other_client(raw),
+        };
+        p.cut = cut;
+        Ok(p)
     }
 
     /// A Codex or Gemini payload in the guard's terms: the event by Claude Code's name, a shell
@@ -214,5 +325,31 @@ mod tests {
         for bad in [&b"[1]"[..], b"\"x\"", b"{", b""] {
             assert!(Payload::parse(bad).is_err(), "{bad:?}");
         }
+        assert!(!p.cut);
+    }
+
+    #[test]
+    fn a_payload_deeper_than_the_reader_is_read_on_its_shallow_fields() {
+        let deep = format!("{}1{}", "[".repeat(200), "]".repeat(200));
+        let raw = format!(
+            r#"{{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{{"command":"rm -rf dist","x":{deep}}},"tool_input":{{"command":"rm -rf dist","x":{deep}}}}}"#
+        );
+        assert!(
+            serde_json::from_str::<Value>(&raw).is_err(),
+            "deeper than serde_json reads"
+        );
+        let p = Payload::parse(raw.as_bytes()).unwrap();
+        assert!(p.cut);
+        assert_eq!(p.input_str("command"), Some("rm -rf dist"));
+        let mut v = &p.tool_input["x"];
+        let mut depth = 2;
+        while let Some(inner) = v.get(0) {
+            v = inner;
+            depth += 1;
+        }
+        assert_eq!((depth, v.as_str()), (MAX_DEPTH, Some(CUT)));
+        // Broken JSON under the limit is still broken.
+        let broken = format!(r#"{{"a":{}}}"#, "[".repeat(200));
+        assert!(Payload::parse(broken.as_bytes()).is_err());
     }
 }

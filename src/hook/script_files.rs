@@ -1,11 +1,10 @@
 //! The hook's side of [`crate::shell::files`]: the text of a script a command runs, read
-//! from inside the repository only, bounded by size.
+//! from inside the repository only, regular files only, bounded by size.
 
 use crate::paths::lexical::{Place, place};
 use crate::rules::{CommandContext, Env as Where};
 use crate::shell::DirStep;
-use crate::shell::files::{MAX_FILE_BYTES, Reader};
-use std::io::Read;
+use crate::shell::files::{MAX_FILE_BYTES, Reader, Unread};
 
 /// Reads files inside the repository, resolved from the payload's cwd and `cd` steps.
 pub struct RepoFiles<'a> {
@@ -21,21 +20,26 @@ impl<'a> RepoFiles<'a> {
 }
 
 impl Reader for RepoFiles<'_> {
-    fn read(&self, path: &str, dirs: &[DirStep]) -> Option<String> {
+    fn read(&self, path: &str, dirs: &[DirStep]) -> Result<String, Unread> {
         let abs = self
             .at
-            .absolute(&self.at.base_of(dirs), path, self.at.rooted())?;
+            .absolute(&self.at.base_of(dirs), path, self.at.rooted())
+            .ok_or(Unread::Nothing)?;
         if !matches!(place(self.at.root(), &abs), Place::Inside(rel) if !rel.is_empty()) {
-            return None;
+            // Not the repo's to read; but a FIFO or device anywhere still feeds unknown text.
+            return Err(match std::fs::metadata(&abs) {
+                Ok(m) if !m.is_file() && !m.is_dir() => Unread::NotRegular,
+                _ => Unread::Nothing,
+            });
         }
-        let file = std::fs::File::open(&abs).ok()?;
-        if !file.metadata().ok()?.is_file() {
-            return None;
-        }
-        let mut text = String::new();
-        file.take(MAX_FILE_BYTES as u64 + 1)
-            .read_to_string(&mut text)
-            .ok()?;
-        (text.len() <= MAX_FILE_BYTES).then_some(text)
+        // A FIFO would make the read wait for a writer the agent controls; a device or socket
+        // gives text no one can know in advance. Neither is opened.
+        crate::atomic::read_regular(&abs, MAX_FILE_BYTES as u64).map_err(|e| {
+            if crate::atomic::is_not_regular(&e) {
+                Unread::NotRegular
+            } else {
+                Unread::Nothing
+            }
+        })
     }
 }

@@ -110,7 +110,6 @@ fn git(root: &Path, args: &[&str], input: Option<&[u8]>, limit: Duration) -> Res
     })
 }
 
-
 /// Git's words for "could not talk to the remote", across transports.
 fn unreachable(stderr: &str) -> bool {
     let s = stderr.to_ascii_lowercase();

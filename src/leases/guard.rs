@@ -122,7 +122,7 @@ fn start_refresher(
     now: u64,
 ) {
     let stamp = super::dir(layout).join("refresh.stamp");
-    let last = std::fs::read_to_string(&stamp)
+    let last = crate::atomic::read_regular(&stamp, crate::atomic::MAX_READ)
         .ok()
         .and_then(|t| t.trim().parse::<u64>().ok())
         .unwrap_or(0);

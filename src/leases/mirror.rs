@@ -79,8 +79,8 @@ impl Mirror {
     /// it is there but cannot be read (empty, cut short, not a mirror).
     pub fn load(layout: &Layout) -> Result<Option<Mirror>, String> {
         let file = path(layout);
-        let text = match std::fs::read(&file) {
-            Ok(t) => t,
+        let text = match crate::atomic::read_regular(&file, crate::atomic::MAX_READ) {
+            Ok(t) => t.into_bytes(),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(format!("{}: {e}", file.display())),
         };

@@ -148,7 +148,7 @@ pub fn clone_id(layout: &crate::state::Layout) -> std::io::Result<String> {
     let id = crate::ids::new_uuid();
     if !crate::atomic::create_new(&file, id.as_bytes())? {
         // Another process made it first: theirs stands.
-        return checked(std::fs::read_to_string(&file)?);
+        return checked(crate::atomic::read_regular(&file, crate::atomic::MAX_READ)?);
     }
     Ok(id)
 }
@@ -156,7 +156,7 @@ pub fn clone_id(layout: &crate::state::Layout) -> std::io::Result<String> {
 /// The repo's `.git` folder (a worktree's `.git` file is followed).
 pub fn git_dir(root: &Path) -> PathBuf {
     let dot = root.join(".git");
-    if let Ok(text) = std::fs::read_to_string(&dot)
+    if let Ok(text) = crate::atomic::read_regular(&dot, crate::atomic::MAX_READ)
         && let Some(rest) = text.trim().strip_prefix("gitdir:")
     {
         let p = PathBuf::from(rest.trim());

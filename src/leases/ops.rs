@@ -33,8 +33,8 @@ pub fn read_pushed(layout: &Layout, stream: &str) -> Option<Pushed> {
 /// [`read_pushed`], with an error naming the file when it is there but cannot be read.
 pub fn load_pushed(layout: &Layout, stream: &str) -> Result<Option<Pushed>, String> {
     let file = held_path(layout, stream);
-    let text = match std::fs::read(&file) {
-        Ok(t) => t,
+    let text = match crate::atomic::read_regular(&file, crate::atomic::MAX_READ) {
+        Ok(t) => t.into_bytes(),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(format!("{} cannot be read: {e}", file.display())),
     };

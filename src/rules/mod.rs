@@ -20,7 +20,7 @@
 //! the file rules only: `app.restart` and `plugin.protected-toggle` still apply to it.
 //!
 //! Decisions (details in each matcher module):
-//! - Only `git.head-change` is [`Scope::WhenShared`]; whether another live session works
+//! - Only `git.head-change` and `hooks.self-disarm` are [`Scope::WhenShared`]; whether another live session works
 //!   in the tree is the hook's question, not the rules'. `git -C <elsewhere>` is not
 //!   told apart from this tree: the rule still fires.
 //! - `git reset` fires for `--hard`/`--merge`/`--keep` or a lone commit-ish operand
@@ -46,6 +46,7 @@ mod config;
 pub mod explain;
 mod fs;
 mod git;
+mod hooks;
 mod mcp;
 pub use mcp::name_words as mcp_name_words;
 pub mod table;
@@ -354,7 +355,7 @@ pub(crate) struct View<'a> {
 type Matcher = fn(&Rules, &View, &Env) -> Option<Found>;
 
 /// The matchers; those whose rule's general texts fit every form they find give a bare detail.
-const MATCHERS: [(RuleId, Matcher); 7] = [
+const MATCHERS: [(RuleId, Matcher); 9] = [
     (RuleId::AppRestart, |r, v, e| {
         app::restart(r, v, e).map(Found::from)
     }),
@@ -368,6 +369,8 @@ const MATCHERS: [(RuleId, Matcher); 7] = [
     }),
     (RuleId::GitAddAll, git::add_all),
     (RuleId::GitHeadChange, git::head_change),
+    (RuleId::HooksSelfDisarm, hooks::self_disarm),
+    (RuleId::HooksStartUnguarded, hooks::start_unguarded),
 ];
 
 /// Rules about the running app itself (its processes, its bridge), which a container

@@ -10,6 +10,8 @@
 //! | `git.add-all` | always | `git add .`/`-A`/`--all`/`-u`, `git commit -a`, whole-tree pathspecs |
 //! | `git.head-change` | when shared | checkout, switch, reset, stash, rebase, merge, … |
 //! | `mcp.arbitrary-command` | always | MCP tools that run commands or kill processes |
+//! | `hooks.self-disarm` | when shared | `guard install`/`uninstall`, by any path or launcher |
+//! | `hooks.start-unguarded` | always | `claude --bare`, `--settings` switching hooks off, `--setting-sources` without user and project |
 
 /// When a hit blocks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -49,6 +51,10 @@ pub enum RuleId {
     GitHeadChange,
     /// `mcp.arbitrary-command`
     McpArbitraryCommand,
+    /// `hooks.self-disarm`
+    HooksSelfDisarm,
+    /// `hooks.start-unguarded`
+    HooksStartUnguarded,
 }
 
 /// The fixed texts of a rule.
@@ -68,7 +74,7 @@ pub struct RuleInfo {
     pub instead: &'static str,
 }
 
-const INFO: [RuleInfo; 8] = [
+const INFO: [RuleInfo; 10] = [
     RuleInfo {
         rule: RuleId::AppRestart,
         id: "app.restart",
@@ -151,11 +157,34 @@ const INFO: [RuleInfo; 8] = [
         why: "they run commands the guard cannot inspect",
         instead: "run the command through the Bash tool, where the guard checks it",
     },
+    RuleInfo {
+        rule: RuleId::HooksSelfDisarm,
+        id: "hooks.self-disarm",
+        scope: Scope::WhenShared,
+        what: "`guard install` and `guard uninstall`, whatever path or wrapper runs the guard \
+               (`~/.local/bin/guard`, `env guard`, `sh -c 'guard …'`, the launcher \
+               `session-lock/guard-hook`)",
+        why: "another session works in this tree, and rewiring the hooks would leave its calls \
+              failing or unguarded",
+        instead: "leave the wiring as it is while others work; a person runs `guard install` or \
+                  `guard uninstall` when no stream is active (`guard doctor` reports what is wrong)",
+    },
+    RuleInfo {
+        rule: RuleId::HooksStartUnguarded,
+        id: "hooks.start-unguarded",
+        scope: Scope::Always,
+        what: "starting Claude Code with its hooks off: `claude --bare`, `--settings` that sets \
+               `disableAllHooks` (or that the guard cannot read), `--setting-sources` without \
+               both `user` and `project`",
+        why: "the session it starts runs without the guard and can overwrite other sessions' work",
+        instead: "start nested sessions with the default settings sources (or through \
+                  `run-agent`), so the guard's hooks run in them too",
+    },
 ];
 
 impl RuleId {
     /// Every rule, in table order.
-    pub const ALL: [RuleId; 8] = [
+    pub const ALL: [RuleId; 10] = [
         RuleId::AppRestart,
         RuleId::EmitOverRunning,
         RuleId::BuildOutsideRenderer,
@@ -164,6 +193,8 @@ impl RuleId {
         RuleId::GitAddAll,
         RuleId::GitHeadChange,
         RuleId::McpArbitraryCommand,
+        RuleId::HooksSelfDisarm,
+        RuleId::HooksStartUnguarded,
     ];
 
     /// The rule's texts.
@@ -204,7 +235,7 @@ mod tests {
             .filter(|i| i.scope == Scope::WhenShared)
             .map(|i| i.id)
             .collect();
-        assert_eq!(only_shared, ["git.head-change"]);
+        assert_eq!(only_shared, ["git.head-change", "hooks.self-disarm"]);
     }
 
     #[test]
@@ -219,6 +250,8 @@ mod tests {
             (RuleId::GitAddAll, "git.add-all"),
             (RuleId::GitHeadChange, "git.head-change"),
             (RuleId::McpArbitraryCommand, "mcp.arbitrary-command"),
+            (RuleId::HooksSelfDisarm, "hooks.self-disarm"),
+            (RuleId::HooksStartUnguarded, "hooks.start-unguarded"),
         ];
         assert_eq!(want.len(), RuleId::ALL.len());
         for (rule, id) in want {

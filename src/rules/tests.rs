@@ -587,3 +587,73 @@ fn rimraf_and_friends_delete_the_output_through_the_table() {
     }
     assert!(ids("rimraf coverage").is_empty());
 }
+
+#[test]
+fn issue_27_the_guard_wiring_cannot_be_rewritten_by_any_spelling() {
+    for cmd in [
+        "guard uninstall",
+        "guard install",
+        "guard install --guard /bin/true",
+        "~/.local/bin/guard uninstall",
+        "./target/release/guard uninstall --json",
+        "/usr/local/bin/GUARD.exe uninstall",
+        "env guard uninstall",
+        "env -i PATH=/usr/bin guard install",
+        "sh -c 'guard uninstall'",
+        "bash -c \"cd /tmp && exec guard uninstall\"",
+        "session-lock/guard-hook uninstall",
+        "sh session-lock/guard-hook uninstall",
+        "sh \"$CLAUDE_PROJECT_DIR/session-lock/guard-hook\" install",
+        "nohup guard uninstall &",
+        "echo x; guard uninstall",
+        "$(echo guard) uninstall",
+    ] {
+        assert_eq!(ids(cmd), ["hooks.self-disarm"], "{cmd}");
+    }
+    // Reading commands, and words that only mention it, are not the wiring.
+    for cmd in [
+        "guard doctor",
+        "guard explain 'guard uninstall'",
+        "guard log --since 1h",
+        "guard --help",
+        "guard uninstall --help",
+        "echo guard uninstall",
+        "git commit -m 'guard uninstall'",
+        "session-lock/guard-hook --tool status",
+        "sh session-lock/guard-hook --tool send-message mcp",
+        "grep -rn 'guard install' README.md",
+        "guard",
+    ] {
+        assert!(ids(cmd).is_empty(), "{cmd}: {:?}", ids(cmd));
+    }
+}
+
+#[test]
+fn issue_27_a_nested_client_cannot_start_with_its_hooks_off() {
+    for cmd in [
+        "claude --bare -p hi",
+        r#"claude -p hi --settings '{"disableAllHooks":true}'"#,
+        r#"claude -p hi --settings='{"disableAllHooks": 1}'"#,
+        "claude -p hi --settings off.json",
+        "claude -p hi --settings \"$S\"",
+        "claude -p hi --setting-sources project",
+        "claude -p hi --setting-sources user,local",
+        "claude -p hi --setting-sources ''",
+        "claude -p hi --setting-sources=local",
+        "env CLAUDE_X=1 ~/.local/bin/claude --bare",
+        "sh -c 'claude --setting-sources \"\" -p hi'",
+    ] {
+        assert_eq!(ids(cmd), ["hooks.start-unguarded"], "{cmd}");
+    }
+    for cmd in [
+        "claude -p hi",
+        "claude --version",
+        "claude -p hi --setting-sources user,project,local",
+        r#"claude -p hi --settings '{"model":"x"}'"#,
+        r#"claude -p hi --settings '{"disableAllHooks":false}'"#,
+        "claude -p 'use --bare and disableAllHooks'",
+        "echo claude --bare",
+    ] {
+        assert!(ids(cmd).is_empty(), "{cmd}: {:?}", ids(cmd));
+    }
+}

@@ -60,7 +60,7 @@ pub fn entries() -> Vec<ClaudeSession> {
         if stem.is_empty() || !stem.bytes().all(|b| b.is_ascii_digit()) {
             continue;
         }
-        let parsed = std::fs::read_to_string(e.path())
+        let parsed = crate::atomic::read_regular(e.path(), crate::atomic::MAX_READ)
             .ok()
             .and_then(|text| serde_json::from_str::<ClaudeSession>(&text).ok());
         out.extend(parsed);

@@ -24,7 +24,7 @@ struct Row {
 
 /// The live sessions the file lists, or why it cannot be trusted.
 pub fn read(path: &Path) -> Result<Vec<LiveSession>, String> {
-    let text = std::fs::read_to_string(path)
+    let text = crate::atomic::read_regular(path, crate::atomic::MAX_READ)
         .map_err(|e| format!("live-sessions file {}: {e}", path.display()))?;
     let file: File = serde_json::from_str(&text)
         .map_err(|e| format!("live-sessions file {} is corrupt: {e}", path.display()))?;

@@ -45,7 +45,7 @@ pub fn file_in(dir: &Path, session_id: &str, ext: &str) -> Option<PathBuf> {
 /// Reads this session's entry, if any.
 pub fn read(home: &Path, session_id: &str) -> Option<Entry> {
     let path = file_for(home, session_id)?;
-    let text = std::fs::read_to_string(path).ok()?;
+    let text = crate::atomic::read_regular(path, crate::atomic::MAX_READ).ok()?;
     serde_json::from_str(&text).ok()
 }
 
@@ -72,7 +72,7 @@ pub fn entries(home: &Path) -> Vec<Entry> {
     };
     list.flatten()
         .filter(|e| e.file_name().to_string_lossy().ends_with(".json"))
-        .filter_map(|e| std::fs::read_to_string(e.path()).ok())
+        .filter_map(|e| crate::atomic::read_regular(e.path(), crate::atomic::MAX_READ).ok())
         .filter_map(|text| serde_json::from_str::<Entry>(&text).ok())
         .collect()
 }

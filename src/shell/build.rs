@@ -3,7 +3,7 @@
 //! scripts, heredoc scripts, text piped into a shell, `find -exec` and `xargs` input.
 
 use super::Dialect;
-use super::files::{MAX_FILES, Reader as FileReader, scripts as file_scripts};
+use super::files::{MAX_FILES, Reader as FileReader, Unread, scripts as file_scripts};
 use super::heredoc::{BodyKind, Heredoc, Reader, classify, reader_kind};
 use super::interp::{self, Lang};
 use super::lexer::{Arena, MAX_DEPTH, Op, Redirect, SubKind, Tok, lex};
@@ -274,11 +274,11 @@ struct Written<'a> {
 }
 
 impl FileReader for Written<'_> {
-    fn read(&self, path: &str, dirs: &[DirStep]) -> Option<String> {
+    fn read(&self, path: &str, dirs: &[DirStep]) -> Result<String, Unread> {
         if let Some(key) = written_key(path, dirs)
             && let Some((_, text)) = self.files.iter().rev().find(|(k, _)| *k == key)
         {
-            return Some(text.clone());
+            return Ok(text.clone());
         }
         self.inner.read(path, dirs)
     }
@@ -795,8 +795,9 @@ impl Builder<'_> {
         };
         let from_files = if ctx.dialect == Dialect::Posix && self.files_read < MAX_FILES {
             let found = file_scripts(&written, &argv, &wrappers, &seg_dirs);
-            self.files_read += found.len().max(1);
-            found
+            self.files_read += found.scripts.len().max(1);
+            self.out.unreadable.extend(found.unreadable);
+            found.scripts
         } else {
             Vec::new()
         };

@@ -17,19 +17,58 @@ pub const MAX_FILES: usize = 16;
 /// Largest file text analysed.
 pub const MAX_FILE_BYTES: usize = 256 * 1024;
 
+/// Why a file a command runs gives the analysis no text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unread {
+    /// Missing, outside the repository, too large, or not text: nothing of the repo's runs.
+    Nothing,
+    /// There, but not a regular file (a FIFO, a device, a socket): what it feeds the shell
+    /// cannot be known before it runs, so the analysis records it
+    /// ([`Analysis::unreadable`](super::Analysis::unreadable)) and the hook blocks.
+    NotRegular,
+}
+
 /// Gives the analysis the text of a file a command runs.
 pub trait Reader {
     /// The text of `path` as the command names it, read from the directory the `cd`
-    /// steps `dirs` lead to; `None` when it cannot (or should not) be read.
-    fn read(&self, path: &str, dirs: &[DirStep]) -> Option<String>;
+    /// steps `dirs` lead to, or why there is none.
+    fn read(&self, path: &str, dirs: &[DirStep]) -> Result<String, Unread>;
 }
 
 /// Reads nothing: the analysis of the command text alone.
 pub struct NoFiles;
 
 impl Reader for NoFiles {
-    fn read(&self, _path: &str, _dirs: &[DirStep]) -> Option<String> {
-        None
+    fn read(&self, _path: &str, _dirs: &[DirStep]) -> Result<String, Unread> {
+        Err(Unread::Nothing)
+    }
+}
+
+/// What the files a segment runs gave: their scripts, and the names of those that are not
+/// regular files.
+#[derive(Default)]
+pub(crate) struct Found {
+    pub scripts: Vec<FileScript>,
+    pub unreadable: Vec<String>,
+}
+
+impl Found {
+    fn of(
+        read: Result<String, Unread>,
+        name: &str,
+        keep: impl FnOnce(String) -> Vec<FileScript>,
+    ) -> Found {
+        match read {
+            Ok(text) => Found {
+                scripts: keep(text),
+                unreadable: Vec::new(),
+            },
+            Err(Unread::NotRegular) => Found {
+                scripts: Vec::new(),
+                unreadable: vec![name.to_string()],
+            },
+            Err(Unread::Nothing) => Found::default(),
+        }
     }
 }
 
@@ -45,34 +84,33 @@ pub(crate) fn scripts(
     argv: &[Word],
     wrappers: &[String],
     dirs: &[DirStep],
-) -> Vec<FileScript> {
+) -> Found {
     let Some(head) = argv.first() else {
-        return Vec::new();
+        return Found::default();
     };
     if head.dynamic {
-        return Vec::new();
+        return Found::default();
     }
     if let Some(PmCall::Script { name, .. }) = pm_call(argv) {
-        let Some(json) = reader.read("package.json", dirs) else {
-            return Vec::new();
-        };
-        let Ok(v) = serde_json::from_str::<serde_json::Value>(&json) else {
-            return Vec::new();
-        };
-        let mut out = Vec::new();
-        for key in [format!("pre{name}"), name.clone(), format!("post{name}")] {
-            if let Some(text) = v
-                .get("scripts")
-                .and_then(|s| s.get(&key))
-                .and_then(|s| s.as_str())
-            {
-                out.push(FileScript {
-                    text: text.to_string(),
-                    via: "package script",
-                });
+        return Found::of(reader.read("package.json", dirs), "package.json", |json| {
+            let Ok(v) = serde_json::from_str::<serde_json::Value>(&json) else {
+                return Vec::new();
+            };
+            let mut out = Vec::new();
+            for key in [format!("pre{name}"), name.clone(), format!("post{name}")] {
+                if let Some(text) = v
+                    .get("scripts")
+                    .and_then(|s| s.get(&key))
+                    .and_then(|s| s.as_str())
+                {
+                    out.push(FileScript {
+                        text: text.to_string(),
+                        via: "package script",
+                    });
+                }
             }
-        }
-        return out;
+            out
+        });
     }
     let by_shell = wrappers
         .last()
@@ -80,20 +118,23 @@ pub(crate) fn scripts(
         .is_some_and(|p| p.shell_file);
     let path_like = head.text.contains('/');
     if !(by_shell || path_like) {
-        return Vec::new();
+        return Found::default();
     }
     let name = command_name(&head.text);
     let script_name = name.ends_with(".sh") || name.ends_with(".bash") || !name.contains('.');
     if !(by_shell || script_name) {
-        return Vec::new();
+        return Found::default();
     }
-    match reader.read(&head.text, dirs) {
-        Some(text) if shell_text(&text) => vec![FileScript {
-            text,
-            via: "script file",
-        }],
-        _ => Vec::new(),
-    }
+    Found::of(reader.read(&head.text, dirs), &head.text, |text| {
+        if shell_text(&text) {
+            vec![FileScript {
+                text,
+                via: "script file",
+            }]
+        } else {
+            Vec::new()
+        }
+    })
 }
 
 /// Text a POSIX shell would run: no NUL bytes, and a shebang (if any) naming a shell.
@@ -124,7 +165,7 @@ mod tests {
     }
 
     impl Reader for Fake {
-        fn read(&self, path: &str, dirs: &[DirStep]) -> Option<String> {
+        fn read(&self, path: &str, dirs: &[DirStep]) -> Result<String, Unread> {
             self.reads.set(self.reads.get() + 1);
             let mut full = String::new();
             for d in dirs {
@@ -138,6 +179,7 @@ mod tests {
                 .iter()
                 .find(|(p, _)| *p == full)
                 .map(|(_, t)| t.to_string())
+                .ok_or(Unread::Nothing)
         }
     }
 

@@ -302,6 +302,20 @@ pub enum Container {
     Compose,
 }
 
+/// A program that can switch the guard's hooks off (issue 27: no door from inside a session).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Hooks {
+    /// The guard itself: `install` and `uninstall` rewrite the hook wiring every session runs.
+    Wiring,
+    /// The launcher the hook entries run (`session-lock/guard-hook`): runs the guard with its
+    /// arguments (`guard-hook uninstall` is `guard uninstall`), unless `--tool` names another.
+    Launcher,
+    /// The Claude Code client: `--bare`, `--settings` with `disableAllHooks` and
+    /// `--setting-sources` without the user's and the project's settings start a session the
+    /// hooks do not reach.
+    Client,
+}
+
 /// What the analysis knows about one program.
 #[derive(Clone, Copy, Debug)]
 pub struct Program {
@@ -332,6 +346,8 @@ pub struct Program {
     pub http: bool,
     /// Ends processes named on its command line.
     pub kills: bool,
+    /// Can switch the guard's hooks off.
+    pub hooks: Option<Hooks>,
 }
 
 impl Program {
@@ -355,6 +371,7 @@ const BASE: Program = Program {
     container: None,
     http: false,
     kills: false,
+    hooks: None,
 };
 
 const fn row(name: &'static str) -> Program {
@@ -613,6 +630,28 @@ pub static PROGRAMS: &[Program] = &[
     prefix("chronic", &PREFIX, Grammar::NONE),
     prefix("chrt", &SKIP1, Grammar::NONE),
     inert("cksum"),
+    Program {
+        opts: g(
+            "",
+            &[
+                "settings",
+                "setting-sources",
+                "model",
+                "permission-mode",
+                "mcp-config",
+                "output-format",
+                "input-format",
+                "resume",
+                "session-id",
+                "append-system-prompt",
+                "system-prompt",
+                "fallback-model",
+                "max-turns",
+            ],
+        ),
+        hooks: Some(Hooks::Client),
+        ..row("claude")
+    },
     inert("clip"),
     Program {
         shell: Some(Dialect::Cmd),
@@ -721,6 +760,14 @@ pub static PROGRAMS: &[Program] = &[
     Program {
         stdin: Stdin::Inert,
         ..writer("gsed", Writes::InPlace, SED_OPTS)
+    },
+    Program {
+        hooks: Some(Hooks::Wiring),
+        ..row("guard")
+    },
+    Program {
+        hooks: Some(Hooks::Launcher),
+        ..row("guard-hook")
     },
     inert("gunzip"),
     inert("gzip"),

@@ -181,4 +181,7 @@ pub struct Analysis {
     pub segments: Vec<Segment>,
     /// A limit (input size, depth, work budget, segment count) cut the analysis short.
     pub truncated: bool,
+    /// Files the command runs as scripts that are there but not regular files (a FIFO, a
+    /// device, a socket), as the command names them: what they feed the shell is not known.
+    pub unreadable: Vec<String>,
 }

@@ -1,7 +1,8 @@
 //! The guard's contract with the real client, end to end (see `support::e2e`): a
 //! crashing guard fails open and says why, the exit-2 decision form blocks, a
 //! path is judged from the directory a Bash `cd` moved to, and a session
-//! started below the repo root runs no hook at all (and `claim` says so).
+//! started below the repo root is guarded by the user-scope entry (without it, it runs no hook
+//! at all, and `claim` says so).
 
 use serde_json::json;
 
@@ -188,10 +189,61 @@ fn without_a_guard_on_the_machine_the_launcher_blocks_where_a_missing_program_wo
     assert_eq!(bed.repo.read("docs/b.md").as_deref(), Some("b\n"));
 }
 
+/// Issue 27, item 1: the client reads a repo's settings only in the folder a session starts in,
+/// so a session started in `src/` meets only the user-scope entry `guard install` wrote. It is
+/// guarded like one at the root: its claim is recorded, another stream's file is refused, its
+/// own file is written.
 #[test]
-fn a_session_started_below_the_repo_root_has_no_hooks_and_claim_says_so() {
+fn issue_27_a_session_started_below_the_repo_root_is_guarded_by_the_user_scope_entry() {
     let claude = require_claude!();
     let bed = Bed::new(claude, json!({"releaseChecks": ["true"]}));
+    let user = std::fs::read_to_string(bed.user_settings()).expect("install wrote user settings");
+    assert!(user.contains("--user-scope"), "{user}");
+    bed.claimed_by_finished_session("api");
+    let model = FakeModel::start(vec![
+        bash_call("toolu_claim", "claim ui"),
+        edit(
+            "toolu_edit_api",
+            bed.repo.join("src/api/x.ts"),
+            "x = 1",
+            "x = 'S'",
+        ),
+        edit(
+            "toolu_edit_ui",
+            bed.repo.join("src/ui/y.ts"),
+            "y = 1",
+            "y = 2",
+        ),
+        Turn::text("done"),
+    ]);
+
+    let run = bed.session_in(&bed.repo.join("src"), &model, "S").run();
+
+    run.assert_success();
+    assert_guard_output(&run);
+    assert_ran(&run, &model, "toolu_claim");
+    assert!(bed.lock("ui").is_some(), "the claim was recorded");
+    assert_blocked(
+        &run,
+        &model,
+        "toolu_edit_api",
+        "src/api/x.ts is owned by stream 'api'",
+    );
+    assert_eq!(bed.repo.read("src/api/x.ts").as_deref(), Some(API_X));
+    assert_ran(&run, &model, "toolu_edit_ui");
+    assert_eq!(
+        bed.repo.read("src/ui/y.ts").as_deref(),
+        Some("export const y = 2;\n")
+    );
+}
+
+/// Without the user-scope entry a session started below the root runs no hook at all, and
+/// `claim` says so.
+#[test]
+fn a_session_started_below_the_repo_root_without_the_user_entry_has_no_hooks_and_claim_says_so() {
+    let claude = require_claude!();
+    let bed = Bed::new(claude, json!({"releaseChecks": ["true"]}));
+    std::fs::remove_file(bed.user_settings()).expect("install wrote user settings");
     let model = FakeModel::start(vec![
         bash_call("toolu_claim", "claim api"),
         Turn::text("done"),

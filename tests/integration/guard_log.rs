@@ -131,7 +131,7 @@ fn denies_and_fail_opens_are_logged_redacted_and_counted_per_stream() {
     );
 }
 
-/// A run that never finishes (its config is a FIFO nobody writes, so reading it blocks) ends at
+/// A run that never finishes (a bug of the guard's own, switched on by the crash switch) ends at
 /// the deadline: allowed, with the note on stderr and a fail-open line naming the call — from
 /// the same process the client started (on Linux the guard re-executes itself in place).
 #[cfg(unix)]
@@ -140,20 +140,15 @@ fn a_run_past_its_deadline_allows_says_so_and_logs_it() {
     let repo = Repo::new();
     repo.plan("api", 1, &["src/api/**"]);
     repo.lock("api", "bob", &["src/api/**"], 1, 60_000);
-    let config = repo.path("session-lock/config.json");
-    let made = std::process::Command::new("mkfifo")
-        .arg(&config)
-        .status()
-        .expect("mkfifo");
-    assert!(made.success());
     let edit = repo.payload(
         "alice",
         "Edit",
         json!({"file_path": repo.path("src/api/x.ts").to_string_lossy()}),
     );
+    let mut guard = repo.tool("guard");
+    guard.env("SESSION_LOCK_GUARD_CRASH", "hang");
     let started = std::time::Instant::now();
-    let out =
-        crate::support::lifecycle::run_with_stdin(repo.tool("guard"), edit.to_string().as_bytes());
+    let out = crate::support::lifecycle::run_with_stdin(guard, edit.to_string().as_bytes());
     let took = started.elapsed();
     assert_eq!(verdict(&out), Ok(Verdict::Allow), "{}", text(&out.stderr));
     assert_eq!(out.status.code(), Some(0));

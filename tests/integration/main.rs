@@ -35,6 +35,7 @@
 //! - `guard_clients`: Codex CLI and Gemini CLI payloads through the real guard, answered in each
 //!   client's form.
 //! - `guard_log`: the block log through the real guard.
+//! - `guard_inputs`: FIFOs and deep payloads never make the guard wait or decide blind (issue 27).
 //! - `state_links`: symbolic links planted in the state folders are never written through.
 //! - `setup_script`: `scripts/setup` shows cargo's progress and wires a repo.
 //! - `floor`: the kernel write floor (`guard floor`) and its wrapper with real processes: the
@@ -55,6 +56,8 @@
 //!   widening and a release of another session's stream, refused from inside a session.
 //! - `e2e_statusline`: an interactive session under tmux in a repo wired by plain `guard install`:
 //!   the status line, the hooks and the MCP server all through the committed launcher.
+//! - `e2e_doors`: issue 27's doors out of the guard from a real session's Bash: a script that
+//!   is a FIFO, `guard uninstall` by several spellings, a nested client with its hooks off.
 //! - `e2e_hook_contract`: the guard and the real client: fail-open on a crash,
 //!   the exit-2 decision form, paths after a `cd`, sessions started below the
 //!   repo root.
@@ -70,6 +73,7 @@ mod agent_run;
 mod architecture;
 mod build_lock;
 mod e2e_clients;
+mod e2e_doors;
 mod e2e_floor;
 mod e2e_hook_contract;
 mod e2e_lifecycle;
@@ -79,9 +83,10 @@ mod e2e_three_clients;
 mod e2e_trust;
 mod exit_codes;
 mod floor;
-mod guard_clients;
 mod floor_hook;
+mod guard_clients;
 mod guard_explain;
+mod guard_inputs;
 mod guard_log;
 mod guard_props;
 mod leases_remote;

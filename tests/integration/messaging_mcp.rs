@@ -24,6 +24,7 @@ fn wired() -> World {
     // The hooks run this build's guard (not the committed launcher, which looks on PATH).
     let out = Command::new(GUARD)
         .arg("install")
+        .arg("--no-user-scope")
         .arg(w.repo.path())
         .arg("--guard")
         .arg(GUARD)
@@ -666,6 +667,7 @@ fn an_interactive_session_loads_the_installed_server_without_asking() {
     // The hooks run this build's guard (not the committed launcher, which looks on PATH).
     let out = Command::new(GUARD)
         .arg("install")
+        .arg("--no-user-scope")
         .arg(w.repo.path())
         .arg("--guard")
         .arg(GUARD)

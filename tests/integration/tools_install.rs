@@ -213,7 +213,8 @@ fn install_wires_every_event_and_is_idempotent() {
     assert_eq!(code, 0);
     let report: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(report["changed"], json!([]));
-    assert_eq!(report["unchanged"].as_array().map(Vec::len), Some(6));
+    // The repo's six files and the user-scope entry's settings file.
+    assert_eq!(report["unchanged"].as_array().map(Vec::len), Some(7));
     assert_eq!(report["statusLine"]["state"], "present", "{report}");
 }
 
@@ -743,5 +744,103 @@ fn the_launcher_runs_the_mcp_server_and_the_status_line_beside_the_guard_it_find
         answer.contains(r#""serverInfo":{"name":"session-lock""#),
         "{answer}{}",
         text(&out.stderr)
+    );
+}
+
+/// Issue 27, item 1: install also writes the user-scope entry (`<guard> --user-scope`, every
+/// event) into the user's Claude Code settings, keeping what else is there; it guards a session
+/// started in a subfolder, does nothing at the top level (the repo's entry runs there) or
+/// outside a wired repo; doctor checks it; uninstall takes it out again.
+#[test]
+fn issue_27_the_user_scope_entry_guards_subfolder_sessions_and_goes_with_uninstall() {
+    let repo = Repo::new();
+    repo.plan("api", 1, &["src/api/**"]);
+    repo.lock("api", "bob", &["src/api/**"], 1, 60_000);
+    let user = repo.home.join("claude/settings.json");
+    std::fs::create_dir_all(user.parent().unwrap()).unwrap();
+    std::fs::write(&user, "{\n  \"model\": \"sonnet\"\n}\n").unwrap();
+    let (code, out, err) = install(&repo, &[]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("user-scope entry"), "{out}");
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&user).unwrap()).unwrap();
+    assert_eq!(
+        v["model"], "sonnet",
+        "the user's own settings are kept: {v}"
+    );
+    let want = format!(
+        "{} --user-scope",
+        session_lock::shell::word::quote_posix(bin("guard"))
+    );
+    for event in EVENTS {
+        assert_eq!(
+            v["hooks"][event][0]["hooks"][0]["command"],
+            want.as_str(),
+            "{event}: {v}"
+        );
+    }
+
+    // What the entry does, by the folder the session started in (CLAUDE_PROJECT_DIR).
+    let edit = repo.payload(
+        "alice",
+        "Edit",
+        json!({"file_path": repo.path("src/api/x.ts").to_string_lossy()}),
+    );
+    let user_entry = |project: &Path| {
+        let mut c = repo.tool("guard");
+        c.arg("--user-scope").env("CLAUDE_PROJECT_DIR", project);
+        run_with_stdin(c, edit.to_string().as_bytes())
+    };
+    std::fs::create_dir_all(repo.path("src/ui")).unwrap();
+    let sub = user_entry(&repo.path("src/ui"));
+    assert!(
+        matches!(verdict(&sub), Ok(Verdict::Block(r)) if r.contains("owned by stream 'api'")),
+        "a subfolder session is guarded: {sub:?}"
+    );
+    let top = user_entry(&repo.root);
+    assert_eq!(
+        verdict(&top),
+        Ok(Verdict::Allow),
+        "the repo's own entry decides at the top"
+    );
+    assert!(top.stdout.is_empty() && top.stderr.is_empty(), "{top:?}");
+    let elsewhere = tempfile::tempdir().unwrap();
+    let out = user_entry(elsewhere.path());
+    assert_eq!(
+        verdict(&out),
+        Ok(Verdict::Allow),
+        "outside a wired repo: nothing"
+    );
+    assert!(out.stdout.is_empty() && out.stderr.is_empty(), "{out:?}");
+
+    // doctor checks it.
+    let doctor = |repo: &Repo| {
+        let mut c = repo.tool("guard");
+        c.args(["doctor", "--json"])
+            .env("PATH", path_with_suite(true));
+        let (_, out, _) = repo.run(c);
+        let v: Value = serde_json::from_str(&out).unwrap();
+        v["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == "user-scope hooks")
+            .cloned()
+            .unwrap_or_else(|| panic!("no user-scope row: {v}"))
+    };
+    assert_eq!(doctor(&repo)["level"], "ok", "{}", doctor(&repo));
+
+    // uninstall takes it out and keeps the rest of the user's file.
+    let (code, out, err) = guard_in(&repo, &repo.root, &["uninstall"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&user).unwrap()).unwrap();
+    assert_eq!(v, json!({"model": "sonnet"}), "{v}");
+
+    // Wired again without it: doctor warns, naming the cause.
+    assert_eq!(install(&repo, &["--no-user-scope"]).0, 0);
+    let row = doctor(&repo);
+    assert_eq!(row["level"], "warn", "{row}");
+    assert!(
+        row["detail"].as_str().unwrap().contains("subfolder"),
+        "{row}"
     );
 }

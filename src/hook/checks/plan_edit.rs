@@ -138,7 +138,7 @@ pub fn problem(p: &Payload, rel: &str, path: &Path, holder: &str) -> Option<Stri
     );
     let before = match std::fs::metadata(path) {
         Ok(m) if m.len() > MAX_PLAN => return Some(frozen),
-        Ok(_) => std::fs::read_to_string(path).ok(),
+        Ok(_) => crate::atomic::read_regular(path, crate::atomic::MAX_READ).ok(),
         Err(_) => None,
     };
     let Some(before) = before else {

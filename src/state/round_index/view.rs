@@ -89,7 +89,7 @@ impl View {
         let Some(stamp) = dir_stamp(&layout.dir) else {
             return Err(Unusable::Missing);
         };
-        let text = match std::fs::read_to_string(path(layout)) {
+        let text = match crate::atomic::read_regular(path(layout), crate::atomic::MAX_READ) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(Unusable::Missing),
             Err(e) => return Err(Unusable::Corrupt(e.to_string())),

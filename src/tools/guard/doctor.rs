@@ -76,8 +76,9 @@ fn ok(name: &'static str, detail: String) -> Check {
 pub type CheckFn = fn(&Ctx) -> Option<Check>;
 
 /// Every check, in the order shown.
-pub const CHECKS: [CheckFn; 14] = [
+pub const CHECKS: [CheckFn; 15] = [
     hooks,
+    user_hooks,
     hook_program,
     guard_runs,
     versions,
@@ -212,10 +213,7 @@ fn hook_entries(w: &Wiring) -> (Check, Option<String>) {
     let mut missing = Vec::new();
     let mut commands: Vec<String> = Vec::new();
     for (event, _) in EVENTS {
-        let found: Vec<String> = super::guard_commands_of(&doc, event)
-            .into_iter()
-            .map(str::to_string)
-            .collect();
+        let found = guard_commands(&doc, event);
         match found.first() {
             Some(c) => {
                 if !commands.contains(c) {
@@ -257,8 +255,61 @@ fn hook_entries(w: &Wiring) -> (Check, Option<String>) {
     )
 }
 
+/// The guard commands of a settings file's entries for `event`.
+fn guard_commands(doc: &Value, event: &str) -> Vec<String> {
+    super::guard_commands_of(doc, event)
+        .into_iter()
+        .map(str::to_string)
+        .collect()
+}
+
 fn hooks(ctx: &Ctx) -> Option<Check> {
     Some(ctx.hooks.0.clone())
+}
+
+/// The user-scope entry in the user's settings: what guards a session started in a subfolder of
+/// the repo (the client reads the repo's settings only in the folder a session starts in).
+fn user_hooks(ctx: &Ctx) -> Option<Check> {
+    const NAME: &str = "user-scope hooks";
+    let warn = |detail: String| Some(check(NAME, Level::Warn, detail, Some(ctx.install_fix())));
+    let Some(path) = &ctx.w.user else {
+        return warn("no home folder, so no user settings: a session started in a subfolder of the repo runs no hook".into());
+    };
+    let doc = match crate::atomic::read_optional(path) {
+        Ok(text) => text.and_then(|t| parse_value(&t).ok()),
+        Err(e) => return warn(format!("cannot read {}: {e}", path.display())),
+    };
+    let command = doc.as_ref().and_then(|d| {
+        guard_commands(d, "PreToolUse")
+            .into_iter()
+            .find(|c| super::is_user_scope_command(c))
+    });
+    let Some(command) = command else {
+        return warn(format!(
+            "{} has no user-scope guard entry: a session started in a subfolder of the repo (or a nested `claude -p` run there) runs no hook",
+            path.display()
+        ));
+    };
+    let program = Path::new(super::command_program(&command));
+    if !program.is_file() {
+        return Some(check(
+            NAME,
+            Level::Fail,
+            format!(
+                "{} runs `{}`, which does not exist: every session of yours meets a hook error",
+                path.display(),
+                program.display()
+            ),
+            Some(ctx.install_fix()),
+        ));
+    }
+    Some(ok(
+        NAME,
+        format!(
+            "a session started in a subfolder runs `{command}` ({})",
+            path.display()
+        ),
+    ))
 }
 
 /// Where the launcher would find the guard here, in its order; `None` when nowhere.

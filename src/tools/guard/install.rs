@@ -32,6 +32,8 @@ pub struct Options<'a> {
     /// The clients to wire (`--agent`); `run_install` fills in the default, `install` takes
     /// the list as it is.
     pub agents: &'a [crate::clients::Client],
+    /// Write the user-scope entry (`--no-user-scope`: leave it out).
+    pub user_scope: bool,
 }
 
 /// What install did about the status line.
@@ -382,6 +384,23 @@ pub fn install(repo: &Path, o: &Options) -> anyhow::Result<Report> {
             said: "wrote",
         });
     }
+    // The user-scope entry: the user's file, not the repo's (kept out of the backup).
+    let user_plan = match (&w.user, o.user_scope && claude) {
+        (Some(path), true) => {
+            // The guard running install: on this machine, whatever `--guard` names for the repo.
+            let command = super::user_scope_command(&std::env::current_exe()?);
+            let old = read(path)?;
+            let text = edited_json(path, old.as_deref(), |d| {
+                wiring::add_hooks(d, &command, o.timeout_s)
+            })?;
+            Some(Planned {
+                path,
+                text,
+                said: "wrote the user-scope entry (sessions started in a subfolder) into",
+            })
+        }
+        _ => None,
+    };
     let old_ignore = read(&w.gitignore)?;
     plan.extend([
         Planned {
@@ -419,6 +438,7 @@ pub fn install(repo: &Path, o: &Options) -> anyhow::Result<Report> {
         ..Report::default()
     };
     apply(&plan, &mut report)?;
+    apply(user_plan.as_slice(), &mut report)?;
     let claude_files = [&w.settings, &w.mcp].into_iter().filter(|_| claude);
     report.commit = claude_files
         .chain(others.iter().map(|(_, p)| p))
@@ -516,6 +536,16 @@ pub fn uninstall(repo: &Path) -> anyhow::Result<Report> {
             }),
             None => {}
         }
+    }
+    // The user-scope entry (it serves every wired repo of this user: `guard install` in another
+    // repo writes it again).
+    if let Some(path) = &w.user {
+        let text = stripped_json(path, read(path)?.as_deref(), None, wiring::strip_hooks)?;
+        plan.push(Planned {
+            path,
+            text,
+            said: "took the guard's user-scope entry out of",
+        });
     }
     // A file back to its bytes before install is said as restored.
     for p in &mut plan {

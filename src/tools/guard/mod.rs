@@ -15,6 +15,11 @@
 //! session-lock/guard-hook      the launcher the hook entries, the MCP server and the status
 //!                              line run (committed): it finds the suite on this machine, or
 //!                              blocks and says it is missing
+//! ~/.claude/settings.json       the user-scope entry, one per hook event: `<guard> --user-scope`
+//!                              (or `$CLAUDE_CONFIG_DIR/settings.json`). The client reads a
+//!                              repo's settings only in the folder a session starts in; this
+//!                              entry reaches sessions started in a subfolder, and is a no-op at
+//!                              a top level and outside wired repos
 //! session-lock/install-backup.json
 //!                              the files as they were before the first install (not
 //!                              committed), so uninstall on this machine restores them byte
@@ -32,6 +37,7 @@ pub mod log;
 pub mod wiring;
 
 use crate::exit::{Code, fail};
+use crate::hook::USER_SCOPE;
 use std::path::{Path, PathBuf};
 
 /// The protocol text every session is shown, installed as `session-lock/PROTOCOL.md`.
@@ -125,6 +131,9 @@ pub struct Wiring {
     pub protocol: PathBuf,
     pub launcher: PathBuf,
     pub backup: PathBuf,
+    /// The user's Claude Code settings (`$CLAUDE_CONFIG_DIR/settings.json` or
+    /// `~/.claude/settings.json`), where the user-scope entry goes; `None` without a home.
+    pub user: Option<PathBuf>,
 }
 
 impl Wiring {
@@ -139,6 +148,9 @@ impl Wiring {
             protocol: dir.join("PROTOCOL.md"),
             launcher: dir.join("guard-hook"),
             backup: dir.join("install-backup.json"),
+            user: crate::platform::this()
+                .claude_config_dir()
+                .map(|d| d.join("settings.json")),
         }
     }
 }
@@ -231,6 +243,20 @@ pub fn command_program(cmd: &str) -> &str {
 pub fn runs_launcher(cmd: &str) -> bool {
     let cmd = cmd.trim();
     cmd == HOOK_COMMAND || cmd.contains("session-lock/guard-hook")
+}
+
+/// The user-scope entry's command: the guard program by path with [`USER_SCOPE`] (it serves
+/// every wired repo of the user, so it names no repo's launcher).
+pub fn user_scope_command(guard: &Path) -> String {
+    format!(
+        "{} {USER_SCOPE}",
+        install::shell_quote(&guard.to_string_lossy())
+    )
+}
+
+/// Whether a hook command is the user-scope entry.
+pub fn is_user_scope_command(cmd: &str) -> bool {
+    is_guard_command(cmd) && cmd.trim_end().ends_with(USER_SCOPE)
 }
 
 /// True when a hook command runs the guard: the launcher, or a guard program by path.

@@ -76,6 +76,9 @@ impl Bed {
             ("docs/notes.md", "notes\n"),
             ("session-lock/config.json", &config),
         ]);
+        // The sessions' HOME, where install writes the user-scope entry (never the HOME of
+        // the person running the tests).
+        let home = Home::new();
         let mut install = Command::new(env!("CARGO_BIN_EXE_guard"));
         install.arg("install").arg(repo.path());
         if !others.is_empty() {
@@ -86,6 +89,8 @@ impl Bed {
         }
         let out = install
             .env_remove("CLAUDE_PROJECT_DIR")
+            .env_remove("CLAUDE_CONFIG_DIR")
+            .env("HOME", home.path())
             .output()
             .expect("run guard install");
         assert!(
@@ -110,10 +115,15 @@ impl Bed {
         Bed {
             repo,
             claude,
-            home: Home::new(),
+            home,
             state_home: temp("sl-state-"),
             scratch: temp("sl-scratch-"),
         }
+    }
+
+    /// The sessions' user settings, where `guard install` put the user-scope entry.
+    pub fn user_settings(&self) -> PathBuf {
+        self.home.path().join(".claude").join("settings.json")
     }
 
     /// A session in the repo: hook events in its stream, the suite's tools on
@@ -580,10 +590,20 @@ pub fn assert_guard_output(run: &Finished) {
     }
 }
 
-/// The first hook_response for this tool's PreToolUse.
+/// The first hook_response for this tool's PreToolUse that said anything (output or an exit
+/// code other than 0), else the first. A session at the repo root runs two guard entries, the
+/// repo's and the user-scope one, which stays silent there.
 pub fn pre_tool_response<'a>(run: &'a Finished, tool: &str) -> Option<&'a Value> {
     let name = format!("PreToolUse:{tool}");
-    hook_responses(run)
+    let all: Vec<&Value> = hook_responses(run)
         .into_iter()
-        .find(|e| e["hook_name"] == name.as_str())
+        .filter(|e| e["hook_name"] == name.as_str())
+        .collect();
+    let said = |e: &&Value| {
+        e["exit_code"] != 0
+            || ["stdout", "stderr"]
+                .iter()
+                .any(|k| e[k].as_str().is_some_and(|t| !t.is_empty()))
+    };
+    all.iter().find(|e| said(e)).or(all.first()).copied()
 }
