@@ -49,7 +49,13 @@ fn decide(
     found: impl FnOnce() -> Result<mechanism::Kind, String>,
 ) -> Floored {
     let p = call.p;
-    if ctx.config.floor == FloorMode::Off || p.tool_name != Tool::Bash || !ctx.any_live() {
+    // Claude Code's rewrite is the one proven against the real client; a Codex or Gemini shell
+    // call is checked by the analysis alone until theirs is.
+    if ctx.config.floor == FloorMode::Off
+        || p.client != crate::clients::Client::Claude
+        || p.tool_name != Tool::Bash
+        || !ctx.any_live()
+    {
         return Floored::Unchanged;
     }
     let command = p.input_str("command").unwrap_or_default();

@@ -377,7 +377,7 @@ fn the_reader_leaves_out_inline_tests_only() {
 
 /// Circles inside a folder that are known and being taken apart. The test fails on any other
 /// circle, and on an entry here that is no longer a circle (strike it).
-const KNOWN_CIRCLES: &[&str] = &["shell: heredoc, lexer"];
+const KNOWN_CIRCLES: &[&str] = &["shell: heredoc, lexer", "tools::guard: agents, doctor"];
 
 /// Every circle in every folder, as `folder: a → b → …` (members sorted).
 fn all_circles(files: &[(std::path::PathBuf, String)]) -> Vec<String> {

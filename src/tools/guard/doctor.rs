@@ -119,7 +119,7 @@ impl Ctx {
         let hooks = if super::agents::claude_skipped(root) {
             let fix = format!(
                 "guard install --agent claude {}",
-                super::install::shell_quote(&w.root.to_string_lossy())
+                crate::shell::word::quote_posix(&w.root.to_string_lossy())
             );
             let detail = format!(
                 "not wired for Claude Code ({} holds no guard entry); its sessions here run unguarded",

@@ -2,9 +2,8 @@
 //! the hook command answering a harmless call in the client's own payload form (run the way the
 //! client runs it), and the trust the client needs before it runs a project's hooks.
 
-use super::{Client, EVENTS, config_file, json_file};
+use super::{Client, EVENTS, config_file, json_file, name};
 use crate::tools::guard::doctor::{Check, GUARD_MISSING_FIX, Level, check, run_hook_with};
-use crate::tools::guard::install::shell_quote;
 use serde_json::{Value, json};
 use std::path::Path;
 
@@ -34,7 +33,7 @@ pub fn checks(root: &Path) -> Vec<Check> {
                     Some(format!(
                         "guard install --agent {} {}",
                         client.name(),
-                        shell_quote(&root.to_string_lossy())
+                        crate::shell::word::quote_posix(&root.to_string_lossy())
                     )),
                 ));
             }
@@ -48,17 +47,6 @@ pub fn checks(root: &Path) -> Vec<Check> {
         });
     }
     out
-}
-
-pub(super) fn name(client: Client, what: &str) -> &'static str {
-    match (client, what) {
-        (Client::Codex, "hooks") => "codex hooks",
-        (Client::Codex, "runs") => "codex guard runs",
-        (Client::Codex, _) => "codex trust",
-        (_, "hooks") => "gemini hooks",
-        (_, "runs") => "gemini guard runs",
-        _ => "gemini trust",
-    }
 }
 
 /// The guard commands of `doc`, one per wired event in order (`""` for an event without one).

@@ -6,7 +6,7 @@
 //! trusted_hash` in `$CODEX_HOME/config.toml`); an untrusted one is skipped without a word.
 
 use super::Client;
-use super::checks::name;
+use super::name;
 use crate::tools::guard::doctor::{Check, Level, check};
 use serde_json::{Value, json};
 use std::io::{BufRead, Write};

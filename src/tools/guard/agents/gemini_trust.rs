@@ -4,7 +4,7 @@
 //! Gemini reads a project's settings, hooks included, only in a trusted folder; `hooksConfig`
 //! can switch hooks off altogether or by name.
 
-use super::checks::name;
+use super::name;
 use super::{Client, GEMINI_HOOK_NAME, config_file, json_file};
 use crate::tools::guard::doctor::{Check, Level, check};
 use serde_json::{Map, Value};

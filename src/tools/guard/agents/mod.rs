@@ -154,6 +154,17 @@ pub fn wired_note(client: Client) -> String {
     }
 }
 
+pub(super) fn name(client: Client, what: &str) -> &'static str {
+    match (client, what) {
+        (Client::Codex, "hooks") => "codex hooks",
+        (Client::Codex, "runs") => "codex guard runs",
+        (Client::Codex, _) => "codex trust",
+        (_, "hooks") => "gemini hooks",
+        (_, "runs") => "gemini guard runs",
+        _ => "gemini trust",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
