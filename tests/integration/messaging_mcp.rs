@@ -25,6 +25,9 @@ fn wired() -> World {
     let out = Command::new(GUARD)
         .arg("install")
         .arg("--no-user-scope")
+        // The client shows a status line in place of its footer's "? for shortcuts", which the
+        // interactive test waits for; the status line has tests of its own.
+        .arg("--no-statusline")
         .arg(w.repo.path())
         .arg("--guard")
         .arg(GUARD)
@@ -668,6 +671,9 @@ fn an_interactive_session_loads_the_installed_server_without_asking() {
     let out = Command::new(GUARD)
         .arg("install")
         .arg("--no-user-scope")
+        // The client shows a status line in place of its footer's "? for shortcuts", which the
+        // interactive test waits for; the status line has tests of its own.
+        .arg("--no-statusline")
         .arg(w.repo.path())
         .arg("--guard")
         .arg(GUARD)
