@@ -81,6 +81,24 @@ pub fn uncommitted(root: &Path) -> anyhow::Result<Vec<(String, String)>> {
         .collect())
 }
 
+/// Ends the stream's lease on the remote when leases are configured, saying on stderr what the
+/// remote could not be told.
+fn end_lease(
+    root: &Path,
+    layout: &Layout,
+    config: &crate::config::Config,
+    stream: &str,
+    session_id: &str,
+) -> anyhow::Result<()> {
+    if let Some(cfg) = &config.leases {
+        let said = crate::tools::leases::release(root, layout, cfg, stream, session_id)?;
+        if !said.is_empty() {
+            eprint!("release: {said}");
+        }
+    }
+    Ok(())
+}
+
 fn head(root: &Path) -> String {
     crate::git::command(root)
         .args(["rev-parse", "HEAD"])
@@ -137,18 +155,7 @@ pub fn run(a: Args) -> anyhow::Result<Code> {
     if held.done {
         // A lease the first release could not end (its record unreadable, the remote away) is
         // ended now; one marked already, or pending for the refresher, is left as it is.
-        if let Some(cfg) = &config.leases {
-            let said = crate::tools::leases::release(
-                &root,
-                &layout,
-                cfg,
-                a.stream,
-                &held.record.session_id,
-            )?;
-            if !said.is_empty() {
-                eprint!("release: {said}");
-            }
-        }
+        end_lease(&root, &layout, &config, a.stream, &held.record.session_id)?;
         if a.json {
             crate::cli::print_json(
                 &json!({"stream": a.stream, "released": true, "already": true}),
@@ -201,18 +208,7 @@ pub fn run(a: Args) -> anyhow::Result<Code> {
             layout.write_done(&done)?;
             crate::round_index::Index::after_write(&layout, index, &[a.stream]);
         }
-        if let Some(cfg) = &config.leases {
-            let said = crate::tools::leases::release(
-                &root,
-                &layout,
-                cfg,
-                a.stream,
-                &held.record.session_id,
-            )?;
-            if !said.is_empty() {
-                eprint!("release: {said}");
-            }
-        }
+        end_lease(&root, &layout, &config, a.stream, &held.record.session_id)?;
         if let Err(e) = mark_milestone(
             &root,
             &layout,
