@@ -577,10 +577,23 @@ mod tree_tests {
         let mut child = test_process::waiting_with_env("SESSION_LOCK_TEST_TABLE", &tag);
         let kid = child.id();
         for pid in [me, kid] {
-            let (p, t) = (procfs::stat(pid).unwrap(), table::stat(pid).unwrap());
-            assert_eq!((p.ppid, p.pgrp, p.session), (t.ppid, t.pgrp, t.session));
+            let (p, t) = (procfs::stat(pid), table::stat(pid));
+            let (Some(p), Some(t)) = (&p, &t) else {
+                panic!("pid {pid}: /proc says {p:?}, the table says {t:?}");
+            };
+            assert_eq!(
+                (p.ppid, p.pgrp, p.session),
+                (t.ppid, t.pgrp, t.session),
+                "pid {pid}: /proc, then the table"
+            );
+            // Seconds since the epoch, not clock ticks or milliseconds: within a minute of
+            // now (the table derives it from the boot time, which may be a second or two off).
             let started: u64 = t.start.parse().unwrap();
-            assert!(started * 1000 <= crate::time::now_ms() + 1000, "{started}");
+            let now = crate::time::now_ms() / 1000;
+            assert!(
+                started <= now + 60 && started + 24 * 3600 * 365 > now,
+                "pid {pid} started at {started}, now is {now}"
+            );
         }
         let environ = table::environ(kid).unwrap();
         assert_eq!(
@@ -593,8 +606,13 @@ mod tree_tests {
                 *pid == kid && env_lookup(e, "SESSION_LOCK_TEST_TABLE") == Some(tag.as_bytes())
             })
         };
-        assert!(seen(table::environs()) && seen(procfs::environs()));
-        assert!(table::pids().contains(&kid) && procfs::pids().contains(&kid));
+        assert!(
+            seen(table::environs()),
+            "the table's environments miss {kid}"
+        );
+        assert!(seen(procfs::environs()), "/proc's environments miss {kid}");
+        assert!(table::pids().contains(&kid), "the table's pids miss {kid}");
+        assert!(procfs::pids().contains(&kid), "/proc's pids miss {kid}");
 
         // Exited, not yet reaped: wait for the exit without reaping it.
         drop(child.stdin.take());

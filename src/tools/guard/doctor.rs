@@ -741,9 +741,11 @@ fn floor(ctx: &Ctx) -> Option<Check> {
     let now = match (&r.why_not, r.denied.len()) {
         (Some(why), _) => format!("now: {why}"),
         (None, n) => {
-            let shown: Vec<String> = r
-                .denied
-                .iter()
+            // Other streams' paths first: what a person looks for; then the protocol's.
+            let mut first: Vec<&crate::floor::Denied> = r.denied.iter().collect();
+            first.sort_by_key(|d| !matches!(d.owner, crate::floor::Owner::Stream(_)));
+            let shown: Vec<String> = first
+                .into_iter()
                 .take(6)
                 .map(|d| crate::floor::shown(&d.path, Some(&ctx.root)))
                 .collect();
