@@ -91,6 +91,34 @@ pub fn find_above(client: Client, pid: u32) -> Option<u32> {
     pick(client, chain, platform::args)
 }
 
+/// The command line of `pid` (empty when it cannot be read).
+pub fn args(pid: u32) -> Vec<String> {
+    platform::args(pid)
+}
+
+/// Whether a Gemini command line runs in yolo mode (it approves every tool call itself):
+/// `--yolo`, `-y`, `--yolo=true` or `--approval-mode yolo` / `=yolo`; the last of these and
+/// `--no-yolo`, `--yolo=false` or another `--approval-mode` wins, as its argument parser
+/// reads them. Nothing after `--` counts.
+pub fn gemini_yolo(args: &[String]) -> bool {
+    let mut yolo = false;
+    let mut words = args.iter().skip(1).map(String::as_str);
+    while let Some(w) = words.next() {
+        match w {
+            "--" => break,
+            "--yolo" | "-y" | "--yolo=true" => yolo = true,
+            "--no-yolo" | "--yolo=false" => yolo = false,
+            "--approval-mode" => yolo = words.next() == Some("yolo"),
+            _ => {
+                if let Some(mode) = w.strip_prefix("--approval-mode=") {
+                    yolo = mode == "yolo";
+                }
+            }
+        }
+    }
+    yolo
+}
+
 /// The client process of the session whose hook this process is.
 pub fn find(client: Client) -> Option<u32> {
     find_above(client, std::process::id())
@@ -162,6 +190,32 @@ mod platform {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn gemini_s_yolo_is_read_the_way_its_parser_reads_it() {
+        let of = |line: &str| gemini_yolo(&line.split(' ').map(String::from).collect::<Vec<_>>());
+        for yes in [
+            "node --yolo",
+            "node -m m -y -p hi",
+            "node --approval-mode yolo",
+            "node --approval-mode=yolo --output-format stream-json",
+            "node --no-yolo --yolo",
+        ] {
+            assert!(of(yes), "{yes}");
+        }
+        for no in [
+            "node",
+            "node -p --yolo-is-a-prompt",
+            "node --approval-mode default",
+            "node --approval-mode=auto_edit",
+            "node --yolo --approval-mode default",
+            "node --yolo=false",
+            "node -p hi -- --yolo",
+            "--yolo",
+        ] {
+            assert!(!of(no), "{no}");
+        }
+    }
 
     fn chain(names: &[(u32, &str)]) -> Vec<(u32, String)> {
         names.iter().map(|(p, n)| (*p, n.to_string())).collect()

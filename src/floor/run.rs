@@ -309,22 +309,46 @@ pub fn take_cwd(rc: i32, state: Option<PathBuf>) -> (String, Option<String>) {
 /// The command the client runs instead of `command`: `command` under the floor of `set`, with
 /// the snapshot's aliases and functions, the cwd carried over and the exit code kept.
 pub fn wrapper(guard: &Path, root: &Path, set: &DeniedSet, command: &str) -> String {
+    let (mut s, guard) = floor_call(guard, root, set, command, true);
+    s.push_str(&format!(
+        " 3<<<\"$(alias -p; declare -f)\"; __sl_rc=$?; cd -- \"$({guard} floor --take-cwd $__sl_rc)\"; (exit $__sl_rc)"
+    ));
+    s
+}
+
+/// [`wrapper`] for a client whose every command starts in a fresh shell (Gemini CLI), which
+/// refuses any command substitution in what it runs: no snapshot, no cwd carried over; the
+/// floor's note on a failure and the exit code kept.
+pub fn wrapper_plain(guard: &Path, root: &Path, set: &DeniedSet, command: &str) -> String {
+    let (mut s, guard) = floor_call(guard, root, set, command, false);
+    s.push_str(&format!(
+        "; __sl_rc=$?; {guard} floor --take-cwd $__sl_rc >/dev/null; (exit $__sl_rc)"
+    ));
+    s
+}
+
+/// `guard floor … -- 'command'` (reading the snapshot on fd 3 when `env_fd`), and the guard
+/// program quoted.
+fn floor_call(
+    guard: &Path,
+    root: &Path,
+    set: &DeniedSet,
+    command: &str,
+    env_fd: bool,
+) -> (String, String) {
     use crate::shell::word::quote_posix as q;
     let guard = q(&guard.to_string_lossy()).into_owned();
-    let mut s = format!(
-        "{guard} floor --root {} --env-fd 3",
-        q(&root.to_string_lossy())
-    );
+    let mut s = format!("{guard} floor --root {}", q(&root.to_string_lossy()));
+    if env_fd {
+        s.push_str(" --env-fd 3");
+    }
     for a in set.to_args() {
         s.push(' ');
         s.push_str(&q(&a));
     }
     s.push_str(" -- ");
     s.push_str(&q(command));
-    s.push_str(&format!(
-        " 3<<<\"$(alias -p; declare -f)\"; __sl_rc=$?; cd -- \"$({guard} floor --take-cwd $__sl_rc)\"; (exit $__sl_rc)"
-    ));
-    s
+    (s, guard)
 }
 
 /// The suite's commands that write the protocol's state themselves.
@@ -436,6 +460,16 @@ mod tests {
         assert!(w.starts_with("'/opt/sl bin/guard' floor --root /r --env-fd 3 --deny stream:api=/r/src/api -- 'echo '\\''it'\\''\"'\\''\"'\\''s'\\'' > x' 3<<<"), "{w}");
         assert!(!w.contains("rm ") && !w.contains("bash -c"), "{w}");
         assert!(w.ends_with("(exit $__sl_rc)"), "{w}");
+        // Gemini's form: the same call, no substitution of any kind.
+        let p = wrapper_plain(Path::new("/opt/sl bin/guard"), Path::new("/r"), &set, "ls");
+        assert_eq!(
+            p,
+            "'/opt/sl bin/guard' floor --root /r --deny stream:api=/r/src/api -- ls; __sl_rc=$?; '/opt/sl bin/guard' floor --take-cwd $__sl_rc >/dev/null; (exit $__sl_rc)"
+        );
+        assert!(
+            !["$(", "`", "<(", ">(", "<<<"].iter().any(|t| p.contains(t)),
+            "{p}"
+        );
     }
 
     #[test]

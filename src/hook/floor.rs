@@ -15,11 +15,22 @@
 //!   interactively). There the analysis alone applies, said once per session; `"required"`
 //!   floors those commands anyway, each then needing the client's approval (or `Bash` allowed
 //!   whole).
+//! - **Codex CLI** runs a rewrite only given as `permissionDecision: "allow"`, which would also
+//!   answer its own approval: so its shell calls go under the floor in `bypassPermissions` only
+//!   (`--dangerously-bypass-approvals-and-sandbox`, where it asks nothing and runs no sandbox of
+//!   its own); in a mode where it asks, `"auto"` leaves them to the analysis (said once) and
+//!   `"required"` blocks them.
+//! - **Gemini CLI** merges the rewrite (`hookSpecificOutput.tool_input`) over the call's input
+//!   and then matches its policy against the result, as Claude Code does; its payload names no
+//!   approval mode, so the mode is read from its command line (`--yolo`, `-y`,
+//!   `--approval-mode yolo`): yolo floors under `"auto"`, the others as Claude Code's asking
+//!   modes do.
 //! - PowerShell commands are not rewritten (the floor runs bash).
 
 use super::context::{Call, Ctx, Env};
 use super::decision::{Refusal, Rule};
 use super::notices::Notice;
+use crate::clients::{Client, process};
 use crate::config::FloorMode;
 use crate::floor::{DeniedSet, mechanism, run, set};
 use crate::state::Held;
@@ -49,33 +60,23 @@ fn decide(
     found: impl FnOnce() -> Result<mechanism::Kind, String>,
 ) -> Floored {
     let p = call.p;
-    // Claude Code's rewrite is the one proven against the real client; a Codex or Gemini shell
-    // call is checked by the analysis alone until theirs is.
-    if ctx.config.floor == FloorMode::Off
-        || p.client != crate::clients::Client::Claude
-        || p.tool_name != Tool::Bash
-        || !ctx.any_live()
-    {
+    if ctx.config.floor == FloorMode::Off || p.tool_name != Tool::Bash || !ctx.any_live() {
         return Floored::Unchanged;
     }
     let command = p.input_str("command").unwrap_or_default();
     if command.trim().is_empty() || run::plain_suite_call(command, call.env.binary_dir.as_deref()) {
         return Floored::Unchanged;
     }
-    // The client matches its permission rules against the rewritten text, which no rule the
-    // user wrote names, and refuses to match a command with substitutions at all ("can't be
-    // checked before it runs"): where it asks, the rewrite would ask or refuse every command.
-    if p.permission_mode != PermissionMode::BypassPermissions
-        && ctx.config.floor != FloorMode::Required
-    {
-        told.push(Notice::new(
-            "floor:permission-mode",
-            format!(
-                "shell commands run without the kernel write floor in permission mode '{}': the client matches its permission rules against a rewritten command, so none of them would match; the guard's analysis alone checks them (floor: \"required\" in session-lock/config.json floors them anyway, and every command then needs its approval)",
-                p.permission_mode.as_str()
-            ),
-        ));
+    // Gemini refuses any command substitution itself; quoted inside the wrapper it would slip
+    // past that check, so such a command is left as it is, for Gemini to refuse.
+    if p.client == Client::Gemini && ["$(", "`", "<(", ">("].iter().any(|t| command.contains(t)) {
         return Floored::Unchanged;
+    }
+    let mode = client_mode(p.client, &p.permission_mode, call.env.client_pid);
+    if mode != PermissionMode::BypassPermissions
+        && let Some(refused) = where_it_asks(ctx, p.client, &mode, told)
+    {
+        return refused;
     }
     let set = denied_set(ctx, &p.session_id, call.env);
     if set.is_empty() {
@@ -107,9 +108,78 @@ fn decide(
     let Some(guard) = guard_program(call) else {
         return Floored::Unchanged;
     };
+    let wrapped = if p.client == Client::Gemini {
+        run::wrapper_plain(&guard, &ctx.root, &set, command)
+    } else {
+        run::wrapper(&guard, &ctx.root, &set, command)
+    };
     let mut input = p.tool_input.clone();
-    input["command"] = serde_json::Value::String(run::wrapper(&guard, &ctx.root, &set, command));
+    input["command"] = serde_json::Value::String(wrapped);
     Floored::Rewrite(input)
+}
+
+/// The permission mode the floor goes by: the payload's, except for Gemini CLI, whose payload
+/// names none: `bypassPermissions` when its command line asks for yolo.
+fn client_mode(client: Client, payload: &PermissionMode, pid: Option<u32>) -> PermissionMode {
+    match client {
+        Client::Gemini => {
+            let yolo = pid.is_some_and(|pid| process::gemini_yolo(&process::args(pid)));
+            if yolo {
+                PermissionMode::BypassPermissions
+            } else {
+                PermissionMode::Default
+            }
+        }
+        _ => payload.clone(),
+    }
+}
+
+/// In a mode where the client asks permissions, the floor's answer: `None` to floor anyway
+/// (`"required"`, for a client whose own asking then judges the rewritten command), else the
+/// call left to the analysis (said once) or, for Codex under `"required"`, refused.
+///
+/// The client matches its permission rules against the rewritten text, which no rule the user
+/// wrote names, and refuses to match a command with substitutions at all ("can't be checked
+/// before it runs"): where it asks, the rewrite would ask or refuse every command. Codex takes
+/// a rewrite only together with its approval.
+fn where_it_asks(
+    ctx: &Ctx,
+    client: Client,
+    mode: &PermissionMode,
+    told: &mut Vec<Notice>,
+) -> Option<Floored> {
+    let required = ctx.config.floor == FloorMode::Required;
+    if client == Client::Codex && required {
+        return Some(Floored::Deny(Refusal::new(
+            Rule::Floor,
+            format!(
+                "session-lock: this repo requires the kernel write floor for shell commands (floor: \"required\" in session-lock/config.json), and Codex runs a rewritten command only by approving it, which would skip its own asking in permission mode '{}'; the command did not run. Run Codex with --dangerously-bypass-approvals-and-sandbox, or ask the user to set floor to \"auto\"",
+                mode.as_str()
+            ),
+        )));
+    }
+    if required {
+        return None;
+    }
+    let (why, required_does) = if client == Client::Codex {
+        (
+            "Codex runs a rewritten command only by approving it, which would skip its own asking",
+            "blocks them instead",
+        )
+    } else {
+        (
+            "the client matches its permission rules against a rewritten command, so none of them would match",
+            "floors them anyway, and every command then needs its approval",
+        )
+    };
+    told.push(Notice::new(
+        "floor:permission-mode",
+        format!(
+            "shell commands run without the kernel write floor in permission mode '{}': {why}; the guard's analysis alone checks them (floor: \"required\" in session-lock/config.json {required_does})",
+            mode.as_str()
+        ),
+    ));
+    Some(Floored::Unchanged)
 }
 
 /// What the session hears once when the floor runs on Landlock.
@@ -345,6 +415,114 @@ mod tests {
         let (f, told) = run(&ctx, &env, "ls", Ok(mechanism::Kind::Landlock));
         assert!(matches!(f, Floored::Rewrite(_)));
         assert_eq!(told[0].key, "floor:landlock");
+    }
+
+    /// `p` decided in `ctx` with bubblewrap found.
+    fn floored(ctx: &Ctx, env: &Env, p: &Payload) -> (Floored, Vec<Notice>) {
+        let call = Call::new(ctx, p, env).unwrap();
+        let mut told = Vec::new();
+        let f = decide(ctx, &call, &mut told, || Ok(mechanism::Kind::Bubblewrap));
+        (f, told)
+    }
+
+    #[test]
+    fn codex_goes_under_the_floor_only_where_it_asks_nothing() {
+        let (_d, ctx, env) = bed("{}");
+        let mut p = bash(&ctx, "ls");
+        p.client = Client::Codex;
+        p.tool_input = serde_json::json!({"command": "ls"});
+        let (f, told) = floored(&ctx, &env, &p);
+        let Floored::Rewrite(input) = f else {
+            panic!("not rewritten")
+        };
+        assert!(
+            input["command"]
+                .as_str()
+                .unwrap()
+                .contains(" floor --root ")
+        );
+        assert!(told.is_empty());
+        p.permission_mode = PermissionMode::Default;
+        let (f, told) = floored(&ctx, &env, &p);
+        assert!(matches!(f, Floored::Unchanged));
+        assert_eq!(told[0].key, "floor:permission-mode");
+        assert!(
+            told[0].text.contains("only by approving it"),
+            "{}",
+            told[0].text
+        );
+        let (_d, ctx, env) = bed(r#"{"floor": "required"}"#);
+        let (f, _) = floored(&ctx, &env, &p);
+        let Floored::Deny(r) = f else {
+            panic!("not denied")
+        };
+        assert!(
+            r.reason
+                .contains("--dangerously-bypass-approvals-and-sandbox"),
+            "{}",
+            r.reason
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn gemini_goes_under_the_floor_in_yolo_as_its_command_line_says() {
+        let (_d, ctx, mut env) = bed("{}");
+        let mut p = bash(&ctx, "ls");
+        p.client = Client::Gemini;
+        p.permission_mode = PermissionMode::Default;
+        p.tool_input = serde_json::json!({"command": "ls"});
+        // No client found: its mode is unknown, so it asks.
+        let (f, told) = floored(&ctx, &env, &p);
+        assert!(matches!(f, Floored::Unchanged));
+        assert_eq!(told[0].key, "floor:permission-mode");
+        let mut yolo = std::process::Command::new("sh")
+            .args([
+                "-c",
+                "echo ready; read line",
+                "gemini.js",
+                "-m",
+                "m",
+                "--yolo",
+            ])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Its command line is the one asked for once it speaks.
+        let mut ready = String::new();
+        std::io::BufRead::read_line(
+            &mut std::io::BufReader::new(yolo.stdout.take().unwrap()),
+            &mut ready,
+        )
+        .unwrap();
+        env.client_pid = Some(yolo.id());
+        let (f, told) = floored(&ctx, &env, &p);
+        drop(yolo.stdin.take());
+        let _ = yolo.wait();
+        let Floored::Rewrite(input) = f else {
+            panic!("not rewritten")
+        };
+        assert_eq!(
+            input.as_object().unwrap().len(),
+            1,
+            "only the command is merged: {input}"
+        );
+        let wrapped = input["command"].as_str().unwrap();
+        assert!(
+            !wrapped.contains("$(") && !wrapped.contains("<<<"),
+            "{wrapped}"
+        );
+        assert!(told.is_empty());
+        // A substitution Gemini refuses itself is left for it to refuse.
+        p.tool_input = serde_json::json!({"command": "echo $(id) > x"});
+        let (f, _) = floored(&ctx, &env, &p);
+        assert!(matches!(f, Floored::Unchanged));
+        p.tool_input = serde_json::json!({"command": "ls"});
+        // Required floors Gemini's asking modes, its own policy then judging the rewrite.
+        let (_d, ctx, env) = bed(r#"{"floor": "required"}"#);
+        let (f, _) = floored(&ctx, &env, &p);
+        assert!(matches!(f, Floored::Rewrite(_)));
     }
 
     #[test]

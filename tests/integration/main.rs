@@ -75,6 +75,7 @@ mod build_lock;
 mod e2e_clients;
 mod e2e_doors;
 mod e2e_floor;
+mod e2e_floor_clients;
 mod e2e_hook_contract;
 mod e2e_lifecycle;
 mod e2e_statusline;
