@@ -154,6 +154,31 @@ fn payloads(bed: &Bed, locks: usize) -> Vec<(String, Call)> {
             .into_bytes(),
         )
     };
+    // Codex and Gemini CLI payloads, as each client sends them (see `clients`).
+    let codex = |tool: &str, input: serde_json::Value| {
+        Call::Guard(
+            serde_json::json!({
+                "session_id": "01a23ac9-ac6b-70a3-935c-c236735b5600", "turn_id": "bench-turn",
+                "transcript_path": "/nonexistent/rollout.jsonl", "cwd": cwd,
+                "hook_event_name": "PreToolUse", "model": "gpt-5.5",
+                "permission_mode": "bypassPermissions", "tool_name": tool, "tool_input": input,
+                "tool_use_id": "call_bench",
+            })
+            .to_string()
+            .into_bytes(),
+        )
+    };
+    let gemini = |tool: &str, input: serde_json::Value| {
+        Call::Guard(
+            serde_json::json!({
+                "session_id": "74e8b17c-bench", "transcript_path": "/nonexistent/chat.jsonl",
+                "cwd": cwd, "hook_event_name": "BeforeTool",
+                "timestamp": "2026-12-03T07:25:54.625Z", "tool_name": tool, "tool_input": input,
+            })
+            .to_string()
+            .into_bytes(),
+        )
+    };
     let heredoc = format!(
         "cat > notes.md <<'EOF'\n{}EOF",
         "git reset --hard && rm -rf dist # prose, not a command\n".repeat(200)
@@ -222,6 +247,41 @@ fn payloads(bed: &Bed, locks: usize) -> Vec<(String, Call)> {
             payload(
                 "Edit",
                 serde_json::json!({"file_path": format!("{cwd}/src/mine/x.ts"), "old_string": "a", "new_string": "b", "replace_all": false}),
+            ),
+        ),
+        (
+            "codex bash, another's file".into(),
+            codex(
+                "Bash",
+                serde_json::json!({"command": format!("sed -i 's/a/b/' src/s{last:03}/deep/x.ts")}),
+            ),
+        ),
+        (
+            "codex apply_patch, another's".into(),
+            codex(
+                "apply_patch",
+                serde_json::json!({"command": format!("*** Begin Patch\n*** Update File: src/s{last:03}/deep/x.ts\n@@\n-a\n+b\n*** End Patch\n")}),
+            ),
+        ),
+        (
+            "gemini shell, no keyword".into(),
+            gemini(
+                "run_shell_command",
+                serde_json::json!({"command": "ls -la src && echo done", "dir_path": cwd}),
+            ),
+        ),
+        (
+            "gemini write_file, another's".into(),
+            gemini(
+                "write_file",
+                serde_json::json!({"file_path": format!("{cwd}/src/s{last:03}/deep/x.ts"), "content": "b\n"}),
+            ),
+        ),
+        (
+            "gemini replace, own file".into(),
+            gemini(
+                "replace",
+                serde_json::json!({"file_path": format!("{cwd}/src/mine/x.ts"), "old_string": "a", "new_string": "b"}),
             ),
         ),
         (

@@ -14,6 +14,7 @@ pub mod deadline; // a run past its deadline allows, and is logged
 pub mod decision; // the answer as a value: allow, rewrite, deny with a typed refusal
 pub mod door; // `guard` with no command: stdin → pipeline → rendered answer, block log
 pub mod floor; // an allowed shell command rewritten to run under the kernel write floor
+pub mod input_paths; // the files a write tool's input names, walked through nested values
 pub mod notices; // told once per session: corrupt locks, unloadable config, failed heartbeats
 pub mod output; // a decision rendered for the client that sent the payload
 pub mod payload; // the hook payload on stdin

@@ -18,7 +18,7 @@
 
 use super::Payload;
 use super::context::{Call, Command, Ctx};
-use super::decision::{Checked, Refusal};
+use super::decision::{Checked, Refusal, Rule};
 use crate::config::Config;
 use crate::globs::Owns;
 use crate::paths::RepoPath;
@@ -110,7 +110,16 @@ pub fn of_file_tool(ctx: &Ctx, call: &Call, mut check: impl FnMut(&Target) -> Ch
     if !ctx.any_live() {
         return Ok(());
     }
-    for raw in write_targets(&ctx.config, &ctx.root, call.p) {
+    let targets = write_targets(&ctx.config, &ctx.root, call.p).map_err(|cut| {
+        Refusal::new(
+            Rule::Unreadable,
+            format!(
+                "this {} call's input {cut}, so the guard cannot see every file it writes; send the paths in a flatter input",
+                call.p.tool_name
+            ),
+        )
+    })?;
+    for raw in targets {
         // The client resolves these with Node's path.resolve: `\x` is on the cwd's drive.
         check(&Target {
             raw,
@@ -354,17 +363,22 @@ const WRITE_WORDS: &[&str] = &[
 /// The most paths taken from one call's input (a longer list is cut, each one still checked).
 const MAX_TARGETS: usize = 256;
 
-/// Every file a write tool names: each `mcpPathKeys` key present (a string, or a list of
-/// strings), not only the first. An MCP call naming a plugin (`pluginId`) with a relative path
-/// names a file in that plugin's folder (`reloadPlugin.pluginFolder`). Another client's file
-/// tool names its files itself (`Payload::writes`): those, every one.
-pub fn write_targets(cfg: &Config, root: &Path, p: &Payload) -> Vec<String> {
+/// Every file a write tool names: every string under an `mcpPathKeys` key at any depth of its
+/// input (a list, a nested object, a `file://` URI, a patch's files; see
+/// [`super::input_paths`]). An MCP call naming a plugin (`pluginId`) with a relative path names
+/// a file in that plugin's folder (`reloadPlugin.pluginFolder`). Another client's file tool
+/// names its files itself (`Payload::writes`): those, every one. An input too deep or too large
+/// to walk to its end is an error.
+pub fn write_targets(
+    cfg: &Config,
+    root: &Path,
+    p: &Payload,
+) -> Result<Vec<String>, super::input_paths::Cut> {
     if !p.writes.is_empty() {
-        return p.writes.iter().map(|w| w.path.clone()).collect();
+        return Ok(p.writes.iter().map(|w| w.path.clone()).collect());
     }
-    let mut out: Vec<String> = Vec::new();
     let Some(input) = p.tool_input.as_object() else {
-        return out;
+        return Ok(Vec::new());
     };
     let plugin = p.mcp_tool().and_then(|_| {
         ["pluginId", "plugin_id", "plugin"]
@@ -372,30 +386,21 @@ pub fn write_targets(cfg: &Config, root: &Path, p: &Payload) -> Vec<String> {
             .find_map(|k| input.get(*k).and_then(serde_json::Value::as_str))
             .filter(|id| plans::valid_stream_name(id))
     });
-    let mut push = |raw: &str| {
+    let mut out = Vec::new();
+    for raw in super::input_paths::paths(&p.tool_input, &cfg.mcp_path_keys)? {
         if out.len() >= MAX_TARGETS || raw.is_empty() {
-            return;
+            continue;
         }
-        let relative = !crate::paths::lexical::is_absolute(raw);
+        let relative = !crate::paths::lexical::is_absolute(&raw);
         match plugin {
             Some(id) if relative => {
                 let folder = cfg.reload_plugin.plugin_folder.replace("{id}", id);
-                out.push(root.join(folder).join(raw).to_string_lossy().into_owned());
+                out.push(root.join(folder).join(&raw).to_string_lossy().into_owned());
             }
-            _ => out.push(raw.to_string()),
-        }
-    };
-    for key in &cfg.mcp_path_keys {
-        match input.get(key.as_str()) {
-            Some(serde_json::Value::String(v)) => push(v),
-            Some(serde_json::Value::Array(list)) => list
-                .iter()
-                .filter_map(serde_json::Value::as_str)
-                .for_each(&mut push),
-            _ => {}
+            _ => out.push(raw),
         }
     }
-    out
+    Ok(out)
 }
 
 /// Is this tool one that writes the files named in its input? The built-in writers by name;

@@ -89,6 +89,7 @@ mod guard_clients;
 mod guard_explain;
 mod guard_inputs;
 mod guard_log;
+mod guard_mcp_writers;
 mod guard_props;
 mod leases_remote;
 mod lifecycle_flow;
