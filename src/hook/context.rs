@@ -315,7 +315,26 @@ impl<'a> Call<'a> {
                 p.input_str("command").unwrap_or_default(),
                 shell,
             )?),
-            None => None,
+            // A git MCP tool is judged as the git command it runs.
+            None => match p
+                .mcp_tool()
+                .and_then(|_| crate::rules::mcp_git_command(p.tool_name.as_str(), &p.tool_input))
+            {
+                Some((text, dir)) => {
+                    let cwd = match dir {
+                        Some(d) if crate::paths::lexical::is_absolute(&d) => d,
+                        Some(d) => Path::new(&p.cwd).join(d).to_string_lossy().into_owned(),
+                        None => p.cwd.clone(),
+                    };
+                    Some(Command::analyse(
+                        ctx,
+                        &cwd,
+                        &text,
+                        crate::rules::Shell::Bash,
+                    )?)
+                }
+                None => None,
+            },
         };
         Ok(Call { p, env, command })
     }

@@ -255,17 +255,18 @@ fn run_checks(ctx: &Ctx, call: &Call) -> Checked {
     }
     checks::claims::check(ctx, call)?;
     let each = |t: &targets::Target| write_checks(ctx, call, t);
-    match &call.command {
-        Some(command) => {
-            targets::of_command(ctx, call, command, each)?;
-            if call.p.client == Client::Codex {
-                targets::of_patches_in(ctx, command, each)?;
-            }
+    if let Some(command) = &call.command {
+        targets::of_command(ctx, call, command, each)?;
+        if call.p.client == Client::Codex {
+            targets::of_patches_in(ctx, command, each)?;
         }
-        None if targets::is_write_tool(&ctx.config, call.p) => {
-            targets::of_file_tool(ctx, call, each)?
-        }
-        None => {}
+    }
+    // A file tool's paths; an MCP tool judged as the git command it runs has its named files
+    // checked too (`git_apply {patch}`, `git_add {files}`).
+    if (call.command.is_none() || call.p.mcp_tool().is_some())
+        && targets::is_write_tool(&ctx.config, call.p)
+    {
+        targets::of_file_tool(ctx, call, each)?
     }
     checks::commands::check(ctx, call)?;
     checks::mcp::check(ctx, call)

@@ -136,6 +136,96 @@ fn describe(tool_name: &str, input: &Value) -> String {
     }
 }
 
+/// Git's commands a git MCP tool may name (`git_checkout`, `gitReset`, `git-stash`), each run
+/// as that git command.
+const GIT_SUBS: &[&str] = &[
+    "checkout", "switch", "reset", "restore", "clean", "stash", "add", "rm", "mv", "commit",
+    "merge", "rebase", "pull", "push", "branch", "tag", "am", "apply", "revert", "cherry",
+];
+
+/// Input keys of a git MCP tool whose values are the command's operands, in this order.
+const GIT_ARG_KEYS: &[&str] = &[
+    "branchname",
+    "branch",
+    "newbranch",
+    "target",
+    "ref",
+    "revision",
+    "rev",
+    "commit",
+    "treeish",
+    "startpoint",
+    "basebranch",
+    "remote",
+    "source",
+    "files",
+    "paths",
+    "path",
+    "file",
+    "pathspec",
+    "pathspecs",
+];
+
+/// The git command a git MCP tool runs, as a shell command the rules read, and the folder it
+/// runs in when the input names one (`repo_path`): `mcp__git__git_checkout {branch_name: x}` is
+/// `git checkout x`; `{mode: "hard"}` and boolean keys (`force`, `hard`) become options. `None`
+/// for a tool that is not git's or names none of [`GIT_SUBS`] (`git_status`, `git_log`).
+pub fn git_command(tool_name: &str, input: &Value) -> Option<(String, Option<String>)> {
+    let server_git = tool_name
+        .strip_prefix("mcp__")
+        .and_then(|rest| rest.split("__").next())
+        .is_some_and(|server| name_words(server).iter().any(|w| w == "git"));
+    let words = name_words(tool_part(tool_name));
+    if !server_git && !words.iter().any(|w| w == "git") {
+        return None;
+    }
+    let sub = words.iter().find(|w| GIT_SUBS.contains(&w.as_str()))?;
+    let sub = if sub == "cherry" { "cherry-pick" } else { sub };
+    let q = |s: &str| crate::shell::word::quote_posix(s).into_owned();
+    let mut cmd = format!("git {sub}");
+    let Some(map) = input.as_object() else {
+        return Some((cmd, None));
+    };
+    let norm = |k: &str| -> String {
+        k.chars()
+            .filter(|c| !matches!(c, '_' | '-'))
+            .flat_map(char::to_lowercase)
+            .collect()
+    };
+    let mut dir = None;
+    for (k, v) in map {
+        match (norm(k).as_str(), v) {
+            (
+                "repopath" | "repo" | "repository" | "cwd" | "workdir" | "directory",
+                Value::String(d),
+            ) => {
+                dir = Some(d.clone());
+            }
+            ("mode" | "resettype", Value::String(m)) if !m.is_empty() => {
+                cmd.push_str(&format!(" --{}", q(m.trim_start_matches('-'))));
+            }
+            (_, Value::Bool(true)) if k.chars().all(|c| c.is_ascii_lowercase()) => {
+                cmd.push_str(&format!(" --{k}"));
+            }
+            _ => {}
+        }
+    }
+    for key in GIT_ARG_KEYS {
+        for v in map.iter().filter(|(k, _)| norm(k) == *key).map(|(_, v)| v) {
+            match v {
+                Value::String(a) if !a.is_empty() => cmd.push_str(&format!(" {}", q(a))),
+                Value::Array(items) => {
+                    for a in items.iter().filter_map(Value::as_str) {
+                        cmd.push_str(&format!(" {}", q(a)));
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    Some((cmd, dir))
+}
+
 /// The rules over an MCP call. `lookalike_ok`: the config says this tool only looks like a
 /// command runner or toggle by name, so the name pattern does not count (the lists still do).
 pub(super) fn check(r: &Rules, tool_name: &str, input: &Value, lookalike_ok: bool) -> Vec<Hit> {
@@ -212,6 +302,52 @@ mod tests {
     use super::*;
     use crate::rules::{RulesConfig, compile};
     use serde_json::json;
+
+    #[test]
+    fn git_tools_are_the_git_commands_they_run() {
+        let g = |t: &str, v: serde_json::Value| git_command(t, &v);
+        assert_eq!(
+            g(
+                "mcp__git__git_checkout",
+                json!({"repo_path": "/r", "branch_name": "x y"})
+            ),
+            Some(("git checkout 'x y'".into(), Some("/r".into())))
+        );
+        assert_eq!(
+            g(
+                "mcp__git__git_reset",
+                json!({"mode": "hard", "target": "HEAD~1"})
+            ),
+            Some(("git reset --hard 'HEAD~1'".into(), None))
+        );
+        assert_eq!(
+            g(
+                "mcp__vcs__gitClean",
+                json!({"force": true, "dry_run": true})
+            ),
+            Some(("git clean --force".into(), None)),
+            "only one-word boolean keys become options"
+        );
+        assert_eq!(
+            g("mcp__git__git_add", json!({"files": ["a", "b"]})),
+            Some(("git add a b".into(), None))
+        );
+        assert_eq!(
+            g("mcp__git__stash", json!(null)),
+            Some(("git stash".into(), None))
+        );
+        assert_eq!(g("mcp__git__git_status", json!({})), None);
+        assert_eq!(
+            g("mcp__fs__checkout_cart", json!({})),
+            None,
+            "not a git tool"
+        );
+        assert_eq!(
+            g("mcp__github__create_branch", json!({})),
+            None,
+            "not this tree's git"
+        );
+    }
 
     #[test]
     fn tool_names() {

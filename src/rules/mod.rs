@@ -48,6 +48,7 @@ mod fs;
 mod git;
 mod hooks;
 mod mcp;
+pub use mcp::git_command as mcp_git_command;
 pub use mcp::name_words as mcp_name_words;
 pub mod table;
 

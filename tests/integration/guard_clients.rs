@@ -57,7 +57,7 @@ fn guard(repo: &Repo, payload: &Value) -> Output {
     run_with_stdin(repo.tool("guard"), payload.to_string().as_bytes())
 }
 
-/// The reason of a Codex deny (Claude Code's JSON form, exit 0); `None` for a silent allow.
+/// The reason of a Codex deny (Claude Code's JSON form, exit 0); `None` for an allow.
 /// Anything else fails the test.
 #[track_caller]
 fn codex_answer(out: &Output) -> Option<String> {
@@ -68,6 +68,13 @@ fn codex_answer(out: &Output) -> Option<String> {
     let v: Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
     let hso = &v["hookSpecificOutput"];
     assert_eq!(hso["hookEventName"], "PreToolUse", "{v}");
+    // A notice alone, or the command approved into the kernel floor's wrapper: an allow.
+    hso.get("permissionDecision")?;
+    if hso["permissionDecision"] == "allow" {
+        let cmd = hso["updatedInput"]["command"].as_str().unwrap_or_default();
+        assert!(cmd.contains(" floor --root "), "an allow that is not the floor: {v}");
+        return None;
+    }
     assert_eq!(hso["permissionDecision"], "deny", "{v}");
     Some(
         hso["permissionDecisionReason"]
@@ -77,7 +84,7 @@ fn codex_answer(out: &Output) -> Option<String> {
     )
 }
 
-/// The reason of a Gemini deny (top-level `decision`, exit 0); `None` for a silent allow.
+/// The reason of a Gemini deny (top-level `decision`, exit 0); `None` for an allow.
 #[track_caller]
 fn gemini_answer(out: &Output) -> Option<String> {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
@@ -85,6 +92,13 @@ fn gemini_answer(out: &Output) -> Option<String> {
         return None;
     }
     let v: Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
+    // A notice alone, or the command rewritten into the kernel floor's wrapper: an allow.
+    if v.get("decision").is_none() {
+        if let Some(cmd) = v["hookSpecificOutput"]["tool_input"]["command"].as_str() {
+            assert!(cmd.contains(" floor --root "), "a rewrite that is not the floor: {v}");
+        }
+        return None;
+    }
     assert_eq!(v["decision"], "deny", "{v}");
     assert!(
         v.get("hookSpecificOutput").is_none(),

@@ -154,3 +154,65 @@ fn issue_27_an_mcp_writer_nested_past_the_walk_is_refused_not_passed() {
         Verdict::Allow => panic!("a writer's input too deep to walk was allowed"),
     }
 }
+
+/// A git MCP tool is judged as the git command it runs: where that command is refused, so is
+/// the tool; its reading neighbours pass like `git status` does.
+#[test]
+fn issue_27_a_git_mcp_tool_is_judged_as_the_git_command_it_runs() {
+    let repo = bed();
+    let root = repo.path("").to_string_lossy().into_owned();
+    for (command, tool, input) in [
+        (
+            "git checkout main",
+            "mcp__git__git_checkout",
+            json!({"repo_path": root, "branch_name": "main"}),
+        ),
+        (
+            "git reset --hard",
+            "mcp__git__git_reset",
+            json!({"repo_path": root, "mode": "hard"}),
+        ),
+        ("git stash", "mcp__vcs__gitStash", json!({})),
+        (
+            "git clean -f",
+            "mcp__git__git_clean",
+            json!({"force": true}),
+        ),
+        (
+            "git add .",
+            "mcp__git__git_add",
+            json!({"repo_path": root, "files": ["."]}),
+        ),
+    ] {
+        let by_shell = verdict(&repo.bash("alice", command)).unwrap();
+        assert!(
+            matches!(by_shell, Verdict::Block(_)),
+            "the bed must refuse `{command}` from the shell: {by_shell:?}"
+        );
+        assert!(
+            matches!(judged(&repo, tool, input.clone()), Verdict::Block(_)),
+            "{tool} {input} runs `{command}` and was allowed"
+        );
+    }
+    for (tool, input) in [
+        ("mcp__git__git_status", json!({"repo_path": root})),
+        (
+            "mcp__git__git_log",
+            json!({"repo_path": root, "max_count": 5}),
+        ),
+        (
+            "mcp__git__git_diff",
+            json!({"repo_path": root, "target": "main"}),
+        ),
+        (
+            "mcp__git__git_add",
+            json!({"repo_path": root, "files": ["src/web/y.ts"]}),
+        ),
+    ] {
+        assert_eq!(
+            judged(&repo, tool, input.clone()),
+            Verdict::Allow,
+            "{tool} {input}"
+        );
+    }
+}
