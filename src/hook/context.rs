@@ -153,6 +153,11 @@ impl Ctx {
         {
             return Some(rel.to_string());
         }
+        if let Some(rel) = rel
+            && let Some(why) = instructions(rel, self.paths.case_insensitive())
+        {
+            return Some(format!("{rel} ({why})"));
+        }
         let frozen = self
             .frozen
             .get_or_init(|| FrozenDirs::new(env, &self.root, cwd));
@@ -293,6 +298,37 @@ pub struct Call<'a> {
     pub p: &'a Payload,
     pub env: &'a Env,
     pub command: Option<Command>,
+}
+
+/// Files in the repo that other sessions, git or the release checks run, or that the clients
+/// read as instructions: frozen like `protectedPaths` (kept by a stream whose plan names them),
+/// whatever the config says, since writing one acts in every other session. What it is, for the
+/// refusal.
+pub fn instructions(rel: &str, ci: bool) -> Option<&'static str> {
+    let lower;
+    let rel = if ci {
+        lower = rel.to_ascii_lowercase();
+        lower.as_str()
+    } else {
+        rel
+    };
+    let (dir, name) = rel.rsplit_once('/').unwrap_or(("", rel));
+    let under = |d: &str| rel.strip_prefix(d).is_some_and(|r| r.starts_with('/'));
+    let name_is = |n: &str| name.eq_ignore_ascii_case(n) && (ci || name == n);
+    if under(".git/hooks") || rel == ".git/config" || rel == ".git/info/attributes" {
+        Some("git runs what it holds in every session's commands")
+    } else if under(".claude") || under(".codex") || under(".gemini") {
+        Some("the clients' agents, commands, skills, hooks and settings of every session")
+    } else if ["CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", "GEMINI.md"]
+        .iter()
+        .any(|n| name_is(n))
+    {
+        Some("every session's client reads it as instructions")
+    } else if dir == "node_modules/.bin" || dir.ends_with("/node_modules/.bin") {
+        Some("package scripts and the release checks run what it holds")
+    } else {
+        None
+    }
 }
 
 /// A shell tool's command: where it runs and what the analysis made of it.

@@ -274,6 +274,26 @@ fn run_checks(ctx: &Ctx, call: &Call) -> Checked {
 
 /// The checks of one write target, in order.
 pub fn write_checks(ctx: &Ctx, call: &Call, t: &targets::Target) -> Checked {
+    name_checks(ctx, call, t)?;
+    if !ctx.any_live() {
+        return Ok(());
+    }
+    for other in targets::other_links(ctx, call, t)? {
+        name_checks(ctx, call, &other).map_err(|mut r| {
+            r.reason = format!(
+                "session-lock: {} is a hard link of {}, so writing it writes that file. {}",
+                t.raw,
+                r.path.as_deref().unwrap_or(&other.raw),
+                r.reason.trim_start_matches("session-lock: ")
+            );
+            r
+        })?;
+    }
+    Ok(())
+}
+
+/// The checks of one name of a write target.
+fn name_checks(ctx: &Ctx, call: &Call, t: &targets::Target) -> Checked {
     let Some(facts) = targets::Facts::of(ctx, call, t) else {
         return Ok(());
     };

@@ -403,6 +403,69 @@ pub fn write_targets(
     Ok(out)
 }
 
+/// The most entries looked at for a hard link's other names.
+const MAX_LINK_WALK: usize = 200_000;
+
+/// The other names in the repo of the file `t` names, when it is a hard link (a regular file
+/// with more than one name): a write through one name changes them all, so each is checked
+/// like the target. Found by device and inode, walking the repo (not `.git`) only for such a
+/// file; a repo too large to walk to the end is a refusal, never a pass.
+pub fn other_links(ctx: &Ctx, call: &Call, t: &Target) -> Result<Vec<Target>, Refusal> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let RepoPath::Inside(rel) = ctx.paths.locate_as(&call.p.cwd, &t.raw, t.how) else {
+            return Ok(Vec::new());
+        };
+        let path = ctx.root.join(&rel);
+        let Ok(meta) = std::fs::symlink_metadata(&path) else {
+            return Ok(Vec::new());
+        };
+        if !meta.is_file() || meta.nlink() < 2 {
+            return Ok(Vec::new());
+        }
+        let (dev, ino, others) = (meta.dev(), meta.ino(), meta.nlink() - 1);
+        let mut out = Vec::new();
+        let walk = walkdir::WalkDir::new(&ctx.root)
+            .follow_links(false)
+            .into_iter()
+            .filter_entry(|e| e.depth() != 1 || e.file_name() != ".git");
+        for (n, entry) in walk.enumerate() {
+            if n >= MAX_LINK_WALK {
+                return Err(Refusal::new(
+                    Rule::Unreadable,
+                    format!(
+                        "session-lock: {rel} is a hard link, and the repo is too large ({MAX_LINK_WALK} entries) to find all its other names; write a copy instead (cp --remove-destination, or delete it and write it anew)"
+                    ),
+                )
+                .with_path(rel));
+            }
+            let Ok(entry) = entry else { continue };
+            if !entry.file_type().is_file() || entry.path() == path {
+                continue;
+            }
+            if let Ok(m) = entry.metadata()
+                && m.dev() == dev
+                && m.ino() == ino
+            {
+                out.push(Target {
+                    raw: entry.path().to_string_lossy().into_owned(),
+                    how: Rooted::CurrentDrive,
+                });
+                if out.len() as u64 >= others {
+                    break;
+                }
+            }
+        }
+        Ok(out)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (ctx, call, t);
+        Ok(Vec::new())
+    }
+}
+
 /// Is this tool one that writes the files named in its input? The built-in writers by name;
 /// an MCP tool by its tool part (case-insensitive) in `mcpWriteTools`, or by a writing word in
 /// its name (`save_file`, `createDirectory`); another client's file tool by the files it writes.

@@ -72,7 +72,10 @@ fn codex_answer(out: &Output) -> Option<String> {
     hso.get("permissionDecision")?;
     if hso["permissionDecision"] == "allow" {
         let cmd = hso["updatedInput"]["command"].as_str().unwrap_or_default();
-        assert!(cmd.contains(" floor --root "), "an allow that is not the floor: {v}");
+        assert!(
+            cmd.contains(" floor --root "),
+            "an allow that is not the floor: {v}"
+        );
         return None;
     }
     assert_eq!(hso["permissionDecision"], "deny", "{v}");
@@ -95,7 +98,10 @@ fn gemini_answer(out: &Output) -> Option<String> {
     // A notice alone, or the command rewritten into the kernel floor's wrapper: an allow.
     if v.get("decision").is_none() {
         if let Some(cmd) = v["hookSpecificOutput"]["tool_input"]["command"].as_str() {
-            assert!(cmd.contains(" floor --root "), "a rewrite that is not the floor: {v}");
+            assert!(
+                cmd.contains(" floor --root "),
+                "a rewrite that is not the floor: {v}"
+            );
         }
         return None;
     }

@@ -88,6 +88,8 @@ mod floor_hook;
 mod guard_clients;
 mod guard_explain;
 mod guard_inputs;
+mod guard_instructions;
+mod guard_links;
 mod guard_log;
 mod guard_mcp_writers;
 mod guard_props;
