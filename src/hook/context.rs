@@ -317,7 +317,18 @@ pub fn instructions(rel: &str, ci: bool) -> Option<&'static str> {
     let name_is = |n: &str| name.eq_ignore_ascii_case(n) && (ci || name == n);
     if under(".git/hooks") || rel == ".git/config" || rel == ".git/info/attributes" {
         Some("git runs what it holds in every session's commands")
-    } else if under(".claude") || under(".codex") || under(".gemini") {
+    } else if [
+        ".claude/agents",
+        ".claude/commands",
+        ".claude/skills",
+        ".claude/hooks",
+        ".claude/output-styles",
+        ".codex",
+        ".gemini",
+    ]
+    .iter()
+    .any(|d| under(d))
+    {
         Some("the clients' agents, commands, skills, hooks and settings of every session")
     } else if ["CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", "GEMINI.md"]
         .iter()

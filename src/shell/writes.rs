@@ -442,8 +442,71 @@ fn git(i: usize, argv: &[Word], out: &mut Vec<WriteTarget>) {
                 emit(w, Reach::Tree);
             }
         }
+        // `git merge-file <current> <base> <other>` writes the merge into <current>.
+        "merge-file" => {
+            let o = Opts::parse(args, "L", &["marker-size", "diff-algorithm"]);
+            if o.has(&["p", "--stdout", "--object-id"]) {
+                return;
+            }
+            if let Some(w) = o.operands.first() {
+                emit(w, Reach::File);
+            }
+        }
+        "config" => {
+            if let Some(w) = config_file(args) {
+                push(out, i, &under_dirs(&call.dirs, &w), &via, Reach::File);
+            }
+        }
         _ => {}
     }
+}
+
+/// The file a `git config` call writes: `.git/config` of the repo (or `--file`'s, or
+/// `config.worktree`), when it sets, unsets, renames or edits; `None` for a read, and for
+/// `--global`/`--system`, which write outside the repo.
+fn config_file(args: &[Word]) -> Option<Word> {
+    let o = Opts::parse(
+        args,
+        "f",
+        &["file", "blob", "type", "default", "comment", "value", "url"],
+    );
+    let verb = o.operands.first().map(|w| w.text.as_str());
+    let sets = matches!(
+        verb,
+        Some("set" | "unset" | "edit" | "rename-section" | "remove-section")
+    ) || o.has(&[
+        "--unset",
+        "--unset-all",
+        "--add",
+        "--replace-all",
+        "--rename-section",
+        "--remove-section",
+        "e",
+        "--edit",
+    ]) || (!matches!(verb, Some("get" | "list"))
+        && o.operands.len() >= 2
+        && !o.has(&[
+            "--get",
+            "--get-all",
+            "--get-regexp",
+            "--get-urlmatch",
+            "l",
+            "--list",
+        ]));
+    if !sets || o.has(&["--global", "--system"]) {
+        return None;
+    }
+    if let Some(f) = o.value(&["f", "--file"]) {
+        return Some(Word::plain(f));
+    }
+    let name = if o.has(&["--worktree"]) {
+        "config.worktree"
+    } else {
+        "config"
+    };
+    let mut w = Word::plain(format!("$CLAUDE_PROJECT_DIR/.git/{name}"));
+    w.dynamic = true;
+    Some(w)
 }
 
 /// PowerShell parameters that are switches (no value), by full name.

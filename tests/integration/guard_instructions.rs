@@ -59,6 +59,8 @@ fn issue_27_instruction_look_alikes_reads_and_named_ones_stay_free() {
         "src/web/claude-notes.md",
         "src/web/node_modules_bin.txt",
         "src/web/git/hooks/x",
+        // The seed's feature notes are ordinary files, not the client's configuration.
+        ".claude/features/notes.md",
     ] {
         assert_eq!(
             verdict(&repo.edit("alice", rel)).unwrap(),

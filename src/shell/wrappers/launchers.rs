@@ -153,6 +153,32 @@ pub(super) fn concurrently(p: &mut Peel, prog: &Program) -> bool {
 }
 
 /// `git -c alias.x=<value> … x args`: expand the alias (`!` aliases are shell scripts).
+/// A git setting whose value git runs as a shell command: the pager, the fsmonitor hook, the
+/// ssh command, editors, credential helpers, diff, merge and filter drivers, the signing program.
+pub fn git_runs_setting(key: &str) -> bool {
+    let k = key.to_ascii_lowercase();
+    let (first, last) = (
+        k.split('.').next().unwrap_or_default(),
+        k.rsplit('.').next().unwrap_or_default(),
+    );
+    matches!(
+        k.as_str(),
+        "core.pager"
+            | "core.fsmonitor"
+            | "core.sshcommand"
+            | "core.editor"
+            | "core.askpass"
+            | "sequence.editor"
+            | "diff.external"
+            | "uploadpack.packobjectshook"
+    ) || first == "pager"
+        || (first == "filter" && matches!(last, "clean" | "smudge" | "process"))
+        || (first == "diff" && matches!(last, "textconv" | "command"))
+        || (first == "merge" && last == "driver")
+        || (first == "gpg" && last == "program")
+        || (first == "credential" && last == "helper")
+}
+
 pub(super) fn git_alias(p: &mut Peel, prog: &Program, done: &mut Vec<String>) -> bool {
     let mut aliases: Vec<(String, String)> = Vec::new();
     let mut i = 1;
@@ -161,9 +187,18 @@ pub(super) fn git_alias(p: &mut Peel, prog: &Program, done: &mut Vec<String>) ->
         if t == "-c" {
             if let Some(kv) = p.argv.get(i + 1)
                 && let Some((k, v)) = kv.text.split_once('=')
-                && let Some(name) = k.to_ascii_lowercase().strip_prefix("alias.")
             {
-                aliases.push((name.to_string(), v.to_string()));
+                if let Some(name) = k.to_ascii_lowercase().strip_prefix("alias.") {
+                    aliases.push((name.to_string(), v.to_string()));
+                } else if git_runs_setting(k) && !v.trim().is_empty() {
+                    // Git runs the value with the shell; the git command itself still runs.
+                    p.scripts.push(Script {
+                        text: v.strip_prefix('!').unwrap_or(v).to_string(),
+                        dialect: Dialect::Posix,
+                        via: "git -c",
+                        args: None,
+                    });
+                }
             }
             i += 2;
             continue;
