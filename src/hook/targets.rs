@@ -404,6 +404,7 @@ pub fn write_targets(
 }
 
 /// The most entries looked at for a hard link's other names.
+#[cfg(unix)]
 const MAX_LINK_WALK: usize = 200_000;
 
 /// The other names in the repo of the file `t` names, when it is a hard link (a regular file

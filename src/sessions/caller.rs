@@ -19,6 +19,9 @@ pub enum Caller {
     Session { id: String, client_pid: u32 },
     /// Under no live session's client process.
     Terminal,
+    /// Under no live session's client process, but cut off from the shell that started it
+    /// (see [`cut_off`]): a process a session left behind, not a person at a terminal.
+    Detached { why: String },
 }
 
 impl Caller {
@@ -26,7 +29,7 @@ impl Caller {
     pub fn session(&self) -> Option<&str> {
         match self {
             Caller::Session { id, .. } => Some(id),
-            Caller::Terminal => None,
+            Caller::Terminal | Caller::Detached { .. } => None,
         }
     }
 }
@@ -62,7 +65,54 @@ pub fn current(locks: &[Held]) -> Caller {
     if let Some(home) = super::state_home() {
         sessions.extend(super::registry::live_sessions(&home));
     }
-    of_process(std::process::id(), locks, &sessions)
+    let me = std::process::id();
+    match of_process(me, locks, &sessions) {
+        Caller::Terminal => match cut_off(me) {
+            Some(why) => Caller::Detached { why },
+            None => Caller::Terminal,
+        },
+        found => found,
+    }
+}
+
+/// Why `pid` is cut off from the shell that started it, if it is. A command a person types runs
+/// below the shell that leads its terminal's session (the kernel's session id names it). A
+/// process a session's command left running (`(release x &)`, `nohup`, `setsid … &`) is not:
+/// the Bash tool's shell leads its own session and is gone, or is no longer an ancestor. Checked
+/// for the process, each ancestor up to the nearest session leader, and that leader's parent (a
+/// `setsid` below an orphaned subshell). Where the platform tells no session, nothing is cut.
+pub fn cut_off(pid: u32) -> Option<String> {
+    let mut chain = vec![pid];
+    chain.extend(liveness::ancestors(pid));
+    let mut past_leader = false;
+    for (i, &x) in chain.iter().enumerate() {
+        if x <= 1 {
+            break;
+        }
+        let sid = liveness::stat(x)
+            .and_then(|s| s.session)
+            .filter(|&s| s > 1)?;
+        if sid != x && !chain[i + 1..].contains(&sid) {
+            let whose = if x == pid {
+                "it".to_string()
+            } else {
+                format!("its ancestor pid {x}")
+            };
+            return Some(match liveness::stat(sid) {
+                None => format!(
+                    "{whose} outlived the shell that started it (pid {sid}, the leader of its session)"
+                ),
+                Some(_) => format!(
+                    "{whose} runs outside the shell that started it (pid {sid}, the leader of its session)"
+                ),
+            });
+        }
+        if past_leader {
+            break;
+        }
+        past_leader = sid == x;
+    }
+    None
 }
 
 #[cfg(test)]

@@ -80,7 +80,7 @@ pub fn run(a: Args) -> anyhow::Result<Code> {
     }
     let whose = match caller {
         Caller::Session { .. } => "this session",
-        Caller::Terminal => "session",
+        Caller::Terminal | Caller::Detached { .. } => "session",
     };
     let others: Vec<Other> = others
         .iter()

@@ -197,6 +197,14 @@ pub fn acting_for(
             ),
         ));
     }
+    if let Caller::Detached { why } = &caller {
+        return Err(fail(
+            Code::Refused,
+            format!(
+                "this command runs outside every session's process tree but not from a terminal: {why}. A process a session left behind cannot act for stream '{stream}'; run it from the session that holds the stream, or from a terminal"
+            ),
+        ));
+    }
     Ok((held, caller))
 }
 

@@ -150,7 +150,7 @@ pub fn run(a: Args) -> anyhow::Result<Code> {
             " (session {}'s stream, released from outside every session)",
             crate::state::short_id(&held.record.session_id)
         ),
-        Caller::Session { .. } => String::new(),
+        Caller::Session { .. } | Caller::Detached { .. } => String::new(),
     };
     if held.done {
         // A lease the first release could not end (its record unreadable, the remote away) is

@@ -281,3 +281,64 @@ fn without_release_checks_in_the_config_they_come_from_the_repo() {
         "{out}"
     );
 }
+
+/// Issue 27: a process a session left running is not a person at a terminal. `release` run
+/// after the shell that started it is gone (`(release x &)` from a Bash command, alone or under
+/// `setsid`) is refused (exit 8) and writes nothing; the same release typed at a terminal passes.
+#[cfg(target_os = "linux")]
+#[test]
+fn issue_27_a_release_left_behind_by_a_shell_that_is_gone_is_refused() {
+    let repo = setup();
+    repo.config(&json!({"releaseChecks": []}));
+    repo.claim("alice", "api");
+    let fifo = |name: &str| {
+        let p = repo.base.join(name);
+        assert!(
+            std::process::Command::new("mkfifo")
+                .arg(&p)
+                .status()
+                .unwrap()
+                .success()
+        );
+        p
+    };
+    let release = crate::support::lifecycle::bin("release");
+    for (label, inner) in [
+        ("a background subshell", "release api"),
+        ("a subshell under setsid", "setsid release api"),
+    ] {
+        let (gate, done) = (
+            fifo(&format!("gate-{}", label.len())),
+            fifo(&format!("done-{}", label.len())),
+        );
+        // The shell leads its own session, as the Bash tool's shell does, and exits at once,
+        // leaving the subshell that waits for the gate; only then does the gate open.
+        let script = format!(
+            "( read _ < \"$1\"; PATH=\"$3:$PATH\" {inner} > \"$2.out\" 2>&1; echo $? > \"$2\" ) & exit 0"
+        );
+        let mut c = std::process::Command::new("setsid");
+        c.arg("sh")
+            .arg("-c")
+            .arg(&script)
+            .arg("sh")
+            .arg(&gate)
+            .arg(&done)
+            .arg(std::path::Path::new(release).parent().unwrap());
+        let status = repo.scrubbed(c).status().unwrap();
+        assert!(status.success(), "{label}");
+        std::fs::write(&gate, "go\n").unwrap();
+        let code = std::fs::read_to_string(&done).unwrap();
+        let out = std::fs::read_to_string(format!("{}.out", done.display())).unwrap();
+        assert_eq!(code.trim(), "8", "{label}: {out}");
+        assert!(out.contains("not from a terminal"), "{label}: {out}");
+        assert!(!repo.exists("session-lock/api.done"), "{label}");
+    }
+    // Typed at a terminal (run below this test, whose session leader is its ancestor): passes.
+    let (code, out, err) = repo.run({
+        let mut c = repo.tool("release");
+        c.arg("api");
+        c
+    });
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("released from outside every session"), "{out}");
+}
