@@ -120,3 +120,102 @@ pub(super) fn start_unguarded(_r: &Rules, v: &View, _env: &Env) -> Option<Found>
     }
     None
 }
+
+/// tmux subcommands that only read the server's state (and `-V`), when no format holds a
+/// `#(…)`; every other one can start a command in the server (`new-window`, `send-keys`, `run-shell`, `if-shell`, `source-file`,
+/// `pipe-pane`, hooks and key bindings) or end other sessions' panes (`kill-server`).
+const TMUX_READS: [&str; 22] = [
+    "ls",
+    "list-sessions",
+    "lsw",
+    "list-windows",
+    "lsp",
+    "list-panes",
+    "lsc",
+    "list-clients",
+    "lsb",
+    "list-buffers",
+    "lsk",
+    "list-keys",
+    "lscm",
+    "list-commands",
+    "has",
+    "has-session",
+    "show",
+    "show-options",
+    "showw",
+    "show-window-options",
+    "capture-pane",
+    "display-message",
+];
+
+/// The first operand of a program's words (after its options, `takes` naming the short
+/// options that take a value).
+fn first_operand<'a>(args: &'a [Word], takes: &str) -> Option<&'a Word> {
+    let mut it = args.iter();
+    while let Some(w) = it.next() {
+        let t = w.text.as_str();
+        if !t.starts_with('-') || t == "-" {
+            return Some(w);
+        }
+        if t.len() == 2 && takes.contains(&t[1..]) {
+            it.next();
+        }
+    }
+    None
+}
+
+/// `hooks.outside-session`: the segment hands a command to a server that is already running
+/// (tmux, screen, atd, systemd), which starts it outside this session's process tree: the
+/// kernel floor a command inherits and the tree that tells whose a call is stop at the
+/// server. Read on the segment as written, since a peeled tmux leaves nothing to run here.
+pub(super) fn outside_session(seg: &crate::shell::Segment) -> Option<Found> {
+    let found = |what: &str| {
+        Some(Found::from(format!(
+            "hands its command to {what}, a server already running"
+        )))
+    };
+    let words = seg.words();
+    let after = |name: &str| {
+        let i = words
+            .iter()
+            .position(|w| !w.quoted && command_name(&w.text) == name)?;
+        Some(&words[i + 1..])
+    };
+    if seg.wrappers.iter().any(|w| w == "tmux") {
+        return found("tmux");
+    }
+    if seg.wrappers.iter().any(|w| w == "systemd-run") {
+        let scoped = after("systemd-run").is_some_and(|a| {
+            a.iter()
+                .take_while(|w| w.text.starts_with('-'))
+                .any(|w| w.text == "--scope")
+        });
+        return if scoped { None } else { found("systemd") };
+    }
+    let head = seg.argv.first()?;
+    if head.dynamic {
+        return None;
+    }
+    let args = &seg.argv[1..];
+    let flag = |f: &str| args.iter().any(|w| w.text == f);
+    match command_name(&head.text).as_ref() {
+        "tmux" => {
+            // A format's `#(…)` runs a shell command in the server, even in a listing.
+            if args.iter().any(|w| w.dynamic || w.text.contains("#(")) {
+                return found("tmux");
+            }
+            if flag("-V") {
+                return None;
+            }
+            match first_operand(args, "LSfTc") {
+                Some(sub) if sub.dynamic => found("tmux"),
+                Some(sub) if TMUX_READS.contains(&sub.text.as_str()) => None,
+                _ => found("tmux"),
+            }
+        }
+        "screen" if flag("-X") => found("screen"),
+        "at" | "batch" if !["-l", "-r", "-d", "-c"].iter().any(|f| flag(f)) => found("atd"),
+        _ => None,
+    }
+}

@@ -430,10 +430,26 @@ impl Rules {
     pub fn check_analysis(&self, an: &Analysis, ctx: &CommandContext) -> Vec<(usize, Hit)> {
         let env = Env::new(ctx);
         let mut out = Vec::new();
+        // Handing a command to a server comes after what the command itself does, which
+        // says more (a `git checkout` sent to tmux is a HEAD change first).
+        let mut servers = Vec::new();
         for (i, seg) in an.segments.iter().enumerate() {
             // A sandboxed container keeps the host's files; with the host's network or pid
             // namespace it still reaches the running app.
             let app_only = seg.sandboxed && seg.host_app;
+            if !seg.sandboxed
+                && self.enabled(RuleId::HooksOutsideSession)
+                && let Some(found) = hooks::outside_session(seg)
+            {
+                servers.push((
+                    i,
+                    Hit::new(
+                        RuleId::HooksOutsideSession,
+                        clip(seg.render(), MAX_SEGMENT_TEXT),
+                        found,
+                    ),
+                ));
+            }
             if (seg.sandboxed && !app_only) || seg.argv.is_empty() || inert_flags(&seg.argv[1..]) {
                 continue;
             }
@@ -464,6 +480,7 @@ impl Rules {
                 }
             }
         }
+        out.extend(servers);
         out
     }
 

@@ -12,6 +12,7 @@
 //! | `mcp.arbitrary-command` | always | MCP tools that run commands or kill processes |
 //! | `hooks.self-disarm` | when shared | `guard install`/`uninstall`, by any path or launcher |
 //! | `hooks.start-unguarded` | always | `claude --bare`, `--settings` switching hooks off, `--setting-sources` without user and project |
+//! | `hooks.outside-session` | when shared | commands handed to a running server (tmux, screen -X, at, systemd-run) |
 
 /// When a hit blocks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -55,6 +56,8 @@ pub enum RuleId {
     HooksSelfDisarm,
     /// `hooks.start-unguarded`
     HooksStartUnguarded,
+    /// `hooks.outside-session`
+    HooksOutsideSession,
 }
 
 /// The fixed texts of a rule.
@@ -74,7 +77,7 @@ pub struct RuleInfo {
     pub instead: &'static str,
 }
 
-const INFO: [RuleInfo; 10] = [
+const INFO: [RuleInfo; 11] = [
     RuleInfo {
         rule: RuleId::AppRestart,
         id: "app.restart",
@@ -180,11 +183,25 @@ const INFO: [RuleInfo; 10] = [
         instead: "start nested sessions with the default settings sources (or through \
                   `run-agent`), so the guard's hooks run in them too",
     },
+    RuleInfo {
+        rule: RuleId::HooksOutsideSession,
+        id: "hooks.outside-session",
+        scope: Scope::WhenShared,
+        what: "commands handed to a server that is already running and starts them itself: \
+               tmux (any subcommand but the read-only ones: `ls`, `list-*`, `has-session`, \
+               `show-*`, `capture-pane`, `display-message`), `screen -X`, `at`, `batch`, \
+               `systemd-run` without `--scope`",
+        why: "the server starts the command outside this session's process tree, where the \
+              kernel write floor and the session's identity do not reach, so it could write \
+              other sessions' files or release their streams",
+        instead: "run the command directly in this shell; a background job (`cmd &`, `nohup cmd \
+                  &`) stays in the session's tree and under its floor",
+    },
 ];
 
 impl RuleId {
     /// Every rule, in table order.
-    pub const ALL: [RuleId; 10] = [
+    pub const ALL: [RuleId; 11] = [
         RuleId::AppRestart,
         RuleId::EmitOverRunning,
         RuleId::BuildOutsideRenderer,
@@ -195,6 +212,7 @@ impl RuleId {
         RuleId::McpArbitraryCommand,
         RuleId::HooksSelfDisarm,
         RuleId::HooksStartUnguarded,
+        RuleId::HooksOutsideSession,
     ];
 
     /// The rule's texts.
@@ -235,7 +253,14 @@ mod tests {
             .filter(|i| i.scope == Scope::WhenShared)
             .map(|i| i.id)
             .collect();
-        assert_eq!(only_shared, ["git.head-change", "hooks.self-disarm"]);
+        assert_eq!(
+            only_shared,
+            [
+                "git.head-change",
+                "hooks.self-disarm",
+                "hooks.outside-session"
+            ]
+        );
     }
 
     #[test]
@@ -252,6 +277,7 @@ mod tests {
             (RuleId::McpArbitraryCommand, "mcp.arbitrary-command"),
             (RuleId::HooksSelfDisarm, "hooks.self-disarm"),
             (RuleId::HooksStartUnguarded, "hooks.start-unguarded"),
+            (RuleId::HooksOutsideSession, "hooks.outside-session"),
         ];
         assert_eq!(want.len(), RuleId::ALL.len());
         for (rule, id) in want {
