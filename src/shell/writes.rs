@@ -626,7 +626,9 @@ fn find(i: usize, args: &[Word], out: &mut Vec<WriteTarget>) {
             let cmd = &args[from..end.min(args.len())];
             let mut inner = Vec::new();
             argv_targets(i, Dialect::Posix, cmd, &mut inner);
-            if let Some(w) = inner.iter().find(|w| w.word.text.contains("{}")) {
+            // What the command writes at `{}` (`rm {}`, `mv {} dest`'s source), not a
+            // destination that holds it (`cp {} dest/`'s `dest/{}`).
+            if let Some(w) = inner.iter().find(|w| w.word.text.starts_with("{}")) {
                 vias.push(format!("find {t} {}", w.via));
             }
             k = end;
