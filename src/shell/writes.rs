@@ -12,6 +12,13 @@
 //! - `tee`, `rm`/`unlink`/`shred`/`rmdir`, `rimraf`/`del-cli`/`trash` (a whole tree), `truncate`, `touch`, `sed -i`, `perl -i`,
 //!   `cp`/`install`/`rsync`/`ln` destinations (the destination itself and the file a
 //!   source lands as inside it), `mv` destinations and sources, `dd of=`, `patch`;
+//! - `curl -o`/`-O`/`--output-dir`, `wget [-O] [-P]` (a saved URL is its last path part),
+//!   `sort -o`, `uniq IN OUT`, the compressors (`gzip a` writes `a` and `a.gz`), `awk -i
+//!   inplace`;
+//! - `tar -x`/`unzip` into their folder: the members named, else the whole folder (a tree
+//!   target: it blocks when the folder holds another stream's or a protected file), `tar -c
+//!   -f OUT`; `find START -delete` and `find START -exec <writer> {}`: the start folders,
+//!   whole (what find finds is not in the text; the derived command's `{}` is dropped);
 //! - git: `checkout [<tree-ish>] -- <pathspec>`, `restore`, `rm`, `mv`, `stash push
 //!   <pathspec>`, `clean` (the cwd when no pathspec is given), with `-C <dir>` applied;
 //! - PowerShell: `Set-Content`, `Add-Content`, `Clear-Content`, `Out-File`, `Tee-Object`,
@@ -20,7 +27,8 @@
 //! - cmd: `del`/`erase`, `rd`/`rmdir`, `copy`/`xcopy`/`move`, with joined switches (`/S/Q`).
 //!
 //! Not modelled: writes made by programs the command runs (a build writing `dist/`, a
-//! script's own redirections are analysed only when the script is), `find -delete`.
+//! script's own redirections are analysed only when the script is), `xargs` items not
+//! known from the text (`<xargs input>`, dynamic: let through like any unknown target).
 //! Interpreter one-liners reach this table through the commands `interp.rs` derives
 //! from their file calls (`open(p, 'w')` → `tee p`, `os.remove(p)` → `rm p`). A target whose value is unknown stays [`Word::dynamic`]; the hook
 //! lets it through (coordination, not a sandbox).
