@@ -633,7 +633,9 @@ fn find(i: usize, args: &[Word], out: &mut Vec<WriteTarget>) {
             }
             let cmd = &args[from..end.min(args.len())];
             let mut inner = Vec::new();
-            argv_targets(i, Dialect::Posix, cmd, &mut inner);
+            // `-exec sudo rm {} +`: the command its wrappers run.
+            let peeled = super::wrappers::peel(cmd, Dialect::Posix);
+            argv_targets(i, Dialect::Posix, &peeled.argv, &mut inner);
             // What the command writes at `{}` (`rm {}`, `mv {} dest`'s source), not a
             // destination that holds it (`cp {} dest/`'s `dest/{}`).
             if let Some(w) = inner.iter().find(|w| w.word.text.starts_with("{}")) {

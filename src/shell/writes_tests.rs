@@ -288,6 +288,10 @@ fn find_writes_its_start_folders_whole() {
         t("find -L -name x -exec sed -i s/a/b/ {} \\;"),
         [("find -exec sed -i".into(), ".".into(), true)]
     );
+    assert_eq!(
+        t("find src -exec sudo rm -f {} +"),
+        [("find -exec rm".into(), "src".into(), true)]
+    );
     // The derived command's `{}` is not a file of its own.
     assert!(paths("find src -exec cat {} +").is_empty());
     assert!(paths("find src -exec sed -n 1p {} \\;").is_empty());
