@@ -268,7 +268,69 @@ pub enum Writes {
     Dd,
     /// `patch [-o OUT] [FILE [PATCH]]`: the first operand.
     Patch,
+    /// The value of `-o`/`--output` (`sort -o FILE`).
+    Output,
+    /// The second operand (`uniq IN OUT`).
+    Second,
+    /// A compressor: each operand is replaced by its packed (or unpacked) form.
+    Compress(&'static Compress),
+    /// awk: its file operands, with `-i inplace` (gawk's in-place extension).
+    AwkInPlace,
+    /// `curl -o FILE`, `-O` (the URL's last path part), `--output-dir`, `-D`, `-c`.
+    Curl,
+    /// `wget URL` (the URL's last path part), `-O FILE`, `-P DIR`, `-r` (a tree).
+    Wget,
+    /// `tar -x` (the `-C` folder, or members inside it), `tar -c -f OUT` (the archive).
+    Tar,
+    /// `unzip ARCHIVE [MEMBER…] [-d DIR]`.
+    Unzip,
+    /// `find START… -delete`, `-exec WRITER {}`: the start folders, whole.
+    Find,
 }
+
+/// How a compressor names what it writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Compress {
+    /// The suffix of its packed files (`.gz`).
+    pub ext: &'static str,
+    /// It unpacks unless told to pack (`gunzip`, `unxz`).
+    pub unpacks: bool,
+    /// It keeps the file it read unless told to remove it (`zstd`).
+    pub keeps: bool,
+}
+
+const fn compress(ext: &'static str, unpacks: bool, keeps: bool) -> Compress {
+    Compress {
+        ext,
+        unpacks,
+        keeps,
+    }
+}
+const GZ: Compress = compress(".gz", false, false);
+const GUNZIP: Compress = compress(".gz", true, false);
+const BZ2: Compress = compress(".bz2", false, false);
+const BUNZIP2: Compress = compress(".bz2", true, false);
+const XZ: Compress = compress(".xz", false, false);
+const UNXZ: Compress = compress(".xz", true, false);
+const ZST: Compress = compress(".zst", false, true);
+const UNZSTD: Compress = compress(".zst", true, true);
+const GZIP_OPTS: Grammar = g("S", &["suffix"]);
+const XZ_OPTS: Grammar = g(
+    "STFCM",
+    &["suffix", "threads", "format", "check", "memlimit"],
+);
+const ZSTD_OPTS: Grammar = g("oDT", &["output", "dict", "threads"]);
+const AWK_OPTS: Grammar = g(
+    "fvFiel",
+    &[
+        "file",
+        "assign",
+        "field-separator",
+        "include",
+        "source",
+        "load",
+    ],
+);
 
 /// What a package manager or task runner is, for `pm.rs`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -424,6 +486,8 @@ const fn awk(name: &'static str) -> Program {
     Program {
         stdin: Stdin::Program,
         lang: Some(Lang::Awk),
+        opts: AWK_OPTS,
+        writes: Some(Writes::AwkInPlace),
         ..row(name)
     }
 }
@@ -446,6 +510,14 @@ const fn writer(name: &'static str, writes: Writes, opts: Grammar) -> Program {
         opts,
         writes: Some(writes),
         ..row(name)
+    }
+}
+
+/// A compressor: reads data on stdin, replaces its file operands.
+const fn packer(name: &'static str, c: &'static Compress, opts: Grammar) -> Program {
+    Program {
+        stdin: Stdin::Inert,
+        ..writer(name, Writes::Compress(c), opts)
     }
 }
 
@@ -589,6 +661,120 @@ const SU: Prefix = Prefix {
     ..PREFIX
 };
 const SKIP1: Prefix = Prefix { skip: 1, ..PREFIX };
+const CURL_OPTS: Grammar = g(
+    "odHXuAebcFTwxKrmYyzECDQ",
+    &[
+        "output",
+        "output-dir",
+        "data",
+        "data-raw",
+        "data-binary",
+        "data-urlencode",
+        "data-ascii",
+        "header",
+        "request",
+        "user",
+        "user-agent",
+        "referer",
+        "cookie",
+        "cookie-jar",
+        "form",
+        "form-string",
+        "upload-file",
+        "write-out",
+        "proxy",
+        "config",
+        "range",
+        "max-time",
+        "connect-timeout",
+        "cert",
+        "key",
+        "cacert",
+        "retry",
+        "url",
+        "dump-header",
+        "trace",
+        "trace-ascii",
+        "stderr",
+        "resolve",
+        "json",
+        "quote",
+        "limit-rate",
+        "max-filesize",
+        "time-cond",
+        "variable",
+        "etag-save",
+        "etag-compare",
+        "hsts",
+        "alt-svc",
+    ],
+);
+const WGET_OPTS: Grammar = g(
+    "OoaPiDeUTtwQlAR",
+    &[
+        "output-document",
+        "output-file",
+        "append-output",
+        "directory-prefix",
+        "input-file",
+        "user-agent",
+        "header",
+        "tries",
+        "timeout",
+        "wait",
+        "quota",
+        "level",
+        "accept",
+        "reject",
+        "domains",
+        "user",
+        "password",
+        "post-data",
+        "post-file",
+        "execute",
+        "referer",
+        "load-cookies",
+        "save-cookies",
+        "base",
+        "config",
+        "method",
+        "body-data",
+    ],
+);
+const TAR_OPTS: Grammar = g(
+    "fCTXbHKNVgLFI",
+    &[
+        "file",
+        "directory",
+        "files-from",
+        "exclude-from",
+        "exclude",
+        "blocking-factor",
+        "format",
+        "label",
+        "use-compress-program",
+        "owner",
+        "group",
+        "mode",
+        "mtime",
+        "newer",
+        "newer-mtime",
+        "transform",
+        "xform",
+        "strip-components",
+        "to-command",
+        "checkpoint-action",
+        "index-file",
+        "listed-incremental",
+        "suffix",
+        "volno-file",
+        "info-script",
+        "new-volume-script",
+        "rsh-command",
+        "record-size",
+        "tape-length",
+    ],
+);
 
 /// The table, sorted by name.
 pub static PROGRAMS: &[Program] = &[
@@ -619,8 +805,9 @@ pub static PROGRAMS: &[Program] = &[
         ..interpreter("bun", Some(Lang::Js))
     },
     pm("bunx", Pm::Bunx, Some(Wrap::Runner("bunx")), EXEC_OPTS),
+    packer("bunzip2", &BUNZIP2, GZIP_OPTS),
     multicall("busybox"),
-    inert("bzip2"),
+    packer("bzip2", &BZ2, GZIP_OPTS),
     prefix("caffeinate", &PREFIX, g("tw", &[])),
     wrapper("call", Wrap::Drop, Grammar::NONE),
     inert("cat"),
@@ -697,7 +884,7 @@ pub static PROGRAMS: &[Program] = &[
     Program {
         stdin: Stdin::Inert,
         http: true,
-        ..row("curl")
+        ..writer("curl", Writes::Curl, CURL_OPTS)
     },
     inert("cut"),
     posix_shell("dash", "dash -c"),
@@ -730,7 +917,10 @@ pub static PROGRAMS: &[Program] = &[
     inert("false"),
     inert("fgrep"),
     inert("file"),
-    wrapper("find", Wrap::Find, Grammar::NONE),
+    Program {
+        writes: Some(Writes::Find),
+        ..wrapper("find", Wrap::Find, g("D", &[]))
+    },
     prefix("firejail", &PREFIX, Grammar::NONE),
     posix_shell("fish", "fish -c"),
     prefix(
@@ -769,8 +959,8 @@ pub static PROGRAMS: &[Program] = &[
         hooks: Some(Hooks::Launcher),
         ..row("guard-hook")
     },
-    inert("gunzip"),
-    inert("gzip"),
+    packer("gunzip", &GUNZIP, GZIP_OPTS),
+    packer("gzip", &GZ, GZIP_OPTS),
     inert("head"),
     inert("hexdump"),
     Program {
@@ -1059,7 +1249,29 @@ pub static PROGRAMS: &[Program] = &[
     writer("shred", Writes::Delete, DELETE_OPTS),
     inert("shuf"),
     killer("skill"),
-    inert("sort"),
+    Program {
+        stdin: Stdin::Inert,
+        ..writer(
+            "sort",
+            Writes::Output,
+            g(
+                "kotST",
+                &[
+                    "key",
+                    "output",
+                    "field-separator",
+                    "buffer-size",
+                    "temporary-directory",
+                    "parallel",
+                    "batch-size",
+                    "files0-from",
+                    "compress-program",
+                    "random-source",
+                    "sort",
+                ],
+            ),
+        )
+    },
     Program {
         wrap: Some(Wrap::Source),
         shell_file: true,
@@ -1112,7 +1324,10 @@ pub static PROGRAMS: &[Program] = &[
     ),
     inert("tac"),
     inert("tail"),
-    inert("tar"),
+    Program {
+        stdin: Stdin::Inert,
+        ..writer("tar", Writes::Tar, TAR_OPTS)
+    },
     prefix("taskset", &SKIP1, Grammar::NONE),
     interpreter("tclsh", None),
     Program {
@@ -1139,17 +1354,27 @@ pub static PROGRAMS: &[Program] = &[
     pm("turbo", Pm::Monorepo, None, MONOREPO_OPTS),
     prefix("unbuffer", &PREFIX, Grammar::NONE),
     inert("unexpand"),
-    inert("uniq"),
+    Program {
+        stdin: Stdin::Inert,
+        ..writer(
+            "uniq",
+            Writes::Second,
+            g("fsw", &["skip-fields", "skip-chars", "check-chars"]),
+        )
+    },
     inert("unix2dos"),
     writer("unlink", Writes::Delete, DELETE_OPTS),
     prefix("unshare", &PREFIX, g("tSGw", &[])),
+    packer("unxz", &UNXZ, XZ_OPTS),
+    writer("unzip", Writes::Unzip, g("dPx", &[])),
+    packer("unzstd", &UNZSTD, ZSTD_OPTS),
     prefix("valgrind", &PREFIX, Grammar::NONE),
     wrapper("watch", Wrap::Watch, g("nq", &["interval", "equexit"])),
     inert("wc"),
     Program {
         stdin: Stdin::Inert,
         http: true,
-        ..row("wget")
+        ..writer("wget", Writes::Wget, WGET_OPTS)
     },
     prefix("winpty", &PREFIX, Grammar::NONE),
     inert("wl-copy"),
@@ -1192,13 +1417,13 @@ pub static PROGRAMS: &[Program] = &[
     inert("xsel"),
     prefix("xvfb-run", &PREFIX, g("nsfpe", &[])),
     inert("xxd"),
-    inert("xz"),
+    packer("xz", &XZ, XZ_OPTS),
     pm("yarn", Pm::Yarn, Some(Wrap::Runner("yarn dlx")), YARN_OPTS),
     pm("yarnpkg", Pm::Yarn, None, YARN_OPTS),
     inert("yq"),
     inert("zcat"),
     posix_shell("zsh", "zsh -c"),
-    inert("zstd"),
+    packer("zstd", &ZST, ZSTD_OPTS),
 ];
 
 /// The row of `name` (a [`command_name`](super::word::command_name)), if the table has one.

@@ -12,6 +12,13 @@
 //! - `tee`, `rm`/`unlink`/`shred`/`rmdir`, `rimraf`/`del-cli`/`trash` (a whole tree), `truncate`, `touch`, `sed -i`, `perl -i`,
 //!   `cp`/`install`/`rsync`/`ln` destinations (the destination itself and the file a
 //!   source lands as inside it), `mv` destinations and sources, `dd of=`, `patch`;
+//! - `curl -o`/`-O`/`--output-dir`, `wget [-O] [-P]` (a saved URL is its last path part),
+//!   `sort -o`, `uniq IN OUT`, the compressors (`gzip a` writes `a` and `a.gz`), `awk -i
+//!   inplace`;
+//! - `tar -x`/`unzip` into their folder: the members named, else the whole folder (a tree
+//!   target: it blocks when the folder holds another stream's or a protected file), `tar -c
+//!   -f OUT`; `find START -delete` and `find START -exec <writer> {}`: the start folders,
+//!   whole (what find finds is not in the text; the derived command's `{}` is dropped);
 //! - git: `checkout [<tree-ish>] -- <pathspec>`, `restore`, `rm`, `mv`, `stash push
 //!   <pathspec>`, `clean` (the cwd when no pathspec is given), with `-C <dir>` applied;
 //! - PowerShell: `Set-Content`, `Add-Content`, `Clear-Content`, `Out-File`, `Tee-Object`,
@@ -20,7 +27,8 @@
 //! - cmd: `del`/`erase`, `rd`/`rmdir`, `copy`/`xcopy`/`move`, with joined switches (`/S/Q`).
 //!
 //! Not modelled: writes made by programs the command runs (a build writing `dist/`, a
-//! script's own redirections are analysed only when the script is), `find -delete`.
+//! script's own redirections are analysed only when the script is), `xargs` items not
+//! known from the text (`<xargs input>`, dynamic: let through like any unknown target).
 //! Interpreter one-liners reach this table through the commands `interp.rs` derives
 //! from their file calls (`open(p, 'w')` → `tee p`, `os.remove(p)` → `rm p`). A target whose value is unknown stays [`Word::dynamic`]; the hook
 //! lets it through (coordination, not a sandbox).
@@ -92,10 +100,28 @@ fn segment_targets(i: usize, seg: &Segment, out: &mut Vec<WriteTarget>) {
             push(out, i, target, r.op, Reach::File);
         }
     }
-    let Some(head) = seg.argv.first() else { return };
+    let from = out.len();
+    argv_targets(i, seg.dialect, &seg.argv, out);
+    // `find … -exec rm {} +` runs `rm` on what find finds: the `find` segment names that
+    // (its start folders), so the derived command's `{}` is not a file of its own.
+    if seg.origin == super::Origin::Derived {
+        let mut k = from;
+        while k < out.len() {
+            if out[k].word.text.contains("{}") {
+                out.remove(k);
+            } else {
+                k += 1;
+            }
+        }
+    }
+}
+
+/// The targets `argv` writes as one command of `dialect` (redirections aside).
+fn argv_targets(i: usize, dialect: Dialect, argv: &[Word], out: &mut Vec<WriteTarget>) {
+    let Some(head) = argv.first() else { return };
     let name = command_name(&head.text);
-    let args = &seg.argv[1..];
-    match seg.dialect {
+    let args = &argv[1..];
+    match dialect {
         Dialect::PowerShell => {
             if powershell(i, &name, args, out) {
                 return;
@@ -109,7 +135,7 @@ fn segment_targets(i: usize, seg: &Segment, out: &mut Vec<WriteTarget>) {
         Dialect::Posix => {}
     }
     if name == "git" {
-        git(i, &seg.argv, out);
+        git(i, argv, out);
         return;
     }
     if let Some(prog) = programs::get(&name)
@@ -131,6 +157,11 @@ fn posix(
     args: &[Word],
     out: &mut Vec<WriteTarget>,
 ) {
+    match form {
+        Form::Tar => return tar(i, prog, args, out),
+        Form::Find => return find(i, args, out),
+        _ => {}
+    }
     let o = Opts::parse(args, prog.opts.short, prog.opts.long);
     match form {
         Form::All => {
@@ -208,6 +239,415 @@ fn posix(
             } else if let Some(w) = o.operands.first() {
                 push(out, i, w, name, Reach::File);
             }
+        }
+        Form::Output => {
+            if let Some(v) = o.value(&["o", "--output"]) {
+                push(
+                    out,
+                    i,
+                    &value_word(args, v),
+                    &format!("{name} -o"),
+                    Reach::File,
+                );
+            }
+        }
+        Form::Second => {
+            if let Some(w) = o.operands.get(1) {
+                push(out, i, w, name, Reach::File);
+            }
+        }
+        Form::Compress(c) => packed(i, name, c, &o, out),
+        Form::AwkInPlace => {
+            let inplace = o.values.iter().any(|(n, v)| {
+                matches!(n.as_str(), "i" | "--include") && matches!(*v, "inplace" | "inplace.awk")
+            });
+            if !inplace {
+                return;
+            }
+            let given = o.value(&["f", "e", "--file", "--source"]).is_some();
+            for w in o.operands.iter().skip(usize::from(!given)) {
+                // `var=value` operands are assignments, not files.
+                if !super::word::is_assignment(&w.text) {
+                    push(out, i, w, &format!("{name} -i inplace"), Reach::File);
+                }
+            }
+        }
+        Form::Curl => curl(i, args, &o, out),
+        Form::Wget => wget(i, args, &o, out),
+        Form::Unzip => {
+            if o.has(&["p", "c", "l", "t", "v", "Z", "z"]) {
+                return;
+            }
+            let Some((archive, members)) = o.operands.split_first() else {
+                return;
+            };
+            let _ = archive;
+            let dir = o
+                .value(&["d"])
+                .map_or_else(|| Word::plain("."), |v| value_word(args, v));
+            extract_into(i, "unzip", &dir, members, o.has(&["j", "x"]), out);
+        }
+        Form::Tar | Form::Find => {}
+    }
+}
+
+/// The word an option's value came from (its quoting and expansions), or a plain word of it
+/// when the value was glued to the option (`-oFILE`, `--output=FILE`).
+fn value_word(args: &[Word], v: &str) -> Word {
+    args.iter()
+        .find(|w| w.text == v)
+        .cloned()
+        .unwrap_or_else(|| {
+            let mut w = Word::plain(v);
+            w.dynamic = v.contains(['$', '`']);
+            w.glob = v.contains(['*', '?', '[']);
+            w
+        })
+}
+
+/// `dir/name`, or `name` when it is absolute or `dir` is the cwd.
+fn under(dir: &Word, name: &Word) -> Word {
+    if is_abs(&name.text) || dir.text == "." {
+        return name.clone();
+    }
+    let sep = if dir.text.ends_with(['/', '\\']) {
+        ""
+    } else {
+        "/"
+    };
+    Word {
+        text: format!("{}{sep}{}", dir.text, name.text),
+        dynamic: dir.dynamic || name.dynamic,
+        glob: dir.glob || name.glob,
+        quoted: dir.quoted || name.quoted,
+        ..Word::default()
+    }
+}
+
+/// An archive extracted into `dir`: the members named (each may be a folder), or the whole
+/// folder when the members are not known from the command (none named, paths rewritten).
+fn extract_into(
+    i: usize,
+    via: &str,
+    dir: &Word,
+    members: &[&Word],
+    whole: bool,
+    out: &mut Vec<WriteTarget>,
+) {
+    if members.is_empty() || whole {
+        push(out, i, dir, via, Reach::Tree);
+        return;
+    }
+    for m in members {
+        push(out, i, &under(dir, m), via, Reach::Tree);
+    }
+}
+
+/// `gzip FILE` writes `FILE.gz` and removes `FILE`; `gunzip FILE.gz` the reverse. `-c` writes
+/// to stdout (nothing here), `-k` keeps the file it read, `-t`/`-l` only read.
+fn packed(i: usize, name: &str, c: &programs::Compress, o: &Opts, out: &mut Vec<WriteTarget>) {
+    if o.has(&["c", "t", "l", "--stdout", "--to-stdout", "--test", "--list"]) {
+        return;
+    }
+    let unpack = if c.unpacks {
+        !o.has(&["z", "--compress"])
+    } else {
+        o.has(&["d", "--decompress", "--uncompress"])
+    };
+    let keep = if c.keeps {
+        !o.has(&["--rm"])
+    } else {
+        o.has(&["k", "--keep"])
+    };
+    let ext = o.value(&["S", "--suffix"]).unwrap_or(c.ext);
+    let reach = if o.has(&["r", "--recursive"]) {
+        Reach::Tree
+    } else {
+        Reach::File
+    };
+    let via = name.to_string();
+    if let Some(v) = o.value(&["o", "--output"]) {
+        push(out, i, &Word::plain(v), &format!("{name} -o"), Reach::File);
+    }
+    for w in &o.operands {
+        if !keep {
+            push(out, i, w, &via, reach);
+        }
+        if reach == Reach::Tree || o.value(&["o", "--output"]).is_some() {
+            continue;
+        }
+        let written = if unpack {
+            w.text.strip_suffix(ext).map(str::to_string)
+        } else {
+            Some(format!("{}{ext}", w.text))
+        };
+        if let Some(t) = written.filter(|t| !t.is_empty()) {
+            push(
+                out,
+                i,
+                &Word {
+                    text: t,
+                    ..(*w).clone()
+                },
+                &via,
+                Reach::File,
+            );
+        }
+    }
+}
+
+/// The file name a URL is saved as (`-O`, `wget URL`): its last path part, without the query;
+/// `None` when it has none.
+fn url_name(url: &str) -> Option<&str> {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let path = rest.split(['?', '#']).next().unwrap_or("");
+    let (_, path) = path.split_once('/')?;
+    let last = path.rsplit('/').next().unwrap_or("");
+    (!last.is_empty() && last != "." && last != "..").then_some(last)
+}
+
+fn is_url(t: &str) -> bool {
+    t.contains("://") || t.contains('.') && !t.starts_with(['.', '/'])
+}
+
+/// `curl -o FILE` (each `-o` one URL's), `-O`/`--remote-name` (the URL's last path part),
+/// in `--output-dir`; `-D`/`--dump-header`, `-c`/`--cookie-jar`, `--trace` files.
+fn curl(i: usize, args: &[Word], o: &Opts, out: &mut Vec<WriteTarget>) {
+    let dir = o
+        .value(&["--output-dir"])
+        .map_or_else(|| Word::plain("."), |v| value_word(args, v));
+    for (n, v) in &o.values {
+        match n.as_str() {
+            "o" | "--output" if *v != "-" => {
+                push(
+                    out,
+                    i,
+                    &under(&dir, &value_word(args, v)),
+                    "curl -o",
+                    Reach::File,
+                );
+            }
+            "D" | "--dump-header" | "c" | "--cookie-jar" | "--trace" | "--trace-ascii"
+            | "--etag-save" | "--stderr" => {
+                push(
+                    out,
+                    i,
+                    &value_word(args, v),
+                    &format!("curl {n}"),
+                    Reach::File,
+                );
+            }
+            _ => {}
+        }
+    }
+    let remote = o.has(&["O", "--remote-name", "--remote-name-all"]);
+    if !remote {
+        return;
+    }
+    let named = o
+        .values
+        .iter()
+        .filter(|(n, _)| n == "o" || n == "--output")
+        .count();
+    let urls: Vec<&str> = o
+        .operands
+        .iter()
+        .map(|w| w.text.as_str())
+        .chain(
+            o.values
+                .iter()
+                .filter(|(n, _)| n == "--url")
+                .map(|(_, v)| *v),
+        )
+        .collect();
+    let all = o.has(&["--remote-name-all"]);
+    let count = if all {
+        urls.len()
+    } else {
+        // One `-O` per URL after those given `-o`.
+        let os = o
+            .flags
+            .iter()
+            .filter(|f| f.as_str() == "O" || f.as_str() == "--remote-name")
+            .count();
+        os.min(urls.len().saturating_sub(named))
+    };
+    for url in urls.iter().skip(if all { 0 } else { named }).take(count) {
+        if let Some(name) = url_name(url) {
+            let mut w = Word::plain(name);
+            w.dynamic = url.contains(['$', '`']);
+            push(out, i, &under(&dir, &w), "curl -O", Reach::File);
+        }
+    }
+}
+
+/// `wget URL` saves the URL's last path part (`index.html` for a folder) in `-P DIR`;
+/// `-O FILE` one file; `-r`/`-m` a tree under the host's folder; `-o`/`-a` a log.
+fn wget(i: usize, args: &[Word], o: &Opts, out: &mut Vec<WriteTarget>) {
+    for (n, v) in &o.values {
+        if matches!(
+            n.as_str(),
+            "o" | "a" | "--output-file" | "--append-output" | "--save-cookies"
+        ) {
+            push(
+                out,
+                i,
+                &value_word(args, v),
+                &format!("wget {n}"),
+                Reach::File,
+            );
+        }
+    }
+    if o.has(&["--spider"]) {
+        return;
+    }
+    if let Some(v) = o.value(&["O", "--output-document"]) {
+        push(out, i, &value_word(args, v), "wget -O", Reach::File);
+        return;
+    }
+    let dir = o
+        .value(&["P", "--directory-prefix"])
+        .map_or_else(|| Word::plain("."), |v| value_word(args, v));
+    if o.has(&["r", "m", "--recursive", "--mirror"]) || o.value(&["i", "--input-file"]).is_some() {
+        // Names come from the server (or a list file): the whole folder.
+        push(out, i, &dir, "wget", Reach::Tree);
+        return;
+    }
+    for w in &o.operands {
+        if !is_url(&w.text) {
+            continue;
+        }
+        let name = url_name(&w.text).unwrap_or("index.html");
+        let mut t = Word::plain(name);
+        t.dynamic = w.dynamic;
+        push(out, i, &under(&dir, &t), "wget", Reach::File);
+    }
+}
+
+/// `tar`'s old bundled first word (`tar xzf a.tar -C d`) as options (`-x -z -f a.tar`).
+fn tar_args(prog: &Program, args: &[Word]) -> Vec<Word> {
+    let Some(first) = args.first() else {
+        return Vec::new();
+    };
+    if first.text.starts_with('-') || first.text.is_empty() {
+        return args.to_vec();
+    }
+    let mut out = Vec::new();
+    let mut rest = args[1..].iter();
+    for c in first.text.chars() {
+        out.push(Word::plain(format!("-{c}")));
+        if prog.opts.short.contains(c)
+            && let Some(v) = rest.next()
+        {
+            out.push(v.clone());
+        }
+    }
+    out.extend(rest.cloned());
+    out
+}
+
+/// `tar -x` writes into `-C DIR` (the cwd by default): the members named, or the whole
+/// folder; `tar -c|-r|-u -f OUT` writes the archive; `--remove-files` deletes the sources.
+fn tar(i: usize, prog: &Program, args: &[Word], out: &mut Vec<WriteTarget>) {
+    let args = tar_args(prog, args);
+    let o = Opts::parse(&args, prog.opts.short, prog.opts.long);
+    let dir = o
+        .value(&["C", "--directory"])
+        .map_or_else(|| Word::plain("."), |v| value_word(&args, v));
+    if o.has(&["x", "--extract", "--get"]) {
+        if o.has(&["O", "--to-stdout", "--to-command", "t", "--list"]) {
+            return;
+        }
+        let whole = o.has(&[
+            "--strip-components",
+            "--transform",
+            "--xform",
+            "--wildcards",
+        ]) || o.value(&["T", "--files-from"]).is_some();
+        extract_into(i, "tar -x", &dir, &o.operands, whole, out);
+        return;
+    }
+    if o.has(&[
+        "c",
+        "r",
+        "u",
+        "A",
+        "--create",
+        "--append",
+        "--update",
+        "--catenate",
+        "--delete",
+    ]) {
+        if let Some(f) = o.value(&["f", "--file"]) {
+            push(out, i, &value_word(&args, f), "tar -f", Reach::File);
+        }
+        if o.has(&["--remove-files"]) {
+            for w in &o.operands {
+                push(out, i, &under(&dir, w), "tar --remove-files", Reach::Tree);
+            }
+        }
+    }
+}
+
+/// `find START… -delete` deletes below its start folders; `-exec CMD {} ;` (and `-execdir`,
+/// `-ok`) writes them when CMD writes its `{}` (`rm`, `sed -i`, `truncate`): the start
+/// folders, whole, since what find finds is not known from the command.
+fn find(i: usize, args: &[Word], out: &mut Vec<WriteTarget>) {
+    let mut k = 0;
+    // Global options: `-H`, `-L`, `-P`, `-D opts`, `-O3`.
+    while let Some(w) = args.get(k) {
+        match w.text.as_str() {
+            "-H" | "-L" | "-P" => k += 1,
+            "-D" => k += 2,
+            t if t.starts_with("-O") => k += 1,
+            _ => break,
+        }
+    }
+    let mut starts: Vec<&Word> = Vec::new();
+    while let Some(w) = args.get(k) {
+        let t = w.text.as_str();
+        if t.starts_with('-') || t == "(" || t == "!" {
+            break;
+        }
+        starts.push(w);
+        k += 1;
+    }
+    let dot = Word::plain(".");
+    if starts.is_empty() {
+        starts.push(&dot);
+    }
+    let mut vias: Vec<String> = Vec::new();
+    while k < args.len() {
+        let t = args[k].text.as_str();
+        if t == "-delete" {
+            vias.push("find -delete".to_string());
+        }
+        if matches!(t, "-exec" | "-execdir" | "-ok" | "-okdir") {
+            let from = k + 1;
+            let mut end = from;
+            while let Some(w) = args.get(end) {
+                if w.text == ";" || (w.text == "+" && end > from && args[end - 1].text == "{}") {
+                    break;
+                }
+                end += 1;
+            }
+            let cmd = &args[from..end.min(args.len())];
+            let mut inner = Vec::new();
+            // `-exec sudo rm {} +`: the command its wrappers run.
+            let peeled = super::wrappers::peel(cmd, Dialect::Posix);
+            argv_targets(i, Dialect::Posix, &peeled.argv, &mut inner);
+            // What the command writes at `{}` (`rm {}`, `mv {} dest`'s source), not a
+            // destination that holds it (`cp {} dest/`'s `dest/{}`).
+            if let Some(w) = inner.iter().find(|w| w.word.text.starts_with("{}")) {
+                vias.push(format!("find {t} {}", w.via));
+            }
+            k = end;
+        }
+        k += 1;
+    }
+    if let Some(via) = vias.first() {
+        for s in &starts {
+            push(out, i, s, via, Reach::Tree);
         }
     }
 }

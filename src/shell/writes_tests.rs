@@ -149,3 +149,164 @@ fn git_pathspec_magic() {
     assert_eq!(paths("git -C web checkout -- ':(literal)x'"), ["web/x"]);
     assert!(paths("git restore -- :!src/api").is_empty());
 }
+
+#[test]
+fn downloads_write_the_files_they_save() {
+    assert_eq!(paths("curl -o src/a.ts https://h/x"), ["src/a.ts"]);
+    assert_eq!(paths("curl --output src/a.ts https://h/x"), ["src/a.ts"]);
+    assert_eq!(paths("curl -sSLosrc/a.ts https://h/x"), ["src/a.ts"]);
+    assert_eq!(paths("curl -O https://h/dl/a.tgz?v=1#top"), ["a.tgz"]);
+    assert_eq!(
+        paths("curl --remote-name --output-dir src https://h/a.ts"),
+        ["src/a.ts"]
+    );
+    assert_eq!(
+        paths("curl -D hdr.txt -c jar.txt https://h/"),
+        ["hdr.txt", "jar.txt"]
+    );
+    // Reads, stdout, and a URL with no file name.
+    assert!(paths("curl https://h/src/a.ts").is_empty());
+    assert!(paths("curl -o - https://h/x").is_empty());
+    assert!(paths("curl -O https://h/").is_empty());
+    assert!(paths("curl -d @src/a.ts -H 'X: 1' https://h/x").is_empty());
+    assert_eq!(paths("wget -O src/a.ts https://h/x"), ["src/a.ts"]);
+    assert_eq!(
+        paths("wget --output-document=src/a.ts https://h/x"),
+        ["src/a.ts"]
+    );
+    assert_eq!(paths("wget https://h/dl/a.js"), ["a.js"]);
+    assert_eq!(paths("wget https://h/"), ["index.html"]);
+    assert_eq!(paths("wget -P src https://h/a.js"), ["src/a.js"]);
+    assert_eq!(
+        t("wget -r -P src https://h/"),
+        [("wget".into(), "src".into(), true)]
+    );
+    assert!(paths("wget -O - https://h/x").is_empty());
+    assert!(paths("wget --spider https://h/x").is_empty());
+}
+
+#[test]
+fn sort_and_uniq_write_only_their_output() {
+    assert_eq!(paths("sort -o src/a.ts src/a.ts"), ["src/a.ts"]);
+    assert_eq!(paths("sort --output=out.txt in.txt"), ["out.txt"]);
+    assert_eq!(paths("sort -t , -k 2 -oout.txt in.txt"), ["out.txt"]);
+    assert!(paths("sort -k 2 -t , src/a.ts").is_empty());
+    assert_eq!(paths("uniq -c in.txt out.txt"), ["out.txt"]);
+    assert_eq!(paths("uniq -f 1 in.txt out.txt"), ["out.txt"]);
+    assert!(paths("uniq -c src/a.ts").is_empty());
+}
+
+#[test]
+fn compressors_replace_their_files() {
+    assert_eq!(paths("gzip src/a.ts"), ["src/a.ts", "src/a.ts.gz"]);
+    assert_eq!(paths("gzip -k src/a.ts"), ["src/a.ts.gz"]);
+    assert_eq!(paths("gzip -S .z a"), ["a", "a.z"]);
+    assert_eq!(paths("gunzip a.ts.gz"), ["a.ts.gz", "a.ts"]);
+    assert_eq!(paths("gzip -d a.ts.gz"), ["a.ts.gz", "a.ts"]);
+    assert_eq!(paths("bzip2 a"), ["a", "a.bz2"]);
+    assert_eq!(paths("xz -d a.xz"), ["a.xz", "a"]);
+    assert_eq!(paths("unxz -k a.xz"), ["a"]);
+    // zstd keeps its input unless `--rm`.
+    assert_eq!(paths("zstd a"), ["a.zst"]);
+    assert_eq!(paths("zstd --rm a"), ["a", "a.zst"]);
+    assert_eq!(paths("zstd a -o b.zst"), ["b.zst"]);
+    assert_eq!(t("gzip -r dist"), [("gzip".into(), "dist".into(), true)]);
+    for read in [
+        "gzip -c a",
+        "gunzip --stdout a.gz",
+        "gzip -t a.gz",
+        "xz -l a.xz",
+        "gzip",
+    ] {
+        assert!(paths(read).is_empty(), "{read}");
+    }
+}
+
+#[test]
+fn awk_in_place_edits_its_files() {
+    assert_eq!(paths("awk -i inplace '{print}' a b"), ["a", "b"]);
+    assert_eq!(paths("gawk -i inplace -f fix.awk n=1 a"), ["a"]);
+    assert_eq!(paths("gawk --include=inplace -v x=1 '1' a"), ["a"]);
+    assert!(paths("awk '{print}' a").is_empty());
+    assert!(paths("gawk -i join '{print}' a").is_empty());
+    assert!(paths("awk -F , '{print $1}' a").is_empty());
+}
+
+#[test]
+fn archives_write_into_their_folder() {
+    assert_eq!(t("tar -xf a.tar"), [("tar -x".into(), ".".into(), true)]);
+    assert_eq!(
+        t("tar xzf a.tgz -C out"),
+        [("tar -x".into(), "out".into(), true)]
+    );
+    assert_eq!(
+        paths("tar -xf a.tar -C out src/x src/y"),
+        ["out/src/x", "out/src/y"]
+    );
+    assert_eq!(
+        paths("tar --extract --file=a.tar --directory=/tmp/y"),
+        ["/tmp/y"]
+    );
+    // Members renamed or read from a list: the folder.
+    assert_eq!(paths("tar -xf a.tar --strip-components=1 src/x"), ["."]);
+    assert!(paths("tar -tf a.tar").is_empty());
+    assert!(paths("tar -xOf a.tar x").is_empty());
+    assert_eq!(paths("tar -c -f out.tar src"), ["out.tar"]);
+    assert_eq!(paths("tar czf out.tgz src"), ["out.tgz"]);
+    assert!(paths("tar -cf - src").is_empty());
+    assert_eq!(
+        t("tar -cf out.tar --remove-files src"),
+        [
+            ("tar -f".into(), "out.tar".into(), false),
+            ("tar --remove-files".into(), "src".into(), true)
+        ]
+    );
+    assert_eq!(
+        t("unzip a.zip -d out"),
+        [("unzip".into(), "out".into(), true)]
+    );
+    assert_eq!(paths("unzip a.zip"), ["."]);
+    assert_eq!(paths("unzip a.zip src/x -d out"), ["out/src/x"]);
+    assert!(paths("unzip -l a.zip").is_empty());
+    assert!(paths("unzip -p a.zip x").is_empty());
+}
+
+#[test]
+fn find_writes_its_start_folders_whole() {
+    assert_eq!(
+        t("find src -delete"),
+        [("find -delete".into(), "src".into(), true)]
+    );
+    assert_eq!(
+        t("find src lib -name '*.orig' -exec rm -f {} +"),
+        [
+            ("find -exec rm".into(), "src".into(), true),
+            ("find -exec rm".into(), "lib".into(), true)
+        ]
+    );
+    assert_eq!(
+        t("find -L -name x -exec sed -i s/a/b/ {} \\;"),
+        [("find -exec sed -i".into(), ".".into(), true)]
+    );
+    assert_eq!(
+        t("find src -exec sudo rm -f {} +"),
+        [("find -exec rm".into(), "src".into(), true)]
+    );
+    // The derived command's `{}` is not a file of its own.
+    assert!(paths("find src -exec cat {} +").is_empty());
+    assert!(paths("find src -exec sed -n 1p {} \\;").is_empty());
+    assert!(paths("find src -name x -print").is_empty());
+    // A destination outside what find finds is the copy's own target.
+    assert_eq!(paths("find src -exec cp {} /tmp/o/ \\;"), ["/tmp/o/"]);
+}
+
+#[test]
+fn xargs_and_sudo_reach_the_writer() {
+    let an = analyze("git ls-files | xargs rm", Dialect::Posix);
+    let ts = targets(&an);
+    assert_eq!(ts.len(), 1);
+    assert!(ts[0].word.dynamic, "unknown input is an unknown target");
+    assert_eq!(paths("echo a b | xargs rm"), ["a", "b"]);
+    assert_eq!(paths("echo x | sudo tee -a f"), ["f"]);
+    assert_eq!(paths("sudo -u root sed -i s/a/b/ f"), ["f"]);
+}

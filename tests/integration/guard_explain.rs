@@ -100,6 +100,26 @@ fn explain_shows_each_write_target_and_the_lock_it_hits() {
     );
 }
 
+/// Issue 28: the writers the program table lacked show their files in `explain`.
+#[test]
+fn issue_28_explain_shows_the_files_downloads_archives_and_find_write() {
+    let repo = Repo::new();
+    repo.plan("api", 1, &["src/api/**"]);
+    repo.lock("api", "other", &["src/api/**"], 1, 60_000);
+    let (code, out, err) = explain(&repo, &["curl -sSLo src/api/x.ts https://example.com/x"]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("curl -o src/api/x.ts →"), "{out}");
+    let (code, out, _) = explain(&repo, &["find src -name '*.orig' -exec rm {} +"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("find -exec rm src →"), "{out}");
+    assert!(out.contains("(and everything below it)"), "{out}");
+    let (code, out, _) = explain(&repo, &["tar -xzf vendor.tgz -C /tmp/vendor"]);
+    assert_eq!(code, 0, "extracting outside the repo is allowed: {out}");
+    assert!(out.contains("tar -x /tmp/vendor →"), "{out}");
+    let (code, out, _) = explain(&repo, &["curl -sSL https://example.com/src/api/x.ts"]);
+    assert_eq!(code, 0, "a download to stdout writes nothing: {out}");
+}
+
 #[test]
 fn issue_30_explain_exits_like_the_guard_and_prints_its_decision() {
     let repo = Repo::new();
