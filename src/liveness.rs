@@ -202,17 +202,19 @@ mod table {
         rustix::process::Pid::from_raw(i32::try_from(pid).ok()?)
     }
 
-    /// The process group and the session of `pid`, from the kernel (`getpgid`, `getsid`).
+    /// The process group and the session of `pid`, from the kernel (`getpgid`, `getsid`). A
+    /// leader outside this pid namespace (a container entered with `docker exec`, `unshare
+    /// --pid`) is 0, as `/proc` says it; rustix's wrappers would assert that answer away.
     #[cfg(unix)]
+    #[allow(unsafe_code)]
     fn group_and_session(pid: u32, _: &Process) -> (Option<u32>, Option<u32>) {
-        use rustix::process::{getpgid, getsid};
-        let Some(id) = unix_pid(pid) else {
+        let Ok(id) = libc::pid_t::try_from(pid) else {
             return (None, None);
         };
-        let raw = |r: rustix::io::Result<rustix::process::Pid>| {
-            u32::try_from(r.ok()?.as_raw_nonzero().get()).ok()
-        };
-        (raw(getpgid(Some(id))), raw(getsid(Some(id))))
+        // SAFETY: both calls only read the kernel's table for a pid; a failure is -1.
+        let (pgrp, session) = unsafe { (libc::getpgid(id), libc::getsid(id)) };
+        let known = |v: libc::pid_t| u32::try_from(v).ok();
+        (known(pgrp), known(session))
     }
 
     /// Windows has no process groups; the session is the terminal-services one.
