@@ -16,7 +16,10 @@
 //!   entries in: nothing inside the repo, a temp folder or the home folder. It also leaves
 //!   `chmod`/`touch -d` open. Used where bubblewrap cannot run, and inside a floor (bubblewrap
 //!   cannot nest with `--disable-userns`; Landlock layers stack).
-//! - **sandbox-exec** (macOS): see [`super::sbpl`]; not run by the tests here.
+//! - **sandbox-exec** (macOS): `sandbox-exec -p PROFILE -- CMD`, a deny-list profile of the
+//!   denied paths ([`super::sbpl::paths_profile`]); chosen where a probe (cached like
+//!   bubblewrap's) shows that a profile of the same form runs `true`. Not run by the tests here
+//!   (there is no Mac in CI); the profile text is unit-tested.
 //! - Windows: none.
 
 use super::Denied;
@@ -68,6 +71,12 @@ pub enum Choice {
 /// The mechanism for this process: bubblewrap where its probe passes (not inside a floor),
 /// else Landlock, else none. `state_home` holds the cached probe.
 pub fn choose(state_home: Option<&Path>) -> Choice {
+    if cfg!(target_os = "macos") {
+        return match sandbox_exec(state_home) {
+            Ok(s) => Choice::Ready(Box::new(s)),
+            Err(e) => Choice::None(e),
+        };
+    }
     let wanted = std::env::var(CHOOSE_VAR).unwrap_or_default();
     let nested = std::env::var_os(INSIDE_VAR).is_some_and(|v| !v.is_empty());
     let mut why = Vec::new();
@@ -92,9 +101,10 @@ pub fn choose(state_home: Option<&Path>) -> Choice {
 /// known to fail), else Landlock, else why none.
 pub fn available(state_home: Option<&Path>) -> Result<Kind, String> {
     if cfg!(target_os = "macos") {
-        return match find_program("sandbox-exec") {
-            Some(_) => Ok(Kind::SandboxExec),
-            None => Err("sandbox-exec not found".into()),
+        let program = find_program("sandbox-exec").ok_or("sandbox-exec not found")?;
+        return match Probe::cached(state_home, &program) {
+            Some(p) if !p.ok => Err(format!("sandbox-exec does not run here: {}", p.detail)),
+            _ => Ok(Kind::SandboxExec),
         };
     }
     if !cfg!(target_os = "linux") {
@@ -200,12 +210,19 @@ impl Mechanism for Bubblewrap {
     }
 }
 
+/// The probe's arguments: the hardening, everything read-only, `true`.
+fn bubblewrap_probe() -> Vec<String> {
+    let mut args = hardening();
+    args.extend(["--ro-bind", "/", "/", "--", "true"].map(String::from));
+    args
+}
+
 fn bubblewrap(state_home: Option<&Path>) -> Result<Bubblewrap, String> {
     let bwrap = find_program("bwrap").ok_or("bubblewrap (bwrap) is not installed")?;
     let probe = match Probe::cached(state_home, &bwrap) {
         Some(p) => p,
         None => {
-            let p = Probe::run(&bwrap);
+            let p = Probe::run(&bwrap, &bubblewrap_probe());
             p.store(state_home);
             p
         }
@@ -252,11 +269,12 @@ impl Probe {
         (p.boot == boot && p.modified == modified && p.bwrap == bwrap).then_some(p)
     }
 
-    fn run(bwrap: &Path) -> Probe {
+    /// Runs `bwrap args` (the mechanism's program, whichever it is) and remembers whether it
+    /// succeeded.
+    fn run(bwrap: &Path, args: &[String]) -> Probe {
         let (boot, modified) = Probe::key(bwrap);
         let out = Command::new(bwrap)
-            .args(hardening())
-            .args(["--ro-bind", "/", "/", "--", "true"])
+            .args(args)
             .stdin(std::process::Stdio::null())
             .output();
         let (ok, detail) = match out {
@@ -280,6 +298,65 @@ impl Probe {
         {
             let _ = crate::atomic::write_atomic(&Probe::file(home), text.as_bytes());
         }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// sandbox-exec
+
+struct SandboxExec {
+    program: PathBuf,
+}
+
+impl Mechanism for SandboxExec {
+    fn kind(&self) -> Kind {
+        Kind::SandboxExec
+    }
+
+    fn wrap(&self, denied: &[Denied], program: &Path, args: &[String]) -> Result<Command, String> {
+        let mut cmd = Command::new(&self.program);
+        cmd.arg("-p")
+            .arg(super::sbpl::paths_profile(denied))
+            .arg("--")
+            .arg(program)
+            .args(args);
+        Ok(cmd)
+    }
+}
+
+/// The probe's arguments: a profile of the form [`super::sbpl::paths_profile`] writes (a denied
+/// path that does not exist), running `true`.
+fn sandbox_exec_probe() -> Vec<String> {
+    let denied = [Denied {
+        path: PathBuf::from("/nonexistent/session-lock-floor-probe"),
+        owner: super::Owner::Protocol,
+    }];
+    vec![
+        "-p".into(),
+        super::sbpl::paths_profile(&denied),
+        "--".into(),
+        "/usr/bin/true".into(),
+    ]
+}
+
+fn sandbox_exec(state_home: Option<&Path>) -> Result<SandboxExec, String> {
+    let program = find_program("sandbox-exec").ok_or("sandbox-exec not found")?;
+    let probe = match Probe::cached(state_home, &program) {
+        Some(p) => p,
+        None => {
+            // Only a success is remembered: without /proc there is no boot to key a failure
+            // by, and a failure remembered for good would keep the floor off after a fix.
+            let p = Probe::run(&program, &sandbox_exec_probe());
+            if p.ok {
+                p.store(state_home);
+            }
+            p
+        }
+    };
+    if probe.ok {
+        Ok(SandboxExec { program })
+    } else {
+        Err(format!("sandbox-exec does not run here: {}", probe.detail))
     }
 }
 

@@ -7,7 +7,7 @@
 //!                                                  │
 //!             guard floor --deny OWNER=PATH … -- 'CMD'   (the wrapper, run::wrapper)
 //!                                                  │
-//!            mechanism::choose ──► bubblewrap (ro-binds) │ Landlock │ sandbox-exec (macOS text)
+//!            mechanism::choose ──► bubblewrap (ro-binds) │ Landlock │ sandbox-exec (macOS)
 //!                                                  │
 //!                                  bash -c <inner script> bash 'CMD'
 //! ```
@@ -31,8 +31,8 @@
 //! Mechanisms (chosen at run time, [`mechanism`]): bubblewrap, a deny-list with none of
 //! Landlock's limits, always hardened (`--cap-drop ALL --disable-userns --unshare-user`, never
 //! `--unshare-pid`); Landlock where bubblewrap cannot run, limited to paths whose ancestors no
-//! ordinary work creates entries in (see [`mechanism::landlock_keeps`]); macOS gets a generated
-//! `sandbox-exec` profile ([`sbpl`]); Windows has none.
+//! ordinary work creates entries in (see [`mechanism::landlock_keeps`]); macOS runs the command under
+//! `sandbox-exec` with a generated profile ([`sbpl`]); Windows has none.
 
 pub mod mechanism; // the platform's way to refuse writes, behind one trait
 pub mod run; // `guard floor`: apply, run the command, take the cwd back; the wrapper text

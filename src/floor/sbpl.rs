@@ -3,8 +3,11 @@
 //! any other glob a `regex`, and each `!` exception an `allow` after the denies (in SBPL the
 //! last matching rule wins). Seatbelt matches the path the write reaches, symlinks resolved.
 //!
-//! Not run by the tests here (there is no Mac in CI); the generated text is unit-tested. Run it
-//! as `sandbox-exec -p '<profile>' /bin/bash -c …`. Paths compare as written (case-sensitive),
+//! `guard floor` runs a floored command as `sandbox-exec -p '<profile>' /bin/bash -c …` with
+//! [`paths_profile`], the profile of the paths it was handed (each denied path a `subpath`, in
+//! the form it was given and resolved, since Seatbelt matches resolved paths: `/tmp` is
+//! `/private/tmp`). Not run by the tests here (there is no Mac in CI); the generated text is
+//! unit-tested. Paths compare as written (case-sensitive),
 //! while macOS volumes are usually case-insensitive: a differently-cased spelling is not
 //! refused.
 
@@ -25,6 +28,29 @@ pub fn profile(set: &DeniedSet) -> String {
         if !allowed.contains(&e.as_str()) {
             allowed.push(e);
             s.push_str(&format!("(allow file-write* {})\n", filter(e)));
+        }
+    }
+    s
+}
+
+/// The profile that denies every write to each of `denied` and below it (what `guard floor`
+/// runs a command under on macOS).
+pub fn paths_profile(denied: &[super::Denied]) -> String {
+    let mut s = String::from("(version 1)\n(allow default)\n");
+    for d in denied {
+        let given = d.path.display().to_string();
+        let mut forms = vec![given.clone()];
+        if let Ok(real) = std::fs::canonicalize(&d.path)
+            && real != d.path
+        {
+            forms.push(real.display().to_string());
+        }
+        for form in forms {
+            s.push_str(&format!(
+                "(deny file-write* (subpath {})) ; {}\n",
+                string(&form),
+                d.owner.label()
+            ));
         }
     }
     s
@@ -114,6 +140,40 @@ mod tests {
     use super::super::Owner;
     use super::super::set::{Inputs, Rule, compute};
     use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn a_paths_profile_denies_each_path_as_given_and_as_resolved() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().canonicalize().unwrap();
+        std::fs::create_dir(real.join("api")).unwrap();
+        std::os::unix::fs::symlink(real.join("api"), real.join("link")).unwrap();
+        let denied = [
+            super::super::Denied {
+                path: real.join("api"),
+                owner: Owner::Stream("api".into()),
+            },
+            super::super::Denied {
+                path: real.join("link"),
+                owner: Owner::Protocol,
+            },
+            super::super::Denied {
+                path: real.join("say \"hi\".md"),
+                owner: Owner::Stream("docs".into()),
+            },
+        ];
+        let r = real.display();
+        assert_eq!(
+            paths_profile(&denied),
+            format!(
+                "(version 1)\n(allow default)\n\
+                 (deny file-write* (subpath \"{r}/api\")) ; stream:api\n\
+                 (deny file-write* (subpath \"{r}/link\")) ; protocol\n\
+                 (deny file-write* (subpath \"{r}/api\")) ; protocol\n\
+                 (deny file-write* (subpath \"{r}/say \\\"hi\\\".md\")) ; stream:docs\n"
+            )
+        );
+    }
 
     #[test]
     fn globs_become_anchored_regexes() {

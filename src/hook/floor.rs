@@ -48,7 +48,9 @@ pub enum Floored {
 
 /// The floor for an allowed call; `told` gets what the session must hear once.
 pub fn stage(ctx: &Ctx, call: &Call, told: &mut Vec<Notice>) -> Floored {
-    decide(ctx, call, told, || usable(call.env.state_home.as_deref()))
+    decide(ctx, call, told, || {
+        mechanism::available(call.env.state_home.as_deref())
+    })
 }
 
 /// [`stage`] with the machine's mechanism found by `found` (asked only when a command would go
@@ -185,18 +187,6 @@ fn where_it_asks(
 /// What the session hears once when the floor runs on Landlock.
 pub const LANDLOCK_NOTICE: &str = "the kernel write floor runs on Landlock here, which can deny only paths outside the repo, temp folders and home without breaking ordinary work; other streams' files are checked by the guard's analysis alone. Install bubblewrap for the full floor";
 
-/// The mechanism `guard floor` will use on this machine, or why there is none. macOS's
-/// `sandbox-exec` profile is written ([`crate::floor::sbpl`]) but not run yet, so there it is
-/// none too.
-pub fn usable(state_home: Option<&std::path::Path>) -> Result<mechanism::Kind, String> {
-    match mechanism::available(state_home)? {
-        mechanism::Kind::SandboxExec => {
-            Err("the macOS sandbox-exec floor is not applied yet (its profile is untested)".into())
-        }
-        kind => Ok(kind),
-    }
-}
-
 /// The guard program the wrapper runs: this one.
 fn guard_program(call: &Call) -> Option<std::path::PathBuf> {
     let name = if cfg!(windows) { "guard.exe" } else { "guard" };
@@ -267,7 +257,7 @@ pub struct Report {
 
 /// The floor for a session `session_id` in `ctx`, as it stands.
 pub fn report(ctx: &Ctx, session_id: &str, env: &Env) -> Report {
-    let found = usable(env.state_home.as_deref());
+    let found = mechanism::available(env.state_home.as_deref());
     let mut r = Report {
         mode: ctx.config.floor,
         mechanism: found.as_ref().ok().copied(),
