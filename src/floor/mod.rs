@@ -34,6 +34,7 @@
 //! ordinary work creates entries in (see [`mechanism::landlock_keeps`]); macOS gets a generated
 //! `sandbox-exec` profile ([`sbpl`]); Windows has none.
 
+pub mod cache; // the denied set kept between calls while its inputs and reads hold
 pub mod mechanism; // the platform's way to refuse writes, behind one trait
 pub mod run; // `guard floor`: apply, run the command, take the cwd back; the wrapper text
 pub mod sbpl; // macOS: a sandbox-exec deny profile from a DeniedSet

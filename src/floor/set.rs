@@ -249,6 +249,12 @@ fn read_small(path: &Path) -> Option<String> {
 
 /// The denied set of `inputs`.
 pub fn compute(inputs: &Inputs) -> DeniedSet {
+    compute_tracked(inputs).0
+}
+
+/// [`compute`], with what the answer read of the tree ([`super::cache`] keeps it while those
+/// reads would read the same); `None` when the walk stopped at its bound (not cached).
+pub fn compute_tracked(inputs: &Inputs) -> (DeniedSet, Option<Vec<Dep>>) {
     let mut set = DeniedSet::default();
     let mut walk = Walk {
         root: &inputs.root,
@@ -256,6 +262,7 @@ pub fn compute(inputs: &Inputs) -> DeniedSet {
         capped: false,
         out: Vec::new(),
         notes: Vec::new(),
+        deps: Vec::new(),
     };
     for rule in &inputs.rules {
         walk.rule(rule, inputs.case_insensitive, &mut set.patterns);
@@ -265,9 +272,13 @@ pub fn compute(inputs: &Inputs) -> DeniedSet {
             "the floor looked at {MAX_VISIT} folder entries for glob owners and exceptions and stopped; matches past that are left to the guard's analysis"
         ));
     }
+    let capped = walk.capped;
     set.denied = walk.out;
     set.notes = walk.notes;
+    let mut deps = walk.deps;
     for d in &inputs.fixed {
+        deps.push(Dep::seen(&d.path, true, false));
+        deps.push(Dep::seen(&d.path, false, false));
         set.patterns.push(PatternRule {
             owner: d.owner.clone(),
             include: if d.path.is_dir() {
@@ -282,7 +293,84 @@ pub fn compute(inputs: &Inputs) -> DeniedSet {
         }
     }
     set.finish();
-    set
+    (set, (!capped).then_some(deps))
+}
+
+/// One read of the tree an answer rests on: what a path was (absent, its kind and inode), and
+/// for a folder that was listed, its modification time (an entry added or removed moves it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Dep {
+    pub path: PathBuf,
+    /// Read through a symlink at the end (`stat`) rather than of the entry itself (`lstat`).
+    pub follow: bool,
+    pub seen: Seen,
+}
+
+/// What a [`Dep`] found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Seen {
+    Absent,
+    Entry {
+        /// 0 file, 1 folder, 2 symlink, 3 other.
+        kind: u8,
+        ino: u64,
+        /// A listed folder's modification time in ns (0 otherwise).
+        listed_ns: u64,
+    },
+}
+
+impl Dep {
+    /// The path as it is now.
+    pub fn seen(path: &Path, follow: bool, listed: bool) -> Dep {
+        let meta = if follow {
+            std::fs::metadata(path)
+        } else {
+            std::fs::symlink_metadata(path)
+        };
+        Dep {
+            path: path.to_path_buf(),
+            follow,
+            seen: meta.map_or(Seen::Absent, |m| Seen::of(&m, listed)),
+        }
+    }
+
+    /// Would the same read find the same now?
+    pub fn holds(&self) -> bool {
+        let listed = matches!(self.seen, Seen::Entry { listed_ns, .. } if listed_ns != 0);
+        Dep::seen(&self.path, self.follow, listed).seen == self.seen
+    }
+}
+
+impl Seen {
+    fn of(m: &std::fs::Metadata, listed: bool) -> Seen {
+        let t = m.file_type();
+        let kind = if t.is_symlink() {
+            2
+        } else if t.is_dir() {
+            1
+        } else if t.is_file() {
+            0
+        } else {
+            3
+        };
+        #[cfg(unix)]
+        let ino = std::os::unix::fs::MetadataExt::ino(m);
+        #[cfg(not(unix))]
+        let ino = 0;
+        let listed_ns = if listed {
+            m.modified()
+                .ok()
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map_or(1, |d| (d.as_nanos() as u64).max(1))
+        } else {
+            0
+        };
+        Seen::Entry {
+            kind,
+            ino,
+            listed_ns,
+        }
+    }
 }
 
 /// One rule compiled: what it owns and what the caller keeps inside it.
@@ -328,6 +416,7 @@ struct Walk<'a> {
     capped: bool,
     out: Vec<Denied>,
     notes: Vec<String>,
+    deps: Vec<Dep>,
 }
 
 impl Walk<'_> {
@@ -395,7 +484,13 @@ impl Walk<'_> {
     /// exceptions: denied whole unless an exception may reach inside, then child by child.
     fn visit(&mut self, c: &Compiled, owner: &Owner, rel: &str, folder: bool) {
         let path = self.root.join(rel);
-        let Ok(meta) = std::fs::symlink_metadata(&path) else {
+        let meta = std::fs::symlink_metadata(&path);
+        self.deps.push(Dep {
+            path: path.clone(),
+            follow: false,
+            seen: meta.as_ref().map_or(Seen::Absent, |m| Seen::of(m, false)),
+        });
+        let Ok(meta) = meta else {
             if matches!(owner, Owner::Stream(_)) {
                 self.notes.push(format!(
                     "{rel} does not exist yet; the floor cannot refuse creating it ({}), the guard's analysis still does",
@@ -433,6 +528,16 @@ impl Walk<'_> {
         } else {
             self.root.join(start)
         };
+        if start.is_empty() {
+            // The repo root: its own identity is the key's, and it is always a folder.
+        } else {
+            let dep = Dep::seen(&path, true, false);
+            let is_dir = matches!(dep.seen, Seen::Entry { kind: 1, .. });
+            self.deps.push(dep);
+            if !is_dir {
+                return;
+            }
+        }
         if !path.is_dir() {
             return;
         }
@@ -446,7 +551,9 @@ impl Walk<'_> {
                 continue;
             }
             let full = self.root.join(&rel);
-            let is_dir = std::fs::symlink_metadata(&full).is_ok_and(|m| m.is_dir());
+            let dep = Dep::seen(&full, false, false);
+            let is_dir = matches!(dep.seen, Seen::Entry { kind: 1, .. });
+            self.deps.push(dep);
             // Denied whole: a match with no exception below it, or a folder all of whose
             // matches are below it and no exception may be.
             let whole = (c.denied(&rel) && (!is_dir || !c.may_except(&rel)))
@@ -461,6 +568,8 @@ impl Walk<'_> {
 
     fn children(&mut self, dir: &Path) -> Vec<String> {
         let mut out = Vec::new();
+        // The folder's time is read before its listing: an entry made during it moves the time.
+        self.deps.push(Dep::seen(dir, true, true));
         let Ok(entries) = std::fs::read_dir(dir) else {
             return out;
         };
