@@ -99,12 +99,25 @@ pub fn protocol_rules(protected: &[String], outputs: &[String], own: &[&Held]) -
 
 /// In the repo: git's hooks and config, the client's folder (settings, agents, commands,
 /// skills, hooks: all of it is the client's configuration, so the folder is denied whole and a
-/// settings file that does not exist yet cannot be created), and the MCP server list.
-const REPO_PLANTING: [&str; 4] = [".git/hooks/**", ".git/config", ".claude/**", ".mcp.json"];
+/// settings file that does not exist yet cannot be created), the MCP server list, and the
+/// instruction files the clients read at the root (the analysis refuses them at any depth,
+/// [`crate::hook::context::instructions`]; the floor denies the root's, one `stat` each, where
+/// a deeper one would cost a walk of the whole repo).
+const REPO_PLANTING: [&str; 8] = [
+    ".git/hooks/**",
+    ".git/config",
+    ".claude/**",
+    ".mcp.json",
+    "CLAUDE.md",
+    "CLAUDE.local.md",
+    "AGENTS.md",
+    "GEMINI.md",
+];
 
-/// Shell startup files in the home folder (existing ones are denied; a missing one could only
-/// be refused by denying the home folder itself).
-pub const RC_FILES: [&str; 12] = [
+/// Shell startup files in the home folder, and git's user config, whose aliases, hooks path,
+/// pager and editor run commands (existing ones are denied; a missing one could only be
+/// refused by denying the home folder itself).
+pub const RC_FILES: [&str; 14] = [
     ".bashrc",
     ".bash_profile",
     ".bash_login",
@@ -117,6 +130,8 @@ pub const RC_FILES: [&str; 12] = [
     ".zlogout",
     ".config/fish",
     ".claude.json",
+    ".gitconfig",
+    ".config/git",
 ];
 
 /// In each of the client's user folders: settings, shell snapshots (sourced before every
@@ -823,6 +838,57 @@ mod tests {
             "{:?}",
             set.denied
         );
+    }
+
+    #[test]
+    fn the_root_s_instruction_files_are_denied_as_the_analysis_refuses_them() {
+        let names = ["CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", "GEMINI.md"];
+        let mut files: Vec<&str> = names.to_vec();
+        files.extend(["README.md", "docs/CLAUDE.md"]);
+        let dir = tree(&files);
+        let set = compute(&Inputs {
+            root: dir.path().to_path_buf(),
+            rules: protocol_rules(&[], &[], &[]),
+            ..Inputs::default()
+        });
+        let real = dir.path().canonicalize().unwrap();
+        let denied: Vec<String> = set
+            .denied
+            .iter()
+            .map(|d| d.path.strip_prefix(&real).unwrap().display().to_string())
+            .collect();
+        let mut want: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+        want.sort();
+        assert_eq!(
+            denied, want,
+            "README.md and deeper ones are left to the analysis"
+        );
+        for name in names {
+            assert!(
+                crate::hook::context::instructions(name, false).is_some(),
+                "the analysis refuses {name} too"
+            );
+        }
+        assert!(crate::hook::context::instructions("README.md", false).is_none());
+    }
+
+    #[test]
+    fn git_s_user_config_is_denied_with_the_rc_files() {
+        let home = tree(&[".gitconfig", ".config/git/config", ".gitignore_global"]);
+        let set = compute(&Inputs {
+            root: home.path().join("repo"),
+            fixed: fixed_paths(
+                &home.path().join("repo"),
+                None,
+                None,
+                &[],
+                Some(home.path()),
+            ),
+            ..Inputs::default()
+        });
+        let real = home.path().canonicalize().unwrap();
+        let denied: Vec<PathBuf> = set.denied.iter().map(|d| d.path.clone()).collect();
+        assert_eq!(denied, [real.join(".config/git"), real.join(".gitconfig")]);
     }
 
     #[test]
