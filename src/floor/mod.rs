@@ -14,8 +14,12 @@
 //!
 //! What is denied (writing, creating, deleting, renaming, linking into): every path another live
 //! stream owns after the earlier-claim rule, the protected set, the app's output folders, and the
-//! files other processes run later (git hooks and config, shell rc files, the client's shell
-//! snapshots and its agents/commands/skills/hooks, `.mcp.json`).
+//! files other processes run later (git hooks and config, shell rc files and git's user config,
+//! the client's shell snapshots and its agents/commands/skills/hooks, `.mcp.json`, the
+//! instruction files at the repo root).
+//!
+//! The set is kept between calls while its inputs and the reads of the tree it rests on hold
+//! ([`cache`]).
 //!
 //! How globs become paths (the mechanisms on Linux bind existing paths):
 //! - `dir/**` denies `dir` whole (no walk); with `!` exceptions, or a part the caller keeps by
@@ -34,6 +38,7 @@
 //! ordinary work creates entries in (see [`mechanism::landlock_keeps`]); macOS runs the command under
 //! `sandbox-exec` with a generated profile ([`sbpl`]); Windows has none.
 
+pub mod cache; // the denied set kept between calls while its inputs and reads hold
 pub mod mechanism; // the platform's way to refuse writes, behind one trait
 pub mod run; // `guard floor`: apply, run the command, take the cwd back; the wrapper text
 pub mod sbpl; // macOS: a sandbox-exec deny profile from a DeniedSet

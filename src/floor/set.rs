@@ -99,12 +99,25 @@ pub fn protocol_rules(protected: &[String], outputs: &[String], own: &[&Held]) -
 
 /// In the repo: git's hooks and config, the client's folder (settings, agents, commands,
 /// skills, hooks: all of it is the client's configuration, so the folder is denied whole and a
-/// settings file that does not exist yet cannot be created), and the MCP server list.
-const REPO_PLANTING: [&str; 4] = [".git/hooks/**", ".git/config", ".claude/**", ".mcp.json"];
+/// settings file that does not exist yet cannot be created), the MCP server list, and the
+/// instruction files the clients read at the root (the analysis refuses them at any depth,
+/// [`crate::hook::context::instructions`]; the floor denies the root's, one `stat` each, where
+/// a deeper one would cost a walk of the whole repo).
+const REPO_PLANTING: [&str; 8] = [
+    ".git/hooks/**",
+    ".git/config",
+    ".claude/**",
+    ".mcp.json",
+    "CLAUDE.md",
+    "CLAUDE.local.md",
+    "AGENTS.md",
+    "GEMINI.md",
+];
 
-/// Shell startup files in the home folder (existing ones are denied; a missing one could only
-/// be refused by denying the home folder itself).
-pub const RC_FILES: [&str; 12] = [
+/// Shell startup files in the home folder, and git's user config, whose aliases, hooks path,
+/// pager and editor run commands (existing ones are denied; a missing one could only be
+/// refused by denying the home folder itself).
+pub const RC_FILES: [&str; 14] = [
     ".bashrc",
     ".bash_profile",
     ".bash_login",
@@ -117,6 +130,8 @@ pub const RC_FILES: [&str; 12] = [
     ".zlogout",
     ".config/fish",
     ".claude.json",
+    ".gitconfig",
+    ".config/git",
 ];
 
 /// In each of the client's user folders: settings, shell snapshots (sourced before every
@@ -249,6 +264,12 @@ fn read_small(path: &Path) -> Option<String> {
 
 /// The denied set of `inputs`.
 pub fn compute(inputs: &Inputs) -> DeniedSet {
+    compute_tracked(inputs).0
+}
+
+/// [`compute`], with what the answer read of the tree ([`super::cache`] keeps it while those
+/// reads would read the same); `None` when the walk stopped at its bound (not cached).
+pub fn compute_tracked(inputs: &Inputs) -> (DeniedSet, Option<Vec<Dep>>) {
     let mut set = DeniedSet::default();
     let mut walk = Walk {
         root: &inputs.root,
@@ -256,6 +277,7 @@ pub fn compute(inputs: &Inputs) -> DeniedSet {
         capped: false,
         out: Vec::new(),
         notes: Vec::new(),
+        deps: Vec::new(),
     };
     for rule in &inputs.rules {
         walk.rule(rule, inputs.case_insensitive, &mut set.patterns);
@@ -265,9 +287,13 @@ pub fn compute(inputs: &Inputs) -> DeniedSet {
             "the floor looked at {MAX_VISIT} folder entries for glob owners and exceptions and stopped; matches past that are left to the guard's analysis"
         ));
     }
+    let capped = walk.capped;
     set.denied = walk.out;
     set.notes = walk.notes;
+    let mut deps = walk.deps;
     for d in &inputs.fixed {
+        deps.push(Dep::seen(&d.path, true, false));
+        deps.push(Dep::seen(&d.path, false, false));
         set.patterns.push(PatternRule {
             owner: d.owner.clone(),
             include: if d.path.is_dir() {
@@ -282,7 +308,84 @@ pub fn compute(inputs: &Inputs) -> DeniedSet {
         }
     }
     set.finish();
-    set
+    (set, (!capped).then_some(deps))
+}
+
+/// One read of the tree an answer rests on: what a path was (absent, its kind and inode), and
+/// for a folder that was listed, its modification time (an entry added or removed moves it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Dep {
+    pub path: PathBuf,
+    /// Read through a symlink at the end (`stat`) rather than of the entry itself (`lstat`).
+    pub follow: bool,
+    pub seen: Seen,
+}
+
+/// What a [`Dep`] found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Seen {
+    Absent,
+    Entry {
+        /// 0 file, 1 folder, 2 symlink, 3 other.
+        kind: u8,
+        ino: u64,
+        /// A listed folder's modification time in ns (0 otherwise).
+        listed_ns: u64,
+    },
+}
+
+impl Dep {
+    /// The path as it is now.
+    pub fn seen(path: &Path, follow: bool, listed: bool) -> Dep {
+        let meta = if follow {
+            std::fs::metadata(path)
+        } else {
+            std::fs::symlink_metadata(path)
+        };
+        Dep {
+            path: path.to_path_buf(),
+            follow,
+            seen: meta.map_or(Seen::Absent, |m| Seen::of(&m, listed)),
+        }
+    }
+
+    /// Would the same read find the same now?
+    pub fn holds(&self) -> bool {
+        let listed = matches!(self.seen, Seen::Entry { listed_ns, .. } if listed_ns != 0);
+        Dep::seen(&self.path, self.follow, listed).seen == self.seen
+    }
+}
+
+impl Seen {
+    fn of(m: &std::fs::Metadata, listed: bool) -> Seen {
+        let t = m.file_type();
+        let kind = if t.is_symlink() {
+            2
+        } else if t.is_dir() {
+            1
+        } else if t.is_file() {
+            0
+        } else {
+            3
+        };
+        #[cfg(unix)]
+        let ino = std::os::unix::fs::MetadataExt::ino(m);
+        #[cfg(not(unix))]
+        let ino = 0;
+        let listed_ns = if listed {
+            m.modified()
+                .ok()
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map_or(1, |d| (d.as_nanos() as u64).max(1))
+        } else {
+            0
+        };
+        Seen::Entry {
+            kind,
+            ino,
+            listed_ns,
+        }
+    }
 }
 
 /// One rule compiled: what it owns and what the caller keeps inside it.
@@ -328,6 +431,7 @@ struct Walk<'a> {
     capped: bool,
     out: Vec<Denied>,
     notes: Vec<String>,
+    deps: Vec<Dep>,
 }
 
 impl Walk<'_> {
@@ -395,7 +499,13 @@ impl Walk<'_> {
     /// exceptions: denied whole unless an exception may reach inside, then child by child.
     fn visit(&mut self, c: &Compiled, owner: &Owner, rel: &str, folder: bool) {
         let path = self.root.join(rel);
-        let Ok(meta) = std::fs::symlink_metadata(&path) else {
+        let meta = std::fs::symlink_metadata(&path);
+        self.deps.push(Dep {
+            path: path.clone(),
+            follow: false,
+            seen: meta.as_ref().map_or(Seen::Absent, |m| Seen::of(m, false)),
+        });
+        let Ok(meta) = meta else {
             if matches!(owner, Owner::Stream(_)) {
                 self.notes.push(format!(
                     "{rel} does not exist yet; the floor cannot refuse creating it ({}), the guard's analysis still does",
@@ -433,6 +543,16 @@ impl Walk<'_> {
         } else {
             self.root.join(start)
         };
+        if start.is_empty() {
+            // The repo root: its own identity is the key's, and it is always a folder.
+        } else {
+            let dep = Dep::seen(&path, true, false);
+            let is_dir = matches!(dep.seen, Seen::Entry { kind: 1, .. });
+            self.deps.push(dep);
+            if !is_dir {
+                return;
+            }
+        }
         if !path.is_dir() {
             return;
         }
@@ -446,7 +566,9 @@ impl Walk<'_> {
                 continue;
             }
             let full = self.root.join(&rel);
-            let is_dir = std::fs::symlink_metadata(&full).is_ok_and(|m| m.is_dir());
+            let dep = Dep::seen(&full, false, false);
+            let is_dir = matches!(dep.seen, Seen::Entry { kind: 1, .. });
+            self.deps.push(dep);
             // Denied whole: a match with no exception below it, or a folder all of whose
             // matches are below it and no exception may be.
             let whole = (c.denied(&rel) && (!is_dir || !c.may_except(&rel)))
@@ -461,6 +583,8 @@ impl Walk<'_> {
 
     fn children(&mut self, dir: &Path) -> Vec<String> {
         let mut out = Vec::new();
+        // The folder's time is read before its listing: an entry made during it moves the time.
+        self.deps.push(Dep::seen(dir, true, true));
         let Ok(entries) = std::fs::read_dir(dir) else {
             return out;
         };
@@ -714,6 +838,57 @@ mod tests {
             "{:?}",
             set.denied
         );
+    }
+
+    #[test]
+    fn the_root_s_instruction_files_are_denied_as_the_analysis_refuses_them() {
+        let names = ["CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", "GEMINI.md"];
+        let mut files: Vec<&str> = names.to_vec();
+        files.extend(["README.md", "docs/CLAUDE.md"]);
+        let dir = tree(&files);
+        let set = compute(&Inputs {
+            root: dir.path().to_path_buf(),
+            rules: protocol_rules(&[], &[], &[]),
+            ..Inputs::default()
+        });
+        let real = dir.path().canonicalize().unwrap();
+        let denied: Vec<String> = set
+            .denied
+            .iter()
+            .map(|d| d.path.strip_prefix(&real).unwrap().display().to_string())
+            .collect();
+        let mut want: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+        want.sort();
+        assert_eq!(
+            denied, want,
+            "README.md and deeper ones are left to the analysis"
+        );
+        for name in names {
+            assert!(
+                crate::hook::context::instructions(name, false).is_some(),
+                "the analysis refuses {name} too"
+            );
+        }
+        assert!(crate::hook::context::instructions("README.md", false).is_none());
+    }
+
+    #[test]
+    fn git_s_user_config_is_denied_with_the_rc_files() {
+        let home = tree(&[".gitconfig", ".config/git/config", ".gitignore_global"]);
+        let set = compute(&Inputs {
+            root: home.path().join("repo"),
+            fixed: fixed_paths(
+                &home.path().join("repo"),
+                None,
+                None,
+                &[],
+                Some(home.path()),
+            ),
+            ..Inputs::default()
+        });
+        let real = home.path().canonicalize().unwrap();
+        let denied: Vec<PathBuf> = set.denied.iter().map(|d| d.path.clone()).collect();
+        assert_eq!(denied, [real.join(".config/git"), real.join(".gitconfig")]);
     }
 
     #[test]

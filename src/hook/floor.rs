@@ -32,7 +32,7 @@ use super::decision::{Refusal, Rule};
 use super::notices::Notice;
 use crate::clients::{Client, process};
 use crate::config::FloorMode;
-use crate::floor::{DeniedSet, mechanism, run, set};
+use crate::floor::{DeniedSet, cache, mechanism, run, set};
 use crate::state::Held;
 use crate::words::{PermissionMode, Tool};
 
@@ -226,12 +226,13 @@ pub fn denied_set(ctx: &Ctx, session_id: &str, env: &Env) -> DeniedSet {
         home.as_deref(),
     );
     fixed.extend(set::git_paths(&ctx.root));
-    set::compute(&set::Inputs {
+    let inputs = set::Inputs {
         root: ctx.root.clone(),
         rules,
         fixed,
         case_insensitive: ctx.config.case_insensitive(),
-    })
+    };
+    cache::denied(&cache::path(&ctx.layout.dir, session_id), &inputs)
 }
 
 /// The floor as `guard explain` and `guard doctor` show it: the config's mode, this machine's

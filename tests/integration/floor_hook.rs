@@ -331,3 +331,59 @@ fn explain_and_doctor_show_the_floor_and_what_it_denies() {
         "{row}"
     );
 }
+
+/// Issue 26: the denied set is kept between calls, and a lock claimed or released, or a kept
+/// file gone corrupt, gives the set the lock files give.
+#[test]
+fn the_kept_denied_set_follows_the_locks_and_survives_a_corrupt_file() {
+    let repo = round();
+    let root = repo.root.canonicalize().unwrap();
+    let api = format!("stream:api={}/src/api", root.display());
+    let lib = format!("stream:lib={}/lib", root.display());
+    let first = rewritten(&repo, "ls src");
+    assert!(first.contains(&api) && !first.contains(&lib), "{first}");
+    let kept: Vec<_> = std::fs::read_dir(repo.root.join("session-lock/.index"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("floor-")
+        })
+        .collect();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    assert_eq!(
+        rewritten(&repo, "ls src"),
+        first,
+        "the kept set answers the same"
+    );
+
+    repo.plan("lib", 1, &["lib/**"]);
+    repo.write("lib/l.ts", API);
+    repo.lock("lib", "other", &["lib/**"], 1, 1_000);
+    let claimed = rewritten(&repo, "ls src");
+    assert!(
+        claimed.contains(&api) && claimed.contains(&lib),
+        "{claimed}"
+    );
+
+    std::fs::remove_file(repo.root.join("session-lock/api.lock")).unwrap();
+    let released = rewritten(&repo, "ls src");
+    assert!(
+        !released.contains(&api) && released.contains(&lib),
+        "{released}"
+    );
+
+    std::fs::write(&kept[0], "{\"version\":1,\"key\":").unwrap();
+    assert_eq!(
+        rewritten(&repo, "ls src"),
+        released,
+        "a corrupt file is not trusted"
+    );
+    assert!(
+        serde_json::from_slice::<Value>(&std::fs::read(&kept[0]).unwrap()).is_ok(),
+        "and is written again"
+    );
+}
