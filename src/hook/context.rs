@@ -437,3 +437,32 @@ fn dialect_of(tool: &Tool) -> Option<crate::rules::Shell> {
         _ => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::instructions;
+
+    #[test]
+    fn the_analysis_refuses_every_file_the_floor_plants_a_deny_on() {
+        let protected = crate::config::Config::default().protected_paths;
+        for path in crate::floor::set::REPO_PLANTING {
+            if protected.iter().any(|p| p == path) {
+                continue; // refused as a protected path, by the default config
+            }
+            let path = path.trim_end_matches("/**");
+            let probe = if path.starts_with(".claude") {
+                ".claude/agents/x.md".to_string()
+            } else if path.ends_with("hooks") {
+                format!("{path}/pre-commit")
+            } else {
+                path.to_string()
+            };
+            assert!(
+                instructions(&probe, false).is_some(),
+                "the analysis lets {probe} through though the floor denies it"
+            );
+        }
+        assert!(instructions("README.md", false).is_none());
+        assert!(instructions("docs/CLAUDE.md", false).is_some());
+    }
+}
