@@ -66,6 +66,7 @@ impl Buf {
             dynamic: self.dynamic,
             glob: self.glob,
             backslashed: self.backslashed,
+            expanded: false,
             subs: self.subs.into(),
         }
     }

@@ -275,7 +275,10 @@ impl Vars {
             };
             if let Some(v) = value {
                 notes.push(format!("{} → {v}", w.text));
-                *w = Word::quoted(v);
+                *w = Word {
+                    expanded: true,
+                    ..Word::quoted(v)
+                };
             }
         }
         notes
@@ -340,7 +343,10 @@ impl Vars {
                         w.text,
                         ws.iter().map(|w| w.render()).collect::<Vec<_>>().join(" ")
                     ));
-                    out.extend(ws);
+                    out.extend(ws.into_iter().map(|mut w| {
+                        w.expanded = true;
+                        w
+                    }));
                 }
                 None => out.push(w),
             }

@@ -18,6 +18,10 @@ pub struct Word {
     pub glob: bool,
     /// The word began with a backslash escape (`\rm`), the usual way to skip an alias.
     pub backslashed: bool,
+    /// The text came from an expansion the analysis resolved (`$S` after `S=api`,
+    /// `${S:-api}`, `"$1"`): known now, but not written literally, so a rule that wants a
+    /// literal name (a stream to claim or release) still refuses it.
+    pub expanded: bool,
     /// Substitutions inside the word, as indices into the lexer's arena.
     pub(crate) subs: Subs,
 }
@@ -53,6 +57,11 @@ impl From<Vec<u32>> for Subs {
 }
 
 impl Word {
+    /// The word is written as it is meant: no expansion, resolved or not, made its text.
+    pub fn is_written(&self) -> bool {
+        !self.dynamic && !self.expanded
+    }
+
     /// A plain unquoted literal word.
     pub fn plain(text: impl Into<String>) -> Word {
         Word {

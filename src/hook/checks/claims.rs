@@ -47,7 +47,7 @@ pub fn claim(ctx: &Ctx, p: &Payload, env: &Env, stream: &Word) -> Checked {
 /// A refusal about the stream `stream` names (when it names one literally).
 fn refusal(rule: Rule, stream: &Word, why: String) -> Refusal {
     let r = Refusal::new(rule, why);
-    if stream.dynamic {
+    if !stream.is_written() {
         r
     } else {
         r.with_stream(stream.text.clone())
@@ -55,7 +55,7 @@ fn refusal(rule: Rule, stream: &Word, why: String) -> Refusal {
 }
 
 fn record_claim(ctx: &Ctx, p: &Payload, env: &Env, stream: &Word) -> Result<(), String> {
-    if stream.dynamic {
+    if !stream.is_written() {
         return Err(format!(
             "session-lock: `claim {}` names its stream through an expansion; write the stream name literally (claim <stream>) so the claim can be recorded",
             stream.text
@@ -280,7 +280,7 @@ pub fn check_release(ctx: &Ctx, p: &Payload, stream: &Word) -> Checked {
 }
 
 fn release_problem(ctx: &Ctx, p: &Payload, stream: &Word) -> Result<(), String> {
-    if stream.dynamic {
+    if !stream.is_written() {
         return Err(format!(
             "session-lock: `release {}` names its stream through an expansion; the guard cannot check whose stream that is. Write the stream name literally",
             stream.text
