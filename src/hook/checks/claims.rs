@@ -54,11 +54,21 @@ fn refusal(rule: Rule, stream: &Word, why: String) -> Refusal {
     }
 }
 
+/// `claim $S` as written, or `claim` with the value an expansion resolved to
+/// (`claim` ('api')), so the model is not told it wrote `claim api`.
+fn as_written(tool: &str, stream: &Word) -> String {
+    if stream.dynamic {
+        format!("`{tool} {}`", stream.text)
+    } else {
+        format!("`{tool}` ('{}')", stream.text)
+    }
+}
+
 fn record_claim(ctx: &Ctx, p: &Payload, env: &Env, stream: &Word) -> Result<(), String> {
     if !stream.is_written() {
         return Err(format!(
-            "session-lock: `claim {}` names its stream through an expansion; write the stream name literally (claim <stream>) so the claim can be recorded",
-            stream.text
+            "session-lock: {} names its stream through an expansion; write the stream name literally (claim <stream>) so the claim can be recorded",
+            as_written("claim", stream)
         ));
     }
     let name = stream.text.as_str();
@@ -282,8 +292,8 @@ pub fn check_release(ctx: &Ctx, p: &Payload, stream: &Word) -> Checked {
 fn release_problem(ctx: &Ctx, p: &Payload, stream: &Word) -> Result<(), String> {
     if !stream.is_written() {
         return Err(format!(
-            "session-lock: `release {}` names its stream through an expansion; the guard cannot check whose stream that is. Write the stream name literally",
-            stream.text
+            "session-lock: {} names its stream through an expansion; the guard cannot check whose stream that is. Write the stream name literally",
+            as_written("release", stream)
         ));
     }
     if let Ok(Some(held)) = ctx.layout.read_lock(&stream.text)
@@ -313,7 +323,7 @@ pub fn stream_commands<'a>(segments: impl IntoIterator<Item = &'a [Word]>) -> Ve
         let mut args = seg.iter().skip(1);
         let mut stream = None;
         while let Some(w) = args.next() {
-            if w.dynamic || !w.text.starts_with('-') {
+            if !w.is_written() || !w.text.starts_with('-') {
                 stream = Some(w);
                 break;
             }
