@@ -506,6 +506,23 @@ pub fn git_top(start: &Path) -> Option<PathBuf> {
 pub(crate) mod tests {
     use super::*;
 
+    /// Sets a folder's modification time. Windows opens a folder only with
+    /// `FILE_FLAG_BACKUP_SEMANTICS`, and setting its time needs `FILE_WRITE_ATTRIBUTES`.
+    pub(crate) fn set_folder_time(dir: &Path, t: std::time::SystemTime) {
+        let mut open = std::fs::OpenOptions::new();
+        #[cfg(windows)]
+        {
+            use std::os::windows::fs::OpenOptionsExt;
+            const FILE_WRITE_ATTRIBUTES: u32 = 0x0100;
+            const FILE_FLAG_BACKUP_SEMANTICS: u32 = 0x0200_0000;
+            open.access_mode(FILE_WRITE_ATTRIBUTES)
+                .custom_flags(FILE_FLAG_BACKUP_SEMANTICS);
+        }
+        #[cfg(not(windows))]
+        open.read(true);
+        open.open(dir).unwrap().set_modified(t).unwrap();
+    }
+
     /// A lock record for tests: session 3f2a9c1e owning src/api/**, heartbeat at `heartbeat_ms`.
     pub(crate) fn record(stream: &str, heartbeat_ms: u64) -> LockRecord {
         LockRecord {

@@ -276,20 +276,15 @@ mod tests {
             "{}",
             e.message
         );
-        let installs: Vec<&str> = looked
+        // Compared as paths: on Windows `/` and `\\` part the same names.
+        let installs: Vec<&Path> = looked
             .iter()
             .filter(|l| l.place == "client install" && !l.found)
-            .filter_map(|l| l.path.as_deref())
+            .filter_map(|l| l.path.as_deref().map(Path::new))
             .collect();
         assert_eq!(
             installs,
-            [
-                bin.join("claude").display().to_string(),
-                home.path()
-                    .join(".claude/local/claude")
-                    .display()
-                    .to_string()
-            ]
+            [bin.join("claude"), home.path().join(".claude/local/claude")]
         );
     }
 

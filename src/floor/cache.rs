@@ -189,7 +189,7 @@ mod tests {
     /// Moves a folder's time an hour back, as a folder nobody touched lately has.
     fn settle(dir: &Path) {
         let old = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
-        std::fs::File::open(dir).unwrap().set_modified(old).unwrap();
+        crate::state::tests::set_folder_time(dir, old);
     }
 
     fn stream(name: &str, patterns: &[&str]) -> Rule {

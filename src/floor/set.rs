@@ -674,7 +674,7 @@ mod tests {
                     .strip_prefix(&real)
                     .unwrap()
                     .to_string_lossy()
-                    .into_owned()
+                    .replace('\\', "/")
             })
             .collect();
         (rel, set.notes)
@@ -804,7 +804,11 @@ mod tests {
             .iter()
             .map(|d| {
                 (
-                    d.path.strip_prefix(&real).unwrap().display().to_string(),
+                    d.path
+                        .strip_prefix(&real)
+                        .unwrap()
+                        .to_string_lossy()
+                        .replace('\\', "/"),
                     d.owner.clone(),
                 )
             })
@@ -855,7 +859,13 @@ mod tests {
         let denied: Vec<String> = set
             .denied
             .iter()
-            .map(|d| d.path.strip_prefix(&real).unwrap().display().to_string())
+            .map(|d| {
+                d.path
+                    .strip_prefix(&real)
+                    .unwrap()
+                    .to_string_lossy()
+                    .replace('\\', "/")
+            })
             .collect();
         let mut want: Vec<String> = names.iter().map(|n| n.to_string()).collect();
         want.sort();

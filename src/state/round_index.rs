@@ -592,21 +592,8 @@ mod tests {
     use super::*;
     use crate::state::tests::record;
 
-    /// Sets the folder's modification time. Windows opens a folder only with
-    /// `FILE_FLAG_BACKUP_SEMANTICS`, and setting its time needs `FILE_WRITE_ATTRIBUTES`.
     fn set_folder_time(l: &Layout, t: std::time::SystemTime) {
-        let mut open = std::fs::OpenOptions::new();
-        #[cfg(windows)]
-        {
-            use std::os::windows::fs::OpenOptionsExt;
-            const FILE_WRITE_ATTRIBUTES: u32 = 0x0100;
-            const FILE_FLAG_BACKUP_SEMANTICS: u32 = 0x0200_0000;
-            open.access_mode(FILE_WRITE_ATTRIBUTES)
-                .custom_flags(FILE_FLAG_BACKUP_SEMANTICS);
-        }
-        #[cfg(not(windows))]
-        open.read(true);
-        open.open(&l.dir).unwrap().set_modified(t).unwrap();
+        crate::state::tests::set_folder_time(&l.dir, t);
     }
 
     /// Moves the folder's time one second back, out of the racy window.

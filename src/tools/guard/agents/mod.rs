@@ -168,9 +168,6 @@ pub(super) fn name(client: Client, what: &str) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::guard::doctor::run_hook_with;
-
-    const LIMIT: std::time::Duration = std::time::Duration::from_secs(15);
 
     /// `text` with the guard's entries added for `client`, as a value.
     fn merge(client: Client, text: &str, command: &str, timeout_s: u64) -> Result<Value, String> {
@@ -248,8 +245,13 @@ mod tests {
         );
     }
 
+    /// The hook command is a POSIX sh script (what Codex and Gemini CLI run their hooks with);
+    /// Windows has no `sh` to run it with here.
+    #[cfg(unix)]
     #[test]
     fn the_hook_command_finds_the_launcher_above_or_refuses() {
+        use crate::tools::guard::doctor::run_hook_with;
+        const LIMIT: std::time::Duration = std::time::Duration::from_secs(15);
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().canonicalize().unwrap();
         std::fs::create_dir_all(root.join("session-lock")).unwrap();
