@@ -3,7 +3,10 @@
 //! medians compared. The bare run is what run-agent itself spawns (`-p --output-format
 //! stream-json --verbose --model sonnet --permission-mode bypassPermissions`, the prompt on
 //! stdin); run-agent adds its own start, option checks, the registry entry, the stream fold and
-//! the end-of-turn process sweep.
+//! the end-of-turn process sweep. The CLI's own start and turn vary by tens of milliseconds from
+//! run to run, so a second pair of lanes measures run-agent alone: a stand-in CLI (a shell
+//! script that reads its stdin and prints the init and result events) run bare and through
+//! run-agent.
 //!
 //! Needs the Claude Code CLI (`SESSION_LOCK_CLAUDE_BIN`, `PATH` or the pinned cache of
 //! `scripts/install-claude-cli`); without it the bench says so and does nothing. Run:
@@ -83,6 +86,11 @@ fn bare(claude: &Path, home: &Path, cwd: &Path, base_url: &str) -> Duration {
     took
 }
 
+/// The stand-in CLI: reads the prompt, prints a turn's first and last stream-json events.
+const STAND_IN: &str = "#!/bin/sh\ncat >/dev/null\n\
+echo '{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"0f8fad5b-d9cb-469f-a165-70867728950e\"}'\n\
+echo '{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,\"result\":\"done\",\"session_id\":\"0f8fad5b-d9cb-469f-a165-70867728950e\"}'\n";
+
 fn wrapped(claude: &Path, home: &Path, cwd: &Path, base_url: &str) -> Duration {
     let mut cmd = Command::new(RUN_AGENT);
     cmd.arg("--cwd")
@@ -135,11 +143,39 @@ fn main() {
             plain.push(bare(&claude, home.path(), cwd.path(), &base_url));
         }
     }
-    let (p, o) = (median(&mut plain), median(&mut ours));
-    let overhead = o.as_secs_f64() - p.as_secs_f64();
+    // The stand-in, bare and wrapped, interleaved the same way.
+    let stand_in = home.path().join("stand-in-claude");
+    std::fs::write(&stand_in, STAND_IN).expect("stand-in written");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&stand_in, std::fs::Permissions::from_mode(0o755))
+            .expect("stand-in made executable");
+    }
+    let (mut plain_s, mut ours_s) = (Vec::new(), Vec::new());
+    for i in 0..runs * 2 {
+        if i % 2 == 0 {
+            plain_s.push(bare(&stand_in, home.path(), cwd.path(), &base_url));
+            ours_s.push(wrapped(&stand_in, home.path(), cwd.path(), &base_url));
+        } else {
+            ours_s.push(wrapped(&stand_in, home.path(), cwd.path(), &base_url));
+            plain_s.push(bare(&stand_in, home.path(), cwd.path(), &base_url));
+        }
+    }
     println!("run_agent bench: {runs} interleaved pairs, one turn each, same fake model");
-    println!("  bare claude -p       median {}", ms(p));
-    println!("  run-agent            median {}", ms(o));
+    report("bare claude -p", &mut plain, "run-agent", &mut ours);
+    println!(
+        "and {} pairs with a stand-in CLI (run-agent's own cost)",
+        runs * 2
+    );
+    report("bare stand-in", &mut plain_s, "run-agent", &mut ours_s);
+}
+
+fn report(base: &str, plain: &mut [Duration], ours_name: &str, ours: &mut [Duration]) {
+    let (p, o) = (median(plain), median(ours));
+    let overhead = o.as_secs_f64() - p.as_secs_f64();
+    println!("  {base:<20} median {}", ms(p));
+    println!("  {ours_name:<20} median {}", ms(o));
     println!(
         "  overhead             {:+.1} ms ({:+.1} %)",
         overhead * 1000.0,
