@@ -132,17 +132,8 @@ fn main() {
     // One of each first, unmeasured: the CLI's first start warms caches.
     bare(&claude, home.path(), cwd.path(), &base_url);
     wrapped(&claude, home.path(), cwd.path(), &base_url);
-    let (mut plain, mut ours) = (Vec::new(), Vec::new());
-    for i in 0..runs {
-        // Alternate which goes first, so neither always follows the other.
-        if i % 2 == 0 {
-            plain.push(bare(&claude, home.path(), cwd.path(), &base_url));
-            ours.push(wrapped(&claude, home.path(), cwd.path(), &base_url));
-        } else {
-            ours.push(wrapped(&claude, home.path(), cwd.path(), &base_url));
-            plain.push(bare(&claude, home.path(), cwd.path(), &base_url));
-        }
-    }
+    let (h, c, u) = (home.path(), cwd.path(), base_url.as_str());
+    let (mut plain, mut ours) = pairs(runs, &claude, h, c, u);
     // The stand-in, bare and wrapped, interleaved the same way.
     let stand_in = home.path().join("stand-in-claude");
     std::fs::write(&stand_in, STAND_IN).expect("stand-in written");
@@ -152,16 +143,7 @@ fn main() {
         std::fs::set_permissions(&stand_in, std::fs::Permissions::from_mode(0o755))
             .expect("stand-in made executable");
     }
-    let (mut plain_s, mut ours_s) = (Vec::new(), Vec::new());
-    for i in 0..runs * 2 {
-        if i % 2 == 0 {
-            plain_s.push(bare(&stand_in, home.path(), cwd.path(), &base_url));
-            ours_s.push(wrapped(&stand_in, home.path(), cwd.path(), &base_url));
-        } else {
-            ours_s.push(wrapped(&stand_in, home.path(), cwd.path(), &base_url));
-            plain_s.push(bare(&stand_in, home.path(), cwd.path(), &base_url));
-        }
-    }
+    let (mut plain_s, mut ours_s) = pairs(runs * 2, &stand_in, h, c, u);
     println!("run_agent bench: {runs} interleaved pairs, one turn each, same fake model");
     report("bare claude -p", &mut plain, "run-agent", &mut ours);
     println!(
@@ -169,6 +151,28 @@ fn main() {
         runs * 2
     );
     report("bare stand-in", &mut plain_s, "run-agent", &mut ours_s);
+}
+
+/// `runs` turns of `claude` bare and through run-agent, alternating which goes first so neither
+/// always follows the other: the bare times and run-agent's.
+fn pairs(
+    runs: usize,
+    claude: &Path,
+    home: &Path,
+    cwd: &Path,
+    base_url: &str,
+) -> (Vec<Duration>, Vec<Duration>) {
+    let (mut plain, mut ours) = (Vec::new(), Vec::new());
+    for i in 0..runs {
+        if i % 2 == 0 {
+            plain.push(bare(claude, home, cwd, base_url));
+            ours.push(wrapped(claude, home, cwd, base_url));
+        } else {
+            ours.push(wrapped(claude, home, cwd, base_url));
+            plain.push(bare(claude, home, cwd, base_url));
+        }
+    }
+    (plain, ours)
 }
 
 fn report(base: &str, plain: &mut [Duration], ours_name: &str, ours: &mut [Duration]) {

@@ -659,6 +659,15 @@ mod tests {
         }
     }
 
+    /// `d`'s path below `real`, with `/` between names on every platform.
+    fn rel(real: &Path, d: &Denied) -> String {
+        d.path
+            .strip_prefix(real)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/")
+    }
+
     fn denied(dir: &Path, rules: Vec<Rule>) -> (Vec<String>, Vec<String>) {
         let set = compute(&Inputs {
             root: dir.to_path_buf(),
@@ -666,17 +675,7 @@ mod tests {
             ..Inputs::default()
         });
         let real = dir.canonicalize().unwrap();
-        let rel = set
-            .denied
-            .iter()
-            .map(|d| {
-                d.path
-                    .strip_prefix(&real)
-                    .unwrap()
-                    .to_string_lossy()
-                    .replace('\\', "/")
-            })
-            .collect();
+        let rel = set.denied.iter().map(|d| rel(&real, d)).collect();
         (rel, set.notes)
     }
 
@@ -802,16 +801,7 @@ mod tests {
         let rel: Vec<(String, Owner)> = set
             .denied
             .iter()
-            .map(|d| {
-                (
-                    d.path
-                        .strip_prefix(&real)
-                        .unwrap()
-                        .to_string_lossy()
-                        .replace('\\', "/"),
-                    d.owner.clone(),
-                )
-            })
+            .map(|d| (rel(&real, d), d.owner.clone()))
             .collect();
         assert_eq!(
             rel,
@@ -856,17 +846,7 @@ mod tests {
             ..Inputs::default()
         });
         let real = dir.path().canonicalize().unwrap();
-        let denied: Vec<String> = set
-            .denied
-            .iter()
-            .map(|d| {
-                d.path
-                    .strip_prefix(&real)
-                    .unwrap()
-                    .to_string_lossy()
-                    .replace('\\', "/")
-            })
-            .collect();
+        let denied: Vec<String> = set.denied.iter().map(|d| rel(&real, d)).collect();
         let mut want: Vec<String> = names.iter().map(|n| n.to_string()).collect();
         want.sort();
         assert_eq!(
